@@ -1,0 +1,1 @@
+//! toyvm: a profile-driven dynamic optimizer runtime.
