@@ -1,1 +1,47 @@
+//! toyvm's bytecode virtual machine.
+//!
+//! A register machine over 64-bit integers: per-function register files,
+//! word-addressed bounds-checked memory, direct and indirect calls, and an
+//! interpreter that streams profiling tuples into a sink.
+//!
+//! ```
+//! use toyvm_vm::{asm, interp};
+//!
+//! let program = asm::assemble(
+//!     "
+//!     .func main(n)
+//!         li r1, 0            # acc
+//!         li r2, 1            # i
+//!     top:
+//!         add r1, r1, r2
+//!         loop r2, n, top     # i += 1; while i <= n
+//!         putn r1
+//!         ret r1
+//!     .end
+//!     ",
+//! )?;
+//! let mut out = Vec::new();
+//! let mut tuples = Vec::new();
+//! let input = interp::Input { args: &[10], file: &[] };
+//! let outcome = interp::run_with_sink(&program, input, &mut out, &mut tuples, &Default::default())?;
+//! assert_eq!(out, b"55");
+//! assert_eq!(outcome.value, 55);
+//! // One Value tuple for the argument, one Edge tuple per loop test.
+//! assert_eq!(tuples.len(), 1 + 10);
+//! # Ok::<(), toyvm_vm::Error>(())
+//! ```
 #![forbid(unsafe_code)]
+
+pub mod asm;
+pub mod bytecode;
+mod error;
+pub mod interp;
+pub mod isa;
+pub mod program;
+pub mod semantics;
+pub mod tuple;
+pub mod verify;
+
+pub use error::{Error, Result};
+pub use program::{Function, Pc, Program};
+pub use tuple::{Kind, KindMask, Tuple, TupleSink};

@@ -1,0 +1,539 @@
+//! The interpreter: one `match` over decoded instructions.
+//!
+//! Design, for speed without `unsafe`:
+//! - each frame sees its registers as a `&mut [i64; 256]` window into one
+//!   register stack, so a `u8` register index needs no bounds check (the
+//!   verifier guarantees indices are below the function's register count,
+//!   and the stack always keeps 256 slots past the current base);
+//! - the sink type `S` and the `COUNT` flag are compile-time parameters:
+//!   with [`NoSink`](crate::tuple::NoSink) and no fuel or step counting the
+//!   loop contains no profiling or counting code at all;
+//! - nothing allocates per instruction; output goes to a buffer flushed in
+//!   large writes.
+//!
+//! Traps (division by zero, memory out of bounds, call depth, fuel, a bad
+//! function value) stop the program with the pc and a message.
+
+mod trap;
+
+use std::io::Write;
+
+pub use trap::{Trap, TrapKind};
+
+use crate::isa::Instr;
+use crate::program::{Pc, Program};
+use crate::semantics::{ArithError, BinOp};
+use crate::tuple::{Emitter, Kind, KindMask, NoSink, TupleSink};
+use crate::{Error, Result};
+
+/// How to run a program.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Stop with a trap after this many executed instructions.
+    pub fuel: Option<u64>,
+    /// Count executed instructions even without a fuel limit (for stats).
+    pub count_steps: bool,
+    /// Deepest call nesting before a stack-overflow trap.
+    pub max_depth: usize,
+    /// Which tuple kinds to emit into the sink.
+    pub kinds: KindMask,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            fuel: None,
+            count_steps: false,
+            max_depth: 1 << 16,
+            kinds: KindMask::ALL,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The entry function's return value, or `halt`'s operand.
+    pub value: i64,
+    /// Instructions executed, when counted.
+    pub steps: Option<u64>,
+    /// Tuples emitted per kind (value, edge, call).
+    pub tuples: [u64; 3],
+}
+
+impl Outcome {
+    /// The process exit status this run maps to: the low byte of `value`.
+    pub fn exit_status(&self) -> u8 {
+        self.value as u8
+    }
+}
+
+/// A program's input: its arguments (the entry function's parameters) and
+/// the optional input file's bytes.
+#[derive(Clone, Debug, Default)]
+pub struct Input<'a> {
+    pub args: &'a [i64],
+    pub file: &'a [u8],
+}
+
+/// Runs a program to completion without profiling.
+pub fn run(p: &Program, input: Input<'_>, out: &mut dyn Write, cfg: &Config) -> Result<Outcome> {
+    run_with_sink(p, input, out, &mut NoSink, cfg)
+}
+
+/// Runs a program to completion, streaming tuples into `sink`.
+pub fn run_with_sink<S: TupleSink>(
+    p: &Program,
+    input: Input<'_>,
+    out: &mut dyn Write,
+    sink: &mut S,
+    cfg: &Config,
+) -> Result<Outcome> {
+    let mut m = Machine::new(p, input, out)?;
+    let mut em = Emitter::new(sink, cfg.kinds);
+    let counting = cfg.fuel.is_some() || cfg.count_steps;
+    let fuel = cfg.fuel.unwrap_or(u64::MAX);
+    let result = if counting {
+        m.exec::<S, true>(&mut em, fuel, cfg.max_depth)
+    } else {
+        m.exec::<S, false>(&mut em, fuel, cfg.max_depth)
+    };
+    em.flush();
+    let flushed = m.flush_output();
+    let value = result?;
+    flushed?;
+    Ok(Outcome {
+        value,
+        steps: counting.then_some(m.steps),
+        tuples: em.counts,
+    })
+}
+
+/// Slots kept past the current base so every frame has a full 256-register
+/// window.
+const WINDOW: usize = 256;
+/// Output buffered before a write to the underlying stream.
+const OUT_CHUNK: usize = 1 << 16;
+/// Most register-stack words any run may use (128 MiB).
+const MAX_STACK_WORDS: usize = 1 << 24;
+
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    func: u32,
+    ret_pc: u32,
+    base: u32,
+    dest: u8,
+}
+
+struct Machine<'p, 'o> {
+    prog: &'p Program,
+    mem: Vec<i64>,
+    stack: Vec<i64>,
+    frames: Vec<Frame>,
+    input_len: i64,
+    out_buf: Vec<u8>,
+    out: &'o mut dyn Write,
+    steps: u64,
+}
+
+#[inline(always)]
+fn window(stack: &mut [i64], base: usize) -> &mut [i64; WINDOW] {
+    (&mut stack[base..base + WINDOW])
+        .try_into()
+        .expect("register window is WINDOW long")
+}
+
+impl<'p, 'o> Machine<'p, 'o> {
+    fn new(prog: &'p Program, input: Input<'_>, out: &'o mut dyn Write) -> Result<Self> {
+        let entry = prog.entry_function();
+        if input.args.len() != entry.params as usize {
+            return Err(Error::Usage(format!(
+                "`{}` takes {} argument{}, {} given",
+                entry.name,
+                entry.params,
+                if entry.params == 1 { "" } else { "s" },
+                input.args.len()
+            )));
+        }
+        let needed = prog.input_base as usize + input.file.len();
+        if needed as u64 > prog.memory_words {
+            return Err(Error::Usage(format!(
+                "the input file ({} bytes) does not fit at address {} in memory of {} words; raise `.memory`",
+                input.file.len(),
+                prog.input_base,
+                prog.memory_words
+            )));
+        }
+        let mut mem = vec![0i64; prog.memory_words as usize];
+        for seg in &prog.data {
+            let at = seg.addr as usize;
+            mem[at..at + seg.words.len()].copy_from_slice(&seg.words);
+        }
+        let base = prog.input_base as usize;
+        for (slot, &b) in mem[base..].iter_mut().zip(input.file) {
+            *slot = b as i64;
+        }
+        let mut stack = vec![0i64; 4 * WINDOW];
+        stack[..input.args.len()].copy_from_slice(input.args);
+        Ok(Machine {
+            prog,
+            mem,
+            stack,
+            frames: Vec::new(),
+            input_len: input.file.len() as i64,
+            out_buf: Vec::with_capacity(OUT_CHUNK),
+            out,
+            steps: 0,
+        })
+    }
+
+    fn flush_output(&mut self) -> Result<()> {
+        let r = self
+            .out
+            .write_all(&self.out_buf)
+            .and_then(|_| self.out.flush());
+        self.out_buf.clear();
+        r.map_err(|e| Error::Usage(format!("writing program output: {e}")))
+    }
+
+    fn trap(&self, kind: TrapKind, func: usize, pc: usize) -> Error {
+        Error::Trap(Trap {
+            kind,
+            pc: Pc::new(func as u32, pc as u32),
+            function: self.prog.functions[func].name.clone(),
+        })
+    }
+
+    /// The dispatch loop.  Returns the entry function's return value.
+    #[inline(never)]
+    fn exec<S: TupleSink, const COUNT: bool>(
+        &mut self,
+        em: &mut Emitter<'_, S>,
+        fuel: u64,
+        max_depth: usize,
+    ) -> Result<i64> {
+        let prog = self.prog;
+        let mut fidx = prog.entry as usize;
+        let mut code: &[Instr] = &prog.functions[fidx].code;
+        let mut pc: usize = 0;
+        let mut base: usize = 0;
+        let mut steps: u64 = 0;
+        let mut stack = std::mem::take(&mut self.stack);
+        let mut regs = window(&mut stack, base);
+
+        if em.value {
+            for i in 0..prog.functions[fidx].params as usize {
+                em.push(
+                    Kind::Value,
+                    Pc::arg(fidx as u32, i as u32).0,
+                    regs[i] as u64,
+                );
+            }
+        }
+
+        // Every arm leaves `pc` at the next instruction to run.  Traps
+        // leave the loop with `pc` still at the trapping instruction.
+        macro_rules! bin {
+            ($d:ident, $a:ident, $b:expr, $f:expr) => {{
+                let x = regs[$a as usize];
+                let y = $b;
+                regs[$d as usize] = $f(x, y);
+                pc += 1;
+            }};
+        }
+        macro_rules! divide {
+            ($op:expr, $d:ident, $a:ident, $b:expr) => {{
+                match $op.eval(regs[$a as usize], $b) {
+                    Ok(v) => regs[$d as usize] = v,
+                    Err(ArithError::DivisionByZero) => {
+                        self.stack = stack;
+                        self.steps = steps;
+                        return Err(self.trap(TrapKind::DivisionByZero, fidx, pc));
+                    }
+                }
+                pc += 1;
+            }};
+        }
+        macro_rules! branch {
+            ($cond:expr, $target:ident) => {{
+                let next = if $cond { $target as usize } else { pc + 1 };
+                if S::ACTIVE && em.edge {
+                    em.push(
+                        Kind::Edge,
+                        Pc::new(fidx as u32, pc as u32).0,
+                        Pc::new(fidx as u32, next as u32).0,
+                    );
+                }
+                pc = next;
+            }};
+        }
+        macro_rules! fail {
+            ($kind:expr) => {{
+                self.stack = stack;
+                self.steps = steps;
+                return Err(self.trap($kind, fidx, pc));
+            }};
+        }
+        macro_rules! imm {
+            ($i:ident) => {
+                $i as i64
+            };
+        }
+        // Pushes a frame and starts `callee` with arguments `a .. a+n`.
+        macro_rules! enter {
+            ($d:ident, $callee:expr, $a:ident, $n:ident) => {{
+                let callee: usize = $callee;
+                if S::ACTIVE && em.call {
+                    em.push(Kind::Call, Pc::new(fidx as u32, pc as u32).0, callee as u64);
+                }
+                if self.frames.len() >= max_depth {
+                    fail!(TrapKind::StackOverflow { depth: max_depth });
+                }
+                let new_base = base + prog.functions[fidx].regs as usize;
+                if new_base + WINDOW > stack.len() {
+                    if new_base + WINDOW > MAX_STACK_WORDS {
+                        fail!(TrapKind::StackOverflow {
+                            depth: self.frames.len()
+                        });
+                    }
+                    stack.resize((new_base + WINDOW).max(stack.len() * 2), 0);
+                }
+                self.frames.push(Frame {
+                    func: fidx as u32,
+                    ret_pc: pc as u32 + 1,
+                    base: base as u32,
+                    dest: $d,
+                });
+                let func = &prog.functions[callee];
+                let (a, n) = ($a as usize, $n as usize);
+                stack.copy_within(base + a..base + a + n, new_base);
+                stack[new_base + n..new_base + func.regs as usize].fill(0);
+                fidx = callee;
+                code = &func.code;
+                base = new_base;
+                pc = 0;
+                regs = window(&mut stack, base);
+                if S::ACTIVE && em.value {
+                    for i in 0..n {
+                        em.push(
+                            Kind::Value,
+                            Pc::arg(fidx as u32, i as u32).0,
+                            regs[i] as u64,
+                        );
+                    }
+                }
+            }};
+        }
+
+        loop {
+            let ins = code[pc];
+            if COUNT {
+                if steps >= fuel {
+                    fail!(TrapKind::OutOfFuel { limit: fuel });
+                }
+                steps += 1;
+            }
+            match ins {
+                Instr::Nop {} => pc += 1,
+                Instr::Mov { d, a } => {
+                    regs[d as usize] = regs[a as usize];
+                    pc += 1;
+                }
+                Instr::Li { d, imm } => {
+                    regs[d as usize] = imm as i64;
+                    pc += 1;
+                }
+                Instr::Lk { d, k } => {
+                    regs[d as usize] = k;
+                    pc += 1;
+                }
+                Instr::Fref { d, f } => {
+                    regs[d as usize] = f as i64;
+                    pc += 1;
+                }
+                Instr::Neg { d, a } => {
+                    regs[d as usize] = regs[a as usize].wrapping_neg();
+                    pc += 1;
+                }
+                Instr::Not { d, a } => {
+                    regs[d as usize] = !regs[a as usize];
+                    pc += 1;
+                }
+
+                Instr::Add { d, a, b } => bin!(d, a, regs[b as usize], i64::wrapping_add),
+                Instr::Sub { d, a, b } => bin!(d, a, regs[b as usize], i64::wrapping_sub),
+                Instr::Mul { d, a, b } => bin!(d, a, regs[b as usize], i64::wrapping_mul),
+                Instr::Div { d, a, b } => divide!(BinOp::Div, d, a, regs[b as usize]),
+                Instr::Rem { d, a, b } => divide!(BinOp::Rem, d, a, regs[b as usize]),
+                Instr::And { d, a, b } => bin!(d, a, regs[b as usize], |x, y| x & y),
+                Instr::Or { d, a, b } => bin!(d, a, regs[b as usize], |x, y| x | y),
+                Instr::Xor { d, a, b } => bin!(d, a, regs[b as usize], |x, y| x ^ y),
+                Instr::Shl { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Shl)),
+                Instr::Shr { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Shr)),
+                Instr::Ushr { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Ushr)),
+                Instr::Eq { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Eq)),
+                Instr::Ne { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Ne)),
+                Instr::Lt { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Lt)),
+                Instr::Le { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Le)),
+                Instr::Ltu { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Ltu)),
+
+                Instr::Addi { d, a, imm } => bin!(d, a, imm!(imm), i64::wrapping_add),
+                Instr::Subi { d, a, imm } => bin!(d, a, imm!(imm), i64::wrapping_sub),
+                Instr::Muli { d, a, imm } => bin!(d, a, imm!(imm), i64::wrapping_mul),
+                Instr::Divi { d, a, imm } => divide!(BinOp::Div, d, a, imm!(imm)),
+                Instr::Remi { d, a, imm } => divide!(BinOp::Rem, d, a, imm!(imm)),
+                Instr::Andi { d, a, imm } => bin!(d, a, imm!(imm), |x, y| x & y),
+                Instr::Ori { d, a, imm } => bin!(d, a, imm!(imm), |x, y| x | y),
+                Instr::Xori { d, a, imm } => bin!(d, a, imm!(imm), |x, y| x ^ y),
+                Instr::Shli { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::Shl)),
+                Instr::Shri { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::Shr)),
+                Instr::Ushri { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::Ushr)),
+                Instr::Eqi { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::Eq)),
+                Instr::Nei { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::Ne)),
+                Instr::Lti { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::Lt)),
+                Instr::Lei { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::Le)),
+                Instr::Ltui { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::Ltu)),
+
+                Instr::Ld { d, a, imm } => {
+                    let addr = regs[a as usize].wrapping_add(imm as i64);
+                    let Some(&v) = self.mem.get(addr as u64 as usize) else {
+                        fail!(TrapKind::OutOfBounds {
+                            addr,
+                            size: self.mem.len() as u64
+                        });
+                    };
+                    regs[d as usize] = v;
+                    if S::ACTIVE && em.value {
+                        em.push(Kind::Value, Pc::new(fidx as u32, pc as u32).0, v as u64);
+                    }
+                    pc += 1;
+                }
+                Instr::St { a, imm, b } => {
+                    let addr = regs[a as usize].wrapping_add(imm as i64);
+                    let size = self.mem.len() as u64;
+                    let Some(slot) = self.mem.get_mut(addr as u64 as usize) else {
+                        fail!(TrapKind::OutOfBounds { addr, size });
+                    };
+                    *slot = regs[b as usize];
+                    pc += 1;
+                }
+
+                Instr::Jmp { target } => pc = target as usize,
+                Instr::Jnz { a, target } => branch!(regs[a as usize] != 0, target),
+                Instr::Jz { a, target } => branch!(regs[a as usize] == 0, target),
+                Instr::Beq { a, b, target } => {
+                    branch!(regs[a as usize] == regs[b as usize], target)
+                }
+                Instr::Bne { a, b, target } => {
+                    branch!(regs[a as usize] != regs[b as usize], target)
+                }
+                Instr::Blt { a, b, target } => branch!(regs[a as usize] < regs[b as usize], target),
+                Instr::Ble { a, b, target } => {
+                    branch!(regs[a as usize] <= regs[b as usize], target)
+                }
+                Instr::Bgt { a, b, target } => branch!(regs[a as usize] > regs[b as usize], target),
+                Instr::Bge { a, b, target } => {
+                    branch!(regs[a as usize] >= regs[b as usize], target)
+                }
+                Instr::Beqi { a, imm, target } => branch!(regs[a as usize] == imm as i64, target),
+                Instr::Bnei { a, imm, target } => branch!(regs[a as usize] != imm as i64, target),
+                Instr::Blti { a, imm, target } => branch!(regs[a as usize] < imm as i64, target),
+                Instr::Blei { a, imm, target } => branch!(regs[a as usize] <= imm as i64, target),
+                Instr::Bgti { a, imm, target } => branch!(regs[a as usize] > imm as i64, target),
+                Instr::Bgei { a, imm, target } => branch!(regs[a as usize] >= imm as i64, target),
+                Instr::Loop { a, b, target } => {
+                    let v = regs[a as usize].wrapping_add(1);
+                    regs[a as usize] = v;
+                    branch!(v <= regs[b as usize], target)
+                }
+                Instr::Jtab { a, t } => {
+                    let table = &prog.functions[fidx].tables[t as usize];
+                    let i = regs[a as usize];
+                    let next = usize::try_from(i)
+                        .ok()
+                        .and_then(|i| table.get(i))
+                        .map_or(pc + 1, |&t| t as usize);
+                    if S::ACTIVE && em.edge {
+                        em.push(
+                            Kind::Edge,
+                            Pc::new(fidx as u32, pc as u32).0,
+                            Pc::new(fidx as u32, next as u32).0,
+                        );
+                    }
+                    pc = next;
+                }
+
+                Instr::Call { d, f, a, n } => enter!(d, f as usize, a, n),
+                Instr::Calli { d, f, a, n } => {
+                    let v = regs[f as usize];
+                    let callee = match usize::try_from(v)
+                        .ok()
+                        .filter(|&i| i < prog.functions.len())
+                    {
+                        Some(i) if prog.functions[i].params == n => i,
+                        Some(i) => fail!(TrapKind::ArityMismatch {
+                            callee: prog.functions[i].name.clone(),
+                            expected: prog.functions[i].params,
+                            given: n,
+                        }),
+                        None => fail!(TrapKind::BadFunctionValue(v)),
+                    };
+                    enter!(d, callee, a, n)
+                }
+                Instr::Ret { a } => {
+                    let v = regs[a as usize];
+                    let Some(fr) = self.frames.pop() else {
+                        self.stack = stack;
+                        self.steps = steps;
+                        return Ok(v);
+                    };
+                    fidx = fr.func as usize;
+                    code = &prog.functions[fidx].code;
+                    base = fr.base as usize;
+                    pc = fr.ret_pc as usize;
+                    regs = window(&mut stack, base);
+                    regs[fr.dest as usize] = v;
+                }
+                Instr::Halt { a } => {
+                    let v = regs[a as usize];
+                    self.frames.clear();
+                    self.stack = stack;
+                    self.steps = steps;
+                    return Ok(v);
+                }
+
+                Instr::Putn { a } => {
+                    let v = regs[a as usize];
+                    let _ = write!(self.out_buf, "{v}");
+                    if self.out_buf.len() >= OUT_CHUNK {
+                        if let Err(e) = self.flush_output() {
+                            self.stack = stack;
+                            return Err(e);
+                        }
+                    }
+                    pc += 1;
+                }
+                Instr::Putc { a } => {
+                    self.out_buf.push(regs[a as usize] as u8);
+                    if self.out_buf.len() >= OUT_CHUNK {
+                        if let Err(e) = self.flush_output() {
+                            self.stack = stack;
+                            return Err(e);
+                        }
+                    }
+                    pc += 1;
+                }
+                Instr::Inlen { d } => {
+                    regs[d as usize] = self.input_len;
+                    pc += 1;
+                }
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn sem(op: BinOp) -> impl Fn(i64, i64) -> i64 {
+    // Only for operations that cannot fail.
+    move |x, y| op.eval(x, y).unwrap_or(0)
+}

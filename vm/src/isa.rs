@@ -1,0 +1,494 @@
+//! The instruction set: the one table every other part reads.
+//!
+//! Each opcode is declared once, in [`define_isa!`] below, with its byte
+//! encoding, its assembly mnemonic and the kinds of its operands.  From that
+//! single table the macro derives the opcode enum [`Op`], the decoded
+//! instruction enum [`Instr`] the interpreter and the JIT match on, and the
+//! generic conversions ([`Instr::operands`], [`Instr::from_operands`]) that the
+//! binary encoder and decoder, the assembler, the disassembler and the
+//! verifier use.  Adding an instruction is one line here plus its meaning in
+//! [`crate::semantics`] and its arm in the interpreter; `docs/isa.md` is the
+//! prose version of this table.
+
+use std::fmt;
+
+/// A register index within the current function's register file.
+pub type Reg = u8;
+/// A signed 32-bit immediate, sign-extended to 64 bits when used.
+pub type Imm = i32;
+/// A full 64-bit constant.
+pub type Wide = i64;
+/// An instruction index within the current function.
+pub type Label = u32;
+/// A function index within the program.
+pub type Func = u32;
+/// A small count (the number of call arguments).
+pub type Count = u8;
+/// An index into the current function's jump tables.
+pub type Table = u16;
+
+/// The kinds of operand an instruction can carry, with their encoded sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OperandKind {
+    Reg,
+    Imm,
+    Wide,
+    Label,
+    Func,
+    Count,
+    Table,
+}
+
+impl OperandKind {
+    /// Bytes this operand takes in the `.bc` encoding.
+    pub const fn encoded_size(self) -> usize {
+        match self {
+            OperandKind::Reg | OperandKind::Count => 1,
+            OperandKind::Table => 2,
+            OperandKind::Imm | OperandKind::Label | OperandKind::Func => 4,
+            OperandKind::Wide => 8,
+        }
+    }
+
+    /// What the assembler calls this operand in error messages.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            OperandKind::Reg => "a register",
+            OperandKind::Imm => "a 32-bit immediate",
+            OperandKind::Wide => "a 64-bit constant",
+            OperandKind::Label => "a label",
+            OperandKind::Func => "a function name",
+            OperandKind::Count => "an argument count (0-255)",
+            OperandKind::Table => "a jump table `[L1, L2, ...]`",
+        }
+    }
+}
+
+/// One operand value, tagged with its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    Reg(Reg),
+    Imm(Imm),
+    Wide(Wide),
+    Label(Label),
+    Func(Func),
+    Count(Count),
+    Table(Table),
+}
+
+impl Operand {
+    pub const fn kind(self) -> OperandKind {
+        match self {
+            Operand::Reg(_) => OperandKind::Reg,
+            Operand::Imm(_) => OperandKind::Imm,
+            Operand::Wide(_) => OperandKind::Wide,
+            Operand::Label(_) => OperandKind::Label,
+            Operand::Func(_) => OperandKind::Func,
+            Operand::Count(_) => OperandKind::Count,
+            Operand::Table(_) => OperandKind::Table,
+        }
+    }
+}
+
+/// The most operands any instruction has.
+pub const MAX_OPERANDS: usize = 4;
+
+/// The operands of one instruction, in declaration order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operands {
+    len: u8,
+    items: [Operand; MAX_OPERANDS],
+}
+
+impl Operands {
+    fn from_slice(s: &[Operand]) -> Self {
+        let mut items = [Operand::Reg(0); MAX_OPERANDS];
+        items[..s.len()].copy_from_slice(s);
+        Operands {
+            len: s.len() as u8,
+            items,
+        }
+    }
+}
+
+impl std::ops::Deref for Operands {
+    type Target = [Operand];
+    fn deref(&self) -> &[Operand] {
+        &self.items[..self.len as usize]
+    }
+}
+
+macro_rules! define_isa {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident = $code:literal, $mnemonic:literal { $($field:ident : $kind:ident),* }
+    ;)*) => {
+        /// An opcode: the first byte of every encoded instruction.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum Op {
+            $($(#[doc = $doc])* $name = $code,)*
+        }
+
+        impl Op {
+            /// Every opcode, in table order.
+            pub const ALL: &'static [Op] = &[$(Op::$name),*];
+
+            /// The opcode with this encoding byte, if any.
+            pub const fn from_byte(b: u8) -> Option<Op> {
+                match b {
+                    $($code => Some(Op::$name),)*
+                    _ => None,
+                }
+            }
+
+            /// The assembly mnemonic.
+            pub const fn mnemonic(self) -> &'static str {
+                match self {
+                    $(Op::$name => $mnemonic,)*
+                }
+            }
+
+            /// The opcode with this mnemonic, if any.
+            pub fn from_mnemonic(s: &str) -> Option<Op> {
+                match s {
+                    $($mnemonic => Some(Op::$name),)*
+                    _ => None,
+                }
+            }
+
+            /// The kinds of this opcode's operands, in order.
+            pub const fn operand_kinds(self) -> &'static [OperandKind] {
+                match self {
+                    $(Op::$name => &[$(OperandKind::$kind),*],)*
+                }
+            }
+
+            /// One line of documentation, for `--help` style listings.
+            pub const fn doc(self) -> &'static str {
+                match self {
+                    $(Op::$name => concat!($($doc),*),)*
+                }
+            }
+        }
+
+        /// A decoded instruction.  Field names follow a convention: `d` is
+        /// the destination register, `a`/`b` are source registers, `imm` an
+        /// immediate, `target` a label, `f` a function, `n` a count.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Instr {
+            $($(#[doc = $doc])* $name { $($field: $kind),* },)*
+        }
+
+        impl Instr {
+            /// This instruction's opcode.
+            pub const fn op(&self) -> Op {
+                match self {
+                    $(Instr::$name { .. } => Op::$name,)*
+                }
+            }
+
+            /// The operands, in the order the table declares them.
+            #[allow(unused_variables)]
+            pub fn operands(&self) -> Operands {
+                match *self {
+                    $(Instr::$name { $($field),* } =>
+                        Operands::from_slice(&[$(Operand::$kind($field)),*]),)*
+                }
+            }
+
+            /// Builds an instruction from an opcode and operands of the
+            /// right kinds; `None` if the count or a kind does not match.
+            #[allow(unused_mut, unused_variables)]
+            pub fn from_operands(op: Op, ops: &[Operand]) -> Option<Instr> {
+                match op {
+                    $(Op::$name => {
+                        let mut it = ops.iter();
+                        $(let $field = match it.next()? {
+                            Operand::$kind(v) => *v,
+                            _ => return None,
+                        };)*
+                        if it.next().is_some() {
+                            return None;
+                        }
+                        Some(Instr::$name { $($field),* })
+                    })*
+                }
+            }
+        }
+    };
+}
+
+define_isa! {
+    /// Does nothing.
+    Nop = 0x00, "nop" {};
+    /// `d = a`
+    Mov = 0x01, "mov" { d: Reg, a: Reg };
+    /// `d = imm` (sign-extended 32-bit immediate)
+    Li = 0x02, "li" { d: Reg, imm: Imm };
+    /// `d = k` (full 64-bit constant)
+    Lk = 0x03, "lk" { d: Reg, k: Wide };
+    /// `d = f` as a function value, for `calli`
+    Fref = 0x04, "fref" { d: Reg, f: Func };
+    /// `d = -a` (wrapping)
+    Neg = 0x05, "neg" { d: Reg, a: Reg };
+    /// `d = !a` (bitwise not)
+    Not = 0x06, "not" { d: Reg, a: Reg };
+
+    /// `d = a + b` (wrapping)
+    Add = 0x10, "add" { d: Reg, a: Reg, b: Reg };
+    /// `d = a - b` (wrapping)
+    Sub = 0x11, "sub" { d: Reg, a: Reg, b: Reg };
+    /// `d = a * b` (wrapping)
+    Mul = 0x12, "mul" { d: Reg, a: Reg, b: Reg };
+    /// `d = a / b`, truncating; traps when `b == 0`
+    Div = 0x13, "div" { d: Reg, a: Reg, b: Reg };
+    /// `d = a % b`, sign of `a`; traps when `b == 0`
+    Rem = 0x14, "rem" { d: Reg, a: Reg, b: Reg };
+    /// `d = a & b`
+    And = 0x15, "and" { d: Reg, a: Reg, b: Reg };
+    /// `d = a | b`
+    Or = 0x16, "or" { d: Reg, a: Reg, b: Reg };
+    /// `d = a ^ b`
+    Xor = 0x17, "xor" { d: Reg, a: Reg, b: Reg };
+    /// `d = a << (b & 63)`
+    Shl = 0x18, "shl" { d: Reg, a: Reg, b: Reg };
+    /// `d = a >> (b & 63)`, arithmetic
+    Shr = 0x19, "shr" { d: Reg, a: Reg, b: Reg };
+    /// `d = a >> (b & 63)`, logical
+    Ushr = 0x1a, "ushr" { d: Reg, a: Reg, b: Reg };
+    /// `d = (a == b) as i64`
+    Eq = 0x1b, "eq" { d: Reg, a: Reg, b: Reg };
+    /// `d = (a != b) as i64`
+    Ne = 0x1c, "ne" { d: Reg, a: Reg, b: Reg };
+    /// `d = (a < b) as i64`, signed
+    Lt = 0x1d, "lt" { d: Reg, a: Reg, b: Reg };
+    /// `d = (a <= b) as i64`, signed
+    Le = 0x1e, "le" { d: Reg, a: Reg, b: Reg };
+    /// `d = (a < b) as i64`, unsigned
+    Ltu = 0x1f, "ltu" { d: Reg, a: Reg, b: Reg };
+
+    /// `d = a + imm`
+    Addi = 0x20, "addi" { d: Reg, a: Reg, imm: Imm };
+    /// `d = a - imm`
+    Subi = 0x21, "subi" { d: Reg, a: Reg, imm: Imm };
+    /// `d = a * imm`
+    Muli = 0x22, "muli" { d: Reg, a: Reg, imm: Imm };
+    /// `d = a / imm`; traps when `imm == 0`
+    Divi = 0x23, "divi" { d: Reg, a: Reg, imm: Imm };
+    /// `d = a % imm`; traps when `imm == 0`
+    Remi = 0x24, "remi" { d: Reg, a: Reg, imm: Imm };
+    /// `d = a & imm`
+    Andi = 0x25, "andi" { d: Reg, a: Reg, imm: Imm };
+    /// `d = a | imm`
+    Ori = 0x26, "ori" { d: Reg, a: Reg, imm: Imm };
+    /// `d = a ^ imm`
+    Xori = 0x27, "xori" { d: Reg, a: Reg, imm: Imm };
+    /// `d = a << (imm & 63)`
+    Shli = 0x28, "shli" { d: Reg, a: Reg, imm: Imm };
+    /// `d = a >> (imm & 63)`, arithmetic
+    Shri = 0x29, "shri" { d: Reg, a: Reg, imm: Imm };
+    /// `d = a >> (imm & 63)`, logical
+    Ushri = 0x2a, "ushri" { d: Reg, a: Reg, imm: Imm };
+    /// `d = (a == imm) as i64`
+    Eqi = 0x2b, "eqi" { d: Reg, a: Reg, imm: Imm };
+    /// `d = (a != imm) as i64`
+    Nei = 0x2c, "nei" { d: Reg, a: Reg, imm: Imm };
+    /// `d = (a < imm) as i64`, signed
+    Lti = 0x2d, "lti" { d: Reg, a: Reg, imm: Imm };
+    /// `d = (a <= imm) as i64`, signed
+    Lei = 0x2e, "lei" { d: Reg, a: Reg, imm: Imm };
+    /// `d = (a < imm) as i64`, unsigned (imm sign-extended first)
+    Ltui = 0x2f, "ltui" { d: Reg, a: Reg, imm: Imm };
+
+    /// `d = mem[a + imm]`; traps when out of bounds.  Emits a Value tuple.
+    Ld = 0x30, "ld" { d: Reg, a: Reg, imm: Imm };
+    /// `mem[a + imm] = b`; traps when out of bounds
+    St = 0x31, "st" { a: Reg, imm: Imm, b: Reg };
+
+    /// Jump to `target`
+    Jmp = 0x40, "jmp" { target: Label };
+    /// Jump if `a != 0`.  Emits an Edge tuple.
+    Jnz = 0x41, "jnz" { a: Reg, target: Label };
+    /// Jump if `a == 0`.  Emits an Edge tuple.
+    Jz = 0x42, "jz" { a: Reg, target: Label };
+    /// Jump if `a == b`.  Emits an Edge tuple.
+    Beq = 0x43, "beq" { a: Reg, b: Reg, target: Label };
+    /// Jump if `a != b`.  Emits an Edge tuple.
+    Bne = 0x44, "bne" { a: Reg, b: Reg, target: Label };
+    /// Jump if `a < b`, signed.  Emits an Edge tuple.
+    Blt = 0x45, "blt" { a: Reg, b: Reg, target: Label };
+    /// Jump if `a <= b`, signed.  Emits an Edge tuple.
+    Ble = 0x46, "ble" { a: Reg, b: Reg, target: Label };
+    /// Jump if `a > b`, signed.  Emits an Edge tuple.
+    Bgt = 0x47, "bgt" { a: Reg, b: Reg, target: Label };
+    /// Jump if `a >= b`, signed.  Emits an Edge tuple.
+    Bge = 0x48, "bge" { a: Reg, b: Reg, target: Label };
+    /// Jump if `a == imm`.  Emits an Edge tuple.
+    Beqi = 0x49, "beqi" { a: Reg, imm: Imm, target: Label };
+    /// Jump if `a != imm`.  Emits an Edge tuple.
+    Bnei = 0x4a, "bnei" { a: Reg, imm: Imm, target: Label };
+    /// Jump if `a < imm`.  Emits an Edge tuple.
+    Blti = 0x4b, "blti" { a: Reg, imm: Imm, target: Label };
+    /// Jump if `a <= imm`.  Emits an Edge tuple.
+    Blei = 0x4c, "blei" { a: Reg, imm: Imm, target: Label };
+    /// Jump if `a > imm`.  Emits an Edge tuple.
+    Bgti = 0x4d, "bgti" { a: Reg, imm: Imm, target: Label };
+    /// Jump if `a >= imm`.  Emits an Edge tuple.
+    Bgei = 0x4e, "bgei" { a: Reg, imm: Imm, target: Label };
+    /// Indirect jump: to entry `a` of jump table `t`, or fall through when
+    /// `a` is out of the table's range.  Emits an Edge tuple.
+    Jtab = 0x4f, "jtab" { a: Reg, t: Table };
+    /// `a += 1; if a <= b jump` (a counted loop's back edge).  Emits an Edge tuple.
+    Loop = 0x50, "loop" { a: Reg, b: Reg, target: Label };
+
+    /// `d = f(a, a+1, ..., a+n-1)`.  Emits a Call tuple.
+    Call = 0x60, "call" { d: Reg, f: Func, a: Reg, n: Count };
+    /// `d = (function value in f)(a, ..., a+n-1)`; traps on a bad function
+    /// value or arity.  Emits a Call tuple.
+    Calli = 0x61, "calli" { d: Reg, f: Reg, a: Reg, n: Count };
+    /// Return `a` to the caller (from the entry function: end the program).
+    Ret = 0x62, "ret" { a: Reg };
+    /// End the program now with exit status `a & 255`.
+    Halt = 0x63, "halt" { a: Reg };
+
+    /// Print `a` in decimal.
+    Putn = 0x70, "putn" { a: Reg };
+    /// Print the byte `a & 255`.
+    Putc = 0x71, "putc" { a: Reg };
+    /// `d` = number of input bytes loaded into memory at the input address.
+    Inlen = 0x72, "inlen" { d: Reg };
+}
+
+impl Op {
+    /// Whether control can continue to the next instruction.
+    pub const fn falls_through(self) -> bool {
+        !matches!(self, Op::Jmp | Op::Ret | Op::Halt)
+    }
+
+    /// Whether this is a conditional branch (two successors).
+    pub const fn is_conditional_branch(self) -> bool {
+        matches!(
+            self,
+            Op::Jnz
+                | Op::Jz
+                | Op::Beq
+                | Op::Bne
+                | Op::Blt
+                | Op::Ble
+                | Op::Bgt
+                | Op::Bge
+                | Op::Beqi
+                | Op::Bnei
+                | Op::Blti
+                | Op::Blei
+                | Op::Bgti
+                | Op::Bgei
+                | Op::Loop
+        )
+    }
+
+    /// Encoded size of an instruction with this opcode, in bytes.
+    pub fn encoded_size(self) -> usize {
+        1 + self
+            .operand_kinds()
+            .iter()
+            .map(|k| k.encoded_size())
+            .sum::<usize>()
+    }
+}
+
+impl Instr {
+    /// The destination register this instruction writes, if any.
+    pub fn dest(&self) -> Option<Reg> {
+        match *self {
+            Instr::St { .. } => None,
+            _ => match self.operands().first() {
+                Some(Operand::Reg(d)) if self.writes_first_operand() => Some(*d),
+                _ => None,
+            },
+        }
+    }
+
+    fn writes_first_operand(&self) -> bool {
+        use Op::*;
+        !matches!(
+            self.op(),
+            St | Jmp
+                | Jnz
+                | Jz
+                | Beq
+                | Bne
+                | Blt
+                | Ble
+                | Bgt
+                | Bge
+                | Beqi
+                | Bnei
+                | Blti
+                | Blei
+                | Bgti
+                | Bgei
+                | Jtab
+                | Ret
+                | Halt
+                | Putn
+                | Putc
+                | Nop
+        )
+    }
+
+    /// Static branch targets of this instruction (not including the jump
+    /// table's, which live in the function).
+    pub fn label(&self) -> Option<Label> {
+        self.operands().iter().find_map(|o| match o {
+            Operand::Label(l) => Some(*l),
+            _ => None,
+        })
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.mnemonic())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decoded_instruction_stays_small() {
+        // The interpreter streams through `[Instr]`; a bigger enum costs cache.
+        assert_eq!(std::mem::size_of::<Instr>(), 16);
+    }
+
+    #[test]
+    fn opcode_bytes_and_mnemonics_are_unique_and_round_trip() {
+        for &op in Op::ALL {
+            assert_eq!(Op::from_byte(op as u8), Some(op));
+            assert_eq!(Op::from_mnemonic(op.mnemonic()), Some(op));
+            assert!(op.operand_kinds().len() <= MAX_OPERANDS);
+            assert!(!op.doc().is_empty(), "{op} has no doc");
+        }
+        let mut names: Vec<_> = Op::ALL.iter().map(|o| o.mnemonic()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Op::ALL.len());
+    }
+
+    #[test]
+    fn operands_round_trip_through_from_operands() {
+        let i = Instr::Call {
+            d: 3,
+            f: 7,
+            a: 4,
+            n: 2,
+        };
+        assert_eq!(Instr::from_operands(i.op(), &i.operands()), Some(i));
+        assert_eq!(Instr::from_operands(Op::Call, &[Operand::Reg(1)]), None);
+        assert_eq!(i.dest(), Some(3));
+        assert_eq!(Instr::St { a: 1, imm: 0, b: 2 }.dest(), None);
+    }
+}

@@ -1,0 +1,135 @@
+//! A loaded program: functions, data segments and memory layout.
+//!
+//! A `Program` as built by the decoder or the assembler is not yet trusted;
+//! [`crate::verify`] checks every invariant the interpreter relies on, and
+//! [`Program::load`]/[`crate::asm::assemble`] run it before handing one out.
+
+use crate::isa::Instr;
+
+/// Most registers a function may declare: register operands are one byte,
+/// and the interpreter's register window relies on this bound.
+pub const MAX_REGS: usize = 256;
+/// Most words of linear memory a program may declare (1 GiB).
+pub const MAX_MEMORY_WORDS: u64 = 1 << 27;
+/// Most functions in one program.
+pub const MAX_FUNCTIONS: usize = 1 << 16;
+/// Most instructions in one function.
+pub const MAX_CODE_LEN: usize = 1 << 24;
+
+/// One function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    pub name: String,
+    /// Parameters arrive in `r0 .. r(params-1)`.
+    pub params: u8,
+    /// Size of the register file, `params <= regs <= 256`.
+    pub regs: u16,
+    pub code: Vec<Instr>,
+    /// Jump tables used by `jtab`, each a list of instruction indices.
+    pub tables: Vec<Vec<u32>>,
+}
+
+/// Initialized words of linear memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataSegment {
+    pub addr: u64,
+    pub words: Vec<i64>,
+}
+
+/// A whole program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    pub functions: Vec<Function>,
+    pub data: Vec<DataSegment>,
+    /// Words of linear memory, all zero except the data segments.
+    pub memory_words: u64,
+    /// Where the `--input` file's bytes are loaded, one byte per word.
+    pub input_base: u64,
+    /// The function that starts the program; its parameters are the
+    /// program's arguments.
+    pub entry: u32,
+}
+
+impl Program {
+    /// The index of the function with this name.
+    pub fn function_index(&self, name: &str) -> Option<u32> {
+        self.functions
+            .iter()
+            .position(|f| f.name == name)
+            .map(|i| i as u32)
+    }
+
+    pub fn entry_function(&self) -> &Function {
+        &self.functions[self.entry as usize]
+    }
+
+    /// Decodes and verifies a `.bc` image.
+    pub fn load(bytes: &[u8]) -> crate::Result<Program> {
+        let p = crate::bytecode::decode(bytes)?;
+        crate::verify::verify(&p)?;
+        Ok(p)
+    }
+
+    /// Loads either form: a `.bc` image (by its magic) or text assembly.
+    pub fn load_any(bytes: &[u8]) -> crate::Result<Program> {
+        if bytes.starts_with(crate::bytecode::MAGIC) {
+            Program::load(bytes)
+        } else {
+            let text = std::str::from_utf8(bytes).map_err(|e| crate::Error::Asm {
+                line: 1 + bytes[..e.valid_up_to()]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count(),
+                msg: "the file is neither toyvm bytecode (bad magic) nor UTF-8 assembly text"
+                    .into(),
+            })?;
+            crate::asm::assemble(text)
+        }
+    }
+
+    /// Encodes to a `.bc` image.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        crate::bytecode::encode(self)
+    }
+}
+
+/// A program counter: function index in the high 32 bits, instruction
+/// offset in the low 32.  This packing is the tuple encoding's, so a pc
+/// read from a trace names the same instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Pc(pub u64);
+
+/// Offsets at or above this mark name a function's arguments at entry
+/// (`ARG_OFFSET | i` is argument `i`), not instructions.
+pub const ARG_OFFSET: u32 = 0x8000_0000;
+
+impl Pc {
+    #[inline(always)]
+    pub const fn new(func: u32, offset: u32) -> Pc {
+        Pc(((func as u64) << 32) | offset as u64)
+    }
+    /// The pseudo-pc of argument `i` of `func`, used by its Value tuples.
+    #[inline(always)]
+    pub const fn arg(func: u32, i: u32) -> Pc {
+        Pc::new(func, ARG_OFFSET | i)
+    }
+    pub const fn func(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+    pub const fn offset(self) -> u32 {
+        self.0 as u32
+    }
+    pub const fn is_arg(self) -> bool {
+        self.offset() & ARG_OFFSET != 0
+    }
+}
+
+impl std::fmt::Display for Pc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_arg() {
+            write!(f, "f{}:arg{}", self.func(), self.offset() & !ARG_OFFSET)
+        } else {
+            write!(f, "f{}:{}", self.func(), self.offset())
+        }
+    }
+}

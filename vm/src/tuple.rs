@@ -1,0 +1,222 @@
+//! Profiling tuples and the sink the interpreter streams them into.
+//!
+//! A tuple is `(kind, a, b)`:
+//! - **Value** `<pc, value>`: every `ld` (the value loaded) and every
+//!   argument of a function at entry (`pc` = [`Pc::arg`]`(func, i)`);
+//! - **Edge** `<branch pc, next pc>`: every conditional branch, taken or not,
+//!   and every `jtab`, so arc weights can be recovered from edge counts;
+//! - **Call** `<call-site pc, callee index>`: every `call` and `calli`.
+//!
+//! Which kinds are emitted is chosen by a [`KindMask`] (Sastry's "selection
+//! by opcode"). The interpreter writes tuples into a fixed buffer of
+//! [`BATCH`] entries and hands each full buffer to a [`TupleSink`]. A sink
+//! whose `ACTIVE` is false compiles every emission site away, so running
+//! without a profiler costs nothing.
+//!
+//! [`Pc::arg`]: crate::program::Pc::arg
+
+use std::fmt;
+use std::str::FromStr;
+
+/// What a tuple describes.  The discriminants are the trace encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Kind {
+    Value = 0,
+    Edge = 1,
+    Call = 2,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 3] = [Kind::Value, Kind::Edge, Kind::Call];
+}
+
+/// One profiled event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tuple {
+    pub kind: Kind,
+    pub a: u64,
+    pub b: u64,
+}
+
+/// Which tuple kinds to emit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindMask(u8);
+
+impl KindMask {
+    pub const NONE: KindMask = KindMask(0);
+    pub const ALL: KindMask = KindMask(0b111);
+
+    pub const fn only(k: Kind) -> KindMask {
+        KindMask(1 << k as u8)
+    }
+    pub const fn with(self, k: Kind) -> KindMask {
+        KindMask(self.0 | 1 << k as u8)
+    }
+    pub const fn contains(self, k: Kind) -> bool {
+        self.0 & (1 << k as u8) != 0
+    }
+}
+
+impl FromStr for KindMask {
+    type Err = String;
+    /// `all`, `none`, or a comma list of `value`, `edge`, `call`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "all" => return Ok(KindMask::ALL),
+            "none" => return Ok(KindMask::NONE),
+            _ => {}
+        }
+        let mut m = KindMask::NONE;
+        for part in s.split(',') {
+            m = m.with(match part.trim() {
+                "value" | "values" => Kind::Value,
+                "edge" | "edges" => Kind::Edge,
+                "call" | "calls" => Kind::Call,
+                other => {
+                    return Err(format!(
+                        "unknown tuple kind `{other}` (expected value, edge, call, all or none)"
+                    ));
+                }
+            });
+        }
+        Ok(m)
+    }
+}
+
+impl fmt::Display for KindMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = [
+            ("value", Kind::Value),
+            ("edge", Kind::Edge),
+            ("call", Kind::Call),
+        ]
+        .iter()
+        .filter(|(_, k)| self.contains(*k))
+        .map(|(n, _)| *n)
+        .collect();
+        if names.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&names.join(","))
+        }
+    }
+}
+
+/// Tuples per batch handed to a sink.
+pub const BATCH: usize = 1024;
+
+/// Where the interpreter's tuples go.
+pub trait TupleSink {
+    /// `false` only for sinks that never want a tuple; the interpreter is
+    /// then compiled without any emission code.
+    const ACTIVE: bool = true;
+    /// Takes one batch (at most [`BATCH`] tuples, in execution order).
+    fn accept(&mut self, batch: &[Tuple]);
+}
+
+/// No profiling: emission compiles away.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoSink;
+
+impl TupleSink for NoSink {
+    const ACTIVE: bool = false;
+    fn accept(&mut self, _: &[Tuple]) {}
+}
+
+/// Receives every tuple and drops it: measures the cost of emission alone.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Discard {
+    pub batches: u64,
+}
+
+impl TupleSink for Discard {
+    fn accept(&mut self, batch: &[Tuple]) {
+        self.batches += 1;
+        std::hint::black_box(batch);
+    }
+}
+
+/// Keeps every tuple (tests, small programs).
+impl TupleSink for Vec<Tuple> {
+    fn accept(&mut self, batch: &[Tuple]) {
+        self.extend_from_slice(batch);
+    }
+}
+
+impl<S: TupleSink + ?Sized> TupleSink for &mut S {
+    const ACTIVE: bool = S::ACTIVE;
+    fn accept(&mut self, batch: &[Tuple]) {
+        (**self).accept(batch)
+    }
+}
+
+/// The interpreter's fixed tuple buffer in front of a sink.
+pub(crate) struct Emitter<'s, S: TupleSink> {
+    buf: Box<[Tuple; BATCH]>,
+    len: usize,
+    pub(crate) value: bool,
+    pub(crate) edge: bool,
+    pub(crate) call: bool,
+    pub(crate) counts: [u64; 3],
+    sink: &'s mut S,
+}
+
+impl<'s, S: TupleSink> Emitter<'s, S> {
+    pub(crate) fn new(sink: &'s mut S, mask: KindMask) -> Self {
+        Emitter {
+            buf: Box::new(
+                [Tuple {
+                    kind: Kind::Value,
+                    a: 0,
+                    b: 0,
+                }; BATCH],
+            ),
+            len: 0,
+            value: S::ACTIVE && mask.contains(Kind::Value),
+            edge: S::ACTIVE && mask.contains(Kind::Edge),
+            call: S::ACTIVE && mask.contains(Kind::Call),
+            counts: [0; 3],
+            sink,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn push(&mut self, kind: Kind, a: u64, b: u64) {
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = Tuple { kind, a, b };
+        }
+        self.len += 1;
+        if self.len == BATCH {
+            self.flush();
+        }
+    }
+
+    #[inline(never)]
+    pub(crate) fn flush(&mut self) {
+        for t in &self.buf[..self.len] {
+            self.counts[t.kind as usize] += 1;
+        }
+        self.sink.accept(&self.buf[..self.len]);
+        self.len = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_mask_parses_and_prints() {
+        let m: KindMask = "edge,call".parse().unwrap();
+        assert!(m.contains(Kind::Edge) && m.contains(Kind::Call) && !m.contains(Kind::Value));
+        assert_eq!(m.to_string(), "edge,call");
+        assert_eq!("all".parse::<KindMask>().unwrap(), KindMask::ALL);
+        assert!(
+            "edges,bogus"
+                .parse::<KindMask>()
+                .unwrap_err()
+                .contains("bogus")
+        );
+    }
+}

@@ -1,0 +1,209 @@
+//! The verifier: every invariant the interpreter (and the JIT) relies on,
+//! checked once at load so execution never has to.
+//!
+//! After `verify` succeeds:
+//! 1. every function has `params <= regs <= 256` and at least one
+//!    instruction, and control cannot run off the end of its code;
+//! 2. every register operand is `< regs` of its function, and the argument
+//!    window `a .. a+n` of every call fits in the caller's registers;
+//! 3. every label and jump-table entry is an instruction index of the same
+//!    function, and every `jtab` names one of the function's tables;
+//! 4. every direct call names a function that exists and takes exactly `n`
+//!    arguments (`calli` is checked when it runs);
+//! 5. memory is at most [`MAX_MEMORY_WORDS`], the input base lies inside it,
+//!    and every data segment fits inside it;
+//! 6. the entry function exists, and function names are unique.
+
+use std::collections::HashSet;
+
+use crate::isa::{Instr, Operand};
+use crate::program::{MAX_CODE_LEN, MAX_FUNCTIONS, MAX_MEMORY_WORDS, MAX_REGS, Program};
+use crate::{Error, Result};
+
+/// Checks a program; the error names the function, instruction and problem.
+pub fn verify(p: &Program) -> Result<()> {
+    let fail = |function: &str, offset: Option<usize>, msg: String| Error::Verify {
+        function: function.to_owned(),
+        offset: offset.map(|o| o as u32),
+        msg,
+    };
+    if p.functions.is_empty() {
+        return Err(fail(
+            "<program>",
+            None,
+            "the program has no functions".into(),
+        ));
+    }
+    if p.functions.len() > MAX_FUNCTIONS {
+        return Err(fail(
+            "<program>",
+            None,
+            format!("{} functions (at most {MAX_FUNCTIONS})", p.functions.len()),
+        ));
+    }
+    let mut names = HashSet::new();
+    for f in &p.functions {
+        if !names.insert(f.name.as_str()) {
+            return Err(fail(&f.name, None, "function name defined twice".into()));
+        }
+    }
+    if p.memory_words > MAX_MEMORY_WORDS {
+        return Err(fail(
+            "<program>",
+            None,
+            format!(
+                "memory of {} words exceeds the limit of {MAX_MEMORY_WORDS}",
+                p.memory_words
+            ),
+        ));
+    }
+    if p.input_base > p.memory_words {
+        return Err(fail(
+            "<program>",
+            None,
+            format!(
+                "input base {} lies outside memory of {} words",
+                p.input_base, p.memory_words
+            ),
+        ));
+    }
+    for (i, seg) in p.data.iter().enumerate() {
+        let end = seg.addr.checked_add(seg.words.len() as u64);
+        if end.is_none_or(|e| e > p.memory_words) {
+            return Err(fail(
+                "<program>",
+                None,
+                format!(
+                    "data segment {i} at {} of {} words does not fit in memory of {} words",
+                    seg.addr,
+                    seg.words.len(),
+                    p.memory_words
+                ),
+            ));
+        }
+    }
+    if p.entry as usize >= p.functions.len() {
+        return Err(fail(
+            "<program>",
+            None,
+            format!("entry function index {} does not exist", p.entry),
+        ));
+    }
+
+    for f in &p.functions {
+        let name = f.name.as_str();
+        if f.regs as usize > MAX_REGS {
+            return Err(fail(
+                name,
+                None,
+                format!("{} registers (at most {MAX_REGS})", f.regs),
+            ));
+        }
+        if f.params as u16 > f.regs {
+            return Err(fail(
+                name,
+                None,
+                format!("{} parameters but only {} registers", f.params, f.regs),
+            ));
+        }
+        if f.code.is_empty() {
+            return Err(fail(name, None, "function has no instructions".into()));
+        }
+        if f.code.len() > MAX_CODE_LEN {
+            return Err(fail(
+                name,
+                None,
+                format!("{} instructions (at most {MAX_CODE_LEN})", f.code.len()),
+            ));
+        }
+        let len = f.code.len();
+        for (t, table) in f.tables.iter().enumerate() {
+            if let Some(&bad) = table.iter().find(|&&e| e as usize >= len) {
+                return Err(fail(
+                    name,
+                    None,
+                    format!(
+                        "jump table {t} targets instruction {bad}, past the end ({len} instructions)"
+                    ),
+                ));
+            }
+        }
+        for (pc, ins) in f.code.iter().enumerate() {
+            let at = Some(pc);
+            for o in ins.operands().iter() {
+                match *o {
+                    Operand::Reg(r) if r as u16 >= f.regs => {
+                        return Err(fail(
+                            name,
+                            at,
+                            format!(
+                                "`{}` uses register r{r}, but the function has {} registers",
+                                ins.op(),
+                                f.regs
+                            ),
+                        ));
+                    }
+                    Operand::Label(l) if l as usize >= len => {
+                        return Err(fail(
+                            name,
+                            at,
+                            format!("branch target {l} is past the end ({len} instructions)"),
+                        ));
+                    }
+                    Operand::Func(g) if g as usize >= p.functions.len() => {
+                        return Err(fail(name, at, format!("function index {g} does not exist")));
+                    }
+                    Operand::Table(t) if t as usize >= f.tables.len() => {
+                        return Err(fail(
+                            name,
+                            at,
+                            format!("jump table {t} does not exist ({} tables)", f.tables.len()),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            match *ins {
+                Instr::Call { f: g, a, n, .. } => {
+                    let callee = &p.functions[g as usize];
+                    if callee.params != n {
+                        return Err(fail(
+                            name,
+                            at,
+                            format!(
+                                "call to `{}` passes {n} arguments but it takes {}",
+                                callee.name, callee.params
+                            ),
+                        ));
+                    }
+                    check_window(f.regs, a, n).map_err(|m| fail(name, at, m))?;
+                }
+                Instr::Calli { a, n, .. } => {
+                    check_window(f.regs, a, n).map_err(|m| fail(name, at, m))?;
+                }
+                _ => {}
+            }
+        }
+        if f.code[len - 1].op().falls_through() {
+            return Err(fail(
+                name,
+                Some(len - 1),
+                format!(
+                    "control can run off the end of the function (last instruction `{}` is not jmp, ret or halt)",
+                    f.code[len - 1].op()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_window(regs: u16, a: u8, n: u8) -> Result<(), String> {
+    if a as u16 + n as u16 > regs {
+        return Err(format!(
+            "arguments r{a}..r{} run past the {regs} registers",
+            a as u16 + n as u16
+        ));
+    }
+    Ok(())
+}
