@@ -240,7 +240,10 @@ pub fn assemble(src: &str) -> Result<Program> {
                     match parse_int(rest).filter(|&n| (0..=MAX_REGS as i128).contains(&n)) {
                         Some(n) => f.regs = Some(n as u16),
                         None => {
-                            return err(line, format!("`.regs` needs a count from 0 to {MAX_REGS}"));
+                            return err(
+                                line,
+                                format!("`.regs` needs a count from 0 to {MAX_REGS}"),
+                            );
                         }
                     }
                     continue;
@@ -660,6 +663,7 @@ mod tests {
         .func main()
             .reg i, acc
             li i, 0
+            li acc, 0
         top: addi acc, acc, 'x'
             fref r3, helper
             calli r4, r3, i, 1

@@ -12,7 +12,11 @@
 //!    arguments (`calli` is checked when it runs);
 //! 5. memory is at most [`MAX_MEMORY_WORDS`], the input base lies inside it,
 //!    and every data segment fits inside it;
-//! 6. the entry function exists, and function names are unique.
+//! 6. the entry function exists, and function names are unique;
+//! 7. no register is read before it is written on every path from the
+//!    function's entry (parameters count as written), as in the JVM's
+//!    definite-assignment rule.  So a frame's registers need no zeroing,
+//!    and the interpreter and the JIT can never observe a stale value.
 
 use std::collections::HashSet;
 
@@ -184,6 +188,7 @@ pub fn verify(p: &Program) -> Result<()> {
                 _ => {}
             }
         }
+        check_definite_assignment(f).map_err(|(at, m)| fail(name, Some(at), m))?;
         if f.code[len - 1].op().falls_through() {
             return Err(fail(
                 name,
@@ -204,6 +209,105 @@ fn check_window(regs: u16, a: u8, n: u8) -> Result<(), String> {
             "arguments r{a}..r{} run past the {regs} registers",
             a as u16 + n as u16
         ));
+    }
+    Ok(())
+}
+
+/// A set of registers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct RegSet([u64; 4]);
+
+impl RegSet {
+    fn first(n: usize) -> RegSet {
+        let mut s = RegSet([0; 4]);
+        for r in 0..n {
+            s.insert(r as u8);
+        }
+        s
+    }
+    fn insert(&mut self, r: u8) {
+        self.0[r as usize / 64] |= 1 << (r % 64);
+    }
+    fn contains(&self, r: u8) -> bool {
+        self.0[r as usize / 64] & (1 << (r % 64)) != 0
+    }
+    fn intersect(&self, o: &RegSet) -> RegSet {
+        RegSet(std::array::from_fn(|i| self.0[i] & o.0[i]))
+    }
+}
+
+/// The registers an instruction reads, and the one it writes.
+pub(crate) fn reads_and_write(i: &Instr) -> (Vec<u8>, Option<u8>) {
+    match *i {
+        Instr::Call { d, a, n, .. } => ((a..a.saturating_add(n)).collect(), Some(d)),
+        Instr::Calli { d, f, a, n } => {
+            let mut r: Vec<u8> = (a..a.saturating_add(n)).collect();
+            r.push(f);
+            (r, Some(d))
+        }
+        Instr::Loop { a, b, .. } => (vec![a, b], Some(a)),
+        _ => {
+            let dest = i.dest();
+            let ops = i.operands();
+            let regs = ops.iter().enumerate().filter_map(|(k, o)| match o {
+                Operand::Reg(r) if !(k == 0 && dest.is_some()) => Some(*r),
+                _ => None,
+            });
+            (regs.collect(), dest)
+        }
+    }
+}
+
+/// Forward dataflow over "definitely written" sets; reports the first
+/// reachable read of a register that some path leaves unwritten.
+fn check_definite_assignment(f: &crate::program::Function) -> Result<(), (usize, String)> {
+    let len = f.code.len();
+    let mut state: Vec<Option<RegSet>> = vec![None; len];
+    state[0] = Some(RegSet::first(f.params as usize));
+    let mut work = vec![0usize];
+    let mut succ = Vec::new();
+    while let Some(pc) = work.pop() {
+        let ins = &f.code[pc];
+        let mut out = state[pc].expect("queued instructions have a state");
+        if let (_, Some(d)) = reads_and_write(ins) {
+            out.insert(d);
+        }
+        succ.clear();
+        if ins.op().falls_through() && pc + 1 < len {
+            succ.push(pc + 1);
+        }
+        if let Some(l) = ins.label() {
+            succ.push(l as usize);
+        }
+        if let Instr::Jtab { t, .. } = ins {
+            succ.extend(f.tables[*t as usize].iter().map(|&l| l as usize));
+        }
+        for &s in &succ {
+            let merged = match state[s] {
+                Some(old) => old.intersect(&out),
+                None => out,
+            };
+            if state[s] != Some(merged) {
+                state[s] = Some(merged);
+                work.push(s);
+            }
+        }
+    }
+    for (pc, ins) in f.code.iter().enumerate() {
+        let Some(written) = state[pc] else { continue };
+        if let Some(r) = reads_and_write(ins)
+            .0
+            .into_iter()
+            .find(|&r| !written.contains(r))
+        {
+            return Err((
+                pc,
+                format!(
+                    "`{}` reads r{r}, which is not written on every path to here",
+                    ins.op()
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -218,7 +218,15 @@ impl<'p, 'o> Machine<'p, 'o> {
         let mut pc: usize = 0;
         let mut base: usize = 0;
         let mut steps: u64 = 0;
+        let mut frame_regs = prog.functions[fidx].regs as usize;
         let mut stack = std::mem::take(&mut self.stack);
+        let mut frames = std::mem::take(&mut self.frames);
+        // A compact view of each function, so a call touches one small entry.
+        let fns: Vec<(&[Instr], usize)> = prog
+            .functions
+            .iter()
+            .map(|f| (f.code.as_slice(), f.regs as usize))
+            .collect();
         let mut regs = window(&mut stack, base);
 
         if em.value {
@@ -247,6 +255,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                     Ok(v) => regs[$d as usize] = v,
                     Err(ArithError::DivisionByZero) => {
                         self.stack = stack;
+                        self.frames = frames;
                         self.steps = steps;
                         return Err(self.trap(TrapKind::DivisionByZero, fidx, pc));
                     }
@@ -270,6 +279,7 @@ impl<'p, 'o> Machine<'p, 'o> {
         macro_rules! fail {
             ($kind:expr) => {{
                 self.stack = stack;
+                self.frames = frames;
                 self.steps = steps;
                 return Err(self.trap($kind, fidx, pc));
             }};
@@ -286,30 +296,34 @@ impl<'p, 'o> Machine<'p, 'o> {
                 if S::ACTIVE && em.call {
                     em.push(Kind::Call, Pc::new(fidx as u32, pc as u32).0, callee as u64);
                 }
-                if self.frames.len() >= max_depth {
+                if frames.len() >= max_depth {
                     fail!(TrapKind::StackOverflow { depth: max_depth });
                 }
-                let new_base = base + prog.functions[fidx].regs as usize;
+                let new_base = base + frame_regs;
                 if new_base + WINDOW > stack.len() {
                     if new_base + WINDOW > MAX_STACK_WORDS {
-                        fail!(TrapKind::StackOverflow {
-                            depth: self.frames.len()
-                        });
+                        let depth = frames.len();
+                        fail!(TrapKind::StackOverflow { depth });
                     }
                     stack.resize((new_base + WINDOW).max(stack.len() * 2), 0);
                 }
-                self.frames.push(Frame {
+                frames.push(Frame {
                     func: fidx as u32,
                     ret_pc: pc as u32 + 1,
                     base: base as u32,
                     dest: $d,
                 });
-                let func = &prog.functions[callee];
+                let (callee_code, callee_regs) = fns[callee];
                 let (a, n) = ($a as usize, $n as usize);
-                stack.copy_within(base + a..base + a + n, new_base);
-                stack[new_base + n..new_base + func.regs as usize].fill(0);
+                // The verifier proves no register is read before it is
+                // written, so only the arguments need setting.  A short
+                // loop beats a memmove call for the usual 1-3 arguments.
+                for i in 0..n {
+                    stack[new_base + i] = stack[base + a + i];
+                }
                 fidx = callee;
-                code = &func.code;
+                code = callee_code;
+                frame_regs = callee_regs;
                 base = new_base;
                 pc = 0;
                 regs = window(&mut stack, base);
@@ -482,13 +496,14 @@ impl<'p, 'o> Machine<'p, 'o> {
                 }
                 Instr::Ret { a } => {
                     let v = regs[a as usize];
-                    let Some(fr) = self.frames.pop() else {
+                    let Some(fr) = frames.pop() else {
                         self.stack = stack;
+                        self.frames = frames;
                         self.steps = steps;
                         return Ok(v);
                     };
                     fidx = fr.func as usize;
-                    code = &prog.functions[fidx].code;
+                    (code, frame_regs) = fns[fidx];
                     base = fr.base as usize;
                     pc = fr.ret_pc as usize;
                     regs = window(&mut stack, base);
@@ -496,8 +511,9 @@ impl<'p, 'o> Machine<'p, 'o> {
                 }
                 Instr::Halt { a } => {
                     let v = regs[a as usize];
-                    self.frames.clear();
+                    frames.clear();
                     self.stack = stack;
+                    self.frames = frames;
                     self.steps = steps;
                     return Ok(v);
                 }
@@ -508,6 +524,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                     if self.out_buf.len() >= OUT_CHUNK {
                         if let Err(e) = self.flush_output() {
                             self.stack = stack;
+                            self.frames = frames;
                             return Err(e);
                         }
                     }
@@ -518,6 +535,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                     if self.out_buf.len() >= OUT_CHUNK {
                         if let Err(e) = self.flush_output() {
                             self.stack = stack;
+                            self.frames = frames;
                             return Err(e);
                         }
                     }

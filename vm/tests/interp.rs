@@ -1,0 +1,288 @@
+//! Interpreter behaviour: results, traps, tuple emission, verifier rules.
+
+use toyvm_vm::interp::{self, Config, Input, TrapKind};
+use toyvm_vm::{Error, Kind, KindMask, Pc, Tuple, asm};
+
+fn run_src(src: &str, args: &[i64]) -> (Result<i64, Error>, String) {
+    let p = asm::assemble(src).unwrap_or_else(|e| panic!("{e}"));
+    let mut out = Vec::new();
+    let cfg = Config::default();
+    let r = interp::run(&p, Input { args, file: &[] }, &mut out, &cfg).map(|o| o.value);
+    (r, String::from_utf8(out).unwrap())
+}
+
+fn trap_of(src: &str, args: &[i64]) -> (TrapKind, u32, String) {
+    match run_src(src, args).0 {
+        Err(Error::Trap(t)) => {
+            let msg = t.to_string();
+            (t.kind, t.pc.offset(), msg)
+        }
+        other => panic!("expected a trap, got {other:?}"),
+    }
+}
+
+#[test]
+fn arithmetic_calls_and_output() {
+    let src = "
+        .func main(n)
+            call r1, square, n, 1
+            putn r1
+            li r2, '!'
+            putc r2
+            neg r3, r1
+            putn r3
+            ret r1
+        .end
+        .func square(x)
+            mul x, x, x
+            ret x
+        .end";
+    let (r, out) = run_src(src, &[12]);
+    assert_eq!(r.unwrap(), 144);
+    assert_eq!(out, "144!-144");
+}
+
+#[test]
+fn traps_carry_the_pc_and_a_message() {
+    let (k, pc, msg) = trap_of(
+        ".func main(n)\n li r1, 0\n div r2, n, r1\n ret r2\n.end",
+        &[5],
+    );
+    assert_eq!(k, TrapKind::DivisionByZero);
+    assert_eq!(pc, 1);
+    assert!(
+        msg.contains("`main` at instruction 1") && msg.contains("division by zero"),
+        "{msg}"
+    );
+
+    let (k, pc, _) = trap_of(
+        ".memory 8\n.func main(n)\n ld r1, n, 0\n ret r1\n.end",
+        &[8],
+    );
+    assert_eq!(k, TrapKind::OutOfBounds { addr: 8, size: 8 });
+    assert_eq!(pc, 0);
+    let (k, _, _) = trap_of(".memory 8\n.func main(n)\n st n, -1, n\n ret n\n.end", &[0]);
+    assert_eq!(k, TrapKind::OutOfBounds { addr: -1, size: 8 });
+
+    let (k, _, msg) = trap_of(".func main(n)\n call r1, main, n, 1\n ret r1\n.end", &[1]);
+    assert!(matches!(k, TrapKind::StackOverflow { .. }), "{msg}");
+
+    let (k, _, _) = trap_of(
+        ".func main(n)\n li r1, 99\n calli r2, r1, n, 1\n ret r2\n.end",
+        &[1],
+    );
+    assert_eq!(k, TrapKind::BadFunctionValue(99));
+    let (k, _, _) = trap_of(
+        ".func main(n)\n fref r1, two\n calli r2, r1, n, 1\n ret r2\n.end\n.func two(a, b)\n ret a\n.end",
+        &[1],
+    );
+    assert!(matches!(
+        k,
+        TrapKind::ArityMismatch {
+            expected: 2,
+            given: 1,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn fuel_stops_an_infinite_loop() {
+    let p = asm::assemble(".func main()\n top: jmp top\n.end").unwrap();
+    let cfg = Config {
+        fuel: Some(1000),
+        ..Config::default()
+    };
+    let e = interp::run(&p, Input::default(), &mut std::io::sink(), &cfg).unwrap_err();
+    assert!(
+        matches!(e, Error::Trap(ref t) if t.kind == TrapKind::OutOfFuel { limit: 1000 }),
+        "{e}"
+    );
+}
+
+#[test]
+fn wrong_argument_count_is_a_usage_error() {
+    let e = run_src(".func main(a, b)\n ret a\n.end", &[1])
+        .0
+        .unwrap_err();
+    assert_eq!(e.to_string(), "`main` takes 2 arguments, 1 given");
+}
+
+#[test]
+fn input_file_is_loaded_at_the_input_address() {
+    let p = asm::assemble(
+        ".memory 16\n.input 10\n.func main()\n inlen r0\n ld r1, r0, 9\n putn r1\n ret r0\n.end",
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let o = interp::run(
+        &p,
+        Input {
+            args: &[],
+            file: b"abc",
+        },
+        &mut out,
+        &Config::default(),
+    )
+    .unwrap();
+    assert_eq!(o.value, 3);
+    assert_eq!(out, b"99");
+    let e = interp::run(
+        &p,
+        Input {
+            args: &[],
+            file: b"0123456789",
+        },
+        &mut out,
+        &Config::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("does not fit"), "{e}");
+}
+
+#[test]
+fn tuples_follow_the_documented_encoding() {
+    let src = "
+        .memory 4
+        .data 0: 42
+        .func main(n)          # f0
+            li r1, 0
+        top:
+            ld r2, r1, 0       # 1: Value <f0:1, 42>
+            fref r3, id
+            calli r2, r3, r2, 1  # 3: Call <f0:3, 1>, then Value <f1:arg0, 42>
+            li r4, 1
+            jtab r4, [top, out]  # 5: Edge <f0:5, f0:6>
+        out:
+            loop r1, n, top    # 6: Edge taken <f0:6, f0:1>, then not taken <f0:6, f0:7>
+            ret r1
+        .end
+        .func id(x)            # f1
+            ret x
+        .end";
+    let p = asm::assemble(src).unwrap();
+    let mut tuples: Vec<Tuple> = Vec::new();
+    interp::run_with_sink(
+        &p,
+        Input {
+            args: &[1],
+            file: &[],
+        },
+        &mut std::io::sink(),
+        &mut tuples,
+        &Config::default(),
+    )
+    .unwrap();
+    let pc = |f, o| Pc::new(f, o).0;
+    let v = |a, b| Tuple {
+        kind: Kind::Value,
+        a,
+        b,
+    };
+    let e = |a, b| Tuple {
+        kind: Kind::Edge,
+        a,
+        b,
+    };
+    let c = |a, b| Tuple {
+        kind: Kind::Call,
+        a,
+        b,
+    };
+    // The loaded word is mem[r1]: 42, then 0.
+    let iteration = |last: bool| {
+        let loaded = if last { 0 } else { 42 };
+        vec![
+            v(pc(0, 1), loaded),
+            c(pc(0, 3), 1),
+            v(Pc::arg(1, 0).0, loaded),
+            e(pc(0, 5), pc(0, 6)),
+            e(pc(0, 6), if last { pc(0, 7) } else { pc(0, 1) }),
+        ]
+    };
+    let mut want = vec![v(Pc::arg(0, 0).0, 1)];
+    want.extend(iteration(false));
+    want.extend(iteration(true));
+    assert_eq!(tuples, want);
+
+    // Kind selection: only calls.
+    let mut calls: Vec<Tuple> = Vec::new();
+    let cfg = Config {
+        kinds: KindMask::only(Kind::Call),
+        ..Config::default()
+    };
+    interp::run_with_sink(
+        &p,
+        Input {
+            args: &[1],
+            file: &[],
+        },
+        &mut std::io::sink(),
+        &mut calls,
+        &cfg,
+    )
+    .unwrap();
+    assert_eq!(calls, vec![c(pc(0, 3), 1); 2]);
+}
+
+#[test]
+fn batches_are_bounded_and_complete() {
+    struct Sizes(Vec<usize>);
+    impl toyvm_vm::TupleSink for Sizes {
+        fn accept(&mut self, batch: &[Tuple]) {
+            self.0.push(batch.len());
+        }
+    }
+    let p =
+        asm::assemble(".func main(n)\n li r1, 0\n top: loop r1, n, top\n ret r1\n.end").unwrap();
+    let mut s = Sizes(Vec::new());
+    let o = interp::run_with_sink(
+        &p,
+        Input {
+            args: &[5000],
+            file: &[],
+        },
+        &mut std::io::sink(),
+        &mut s,
+        &Config::default(),
+    )
+    .unwrap();
+    assert!(s.0.iter().all(|&n| n <= toyvm_vm::tuple::BATCH));
+    // One argument value, then 5001 loop edges (5000 taken, 1 not).
+    assert_eq!(s.0.iter().sum::<usize>(), 5002);
+    assert_eq!(o.tuples, [1, 5001, 0]);
+}
+
+#[test]
+fn verifier_rejects_reads_of_unwritten_registers() {
+    let e = asm::assemble(".func main(n)\n jz n, skip\n li r1, 1\n skip:\n ret r1\n.end")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("function `main`, instruction 2")
+            && e.contains("reads r1, which is not written on every path"),
+        "{e}"
+    );
+    // Written on both paths: accepted.
+    asm::assemble(".func main(n)\n li r1, 0\n jz n, skip\n li r1, 1\n skip:\n ret r1\n.end")
+        .unwrap();
+}
+
+#[test]
+fn verifier_names_function_offset_and_problem() {
+    let bad_arity = asm::assemble(
+        ".func main()\n li r0, 1\n call r0, f, r0, 1\n ret r0\n.end\n.func f(a, b)\n ret a\n.end",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        bad_arity.contains(
+            "function `main`, instruction 1: call to `f` passes 1 arguments but it takes 2"
+        ),
+        "{bad_arity}"
+    );
+    let window = asm::assemble(".func main()\n .regs 2\n li r0, 1\n li r1, 1\n call r0, f, r1, 2\n ret r0\n.end\n.func f(a, b)\n ret a\n.end")
+        .unwrap_err()
+        .to_string();
+    assert!(window.contains("run past the 2 registers"), "{window}");
+}
