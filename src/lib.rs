@@ -16,8 +16,8 @@
 //! let input = interp::Input { args: &[3], file: &[] };
 //! interp::run_with_sink(&program, input, &mut std::io::sink(), &mut sink, &Default::default())?;
 //! let trace = sink.finish().unwrap();
-//! // One Value tuple for `n` at entry, then three loop edges.
-//! assert_eq!(read_all(&trace).unwrap().len(), 4);
+//! // One Value tuple for `n` at entry, then four loop edges (three taken, one not).
+//! assert_eq!(read_all(&trace).unwrap().len(), 5);
 //! # Ok::<(), toyvm_vm::Error>(())
 //! ```
 

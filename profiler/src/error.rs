@@ -1,0 +1,58 @@
+//! The crate's one error type.
+
+use crate::tuple::Kind;
+
+/// Everything that can go wrong in this crate.  Every variant says what was wrong and
+/// where: the spec key, the trace line or byte offset.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A profiler spec string did not parse or names an impossible configuration.
+    #[error("bad profiler spec `{spec}`: {msg}")]
+    Spec {
+        /// The spec text (or the part of it being parsed).
+        spec: String,
+        /// What was wrong, naming the bad key or value and the valid ones.
+        msg: String,
+    },
+    /// A line of a text trace is malformed.
+    #[error("trace line {line}: {msg}")]
+    TraceText {
+        /// 1-based line number.
+        line: u64,
+        /// What was wrong.
+        msg: String,
+    },
+    /// A binary trace is malformed.
+    #[error("binary trace at byte offset {offset}: {msg}")]
+    TraceBinary {
+        /// Offset of the first byte of the bad record or header field.
+        offset: u64,
+        /// What was wrong.
+        msg: String,
+    },
+    /// A model was asked to profile a tuple kind it cannot profile.
+    #[error("{model} profiles {supported} tuples only; it cannot profile {requested} tuples")]
+    UnsupportedKind {
+        /// The model name.
+        model: &'static str,
+        /// What the model supports, in words.
+        supported: &'static str,
+        /// The kind that was asked for.
+        requested: Kind,
+    },
+    /// Reading or writing a trace failed.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The crate's result type.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub(crate) fn spec(spec: &str, msg: impl Into<String>) -> Self {
+        Error::Spec {
+            spec: spec.to_string(),
+            msg: msg.into(),
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! Hash functions and the deterministic random source every model uses.
+//!
+//! [`PaperHash`] is the hash of the multi-hash paper (000, section 5.3), which is the
+//! stratified sampler's hash (001, section 3.5):
+//!
+//! ```text
+//! npc = flip(randomize(pc)); nv = randomize(value); index = xor_fold(npc ^ nv, bits)
+//! ```
+//!
+//! `randomize` looks each byte up in a 256-entry table of random bytes, `flip` reverses the
+//! bytes, and `xor_fold` xors the `bits`-wide chunks together.  Independent hash functions
+//! use independent random tables.  Because `xor_fold` is linear over xor, the index is the
+//! xor of one folded contribution per input byte; we precompute those contributions
+//! (16 byte positions x 256 byte values) so a hash costs 16 loads instead of 16 lookups,
+//! shifts and a fold loop.  Up to four 16-bit indices (one per hash function) are packed
+//! into one `u64` so a 4-table multi-hash computes all its indices with 16 loads.  The
+//! result is bit-identical to evaluating the paper's formula directly (a unit test checks).
+//!
+//! The paper hashes `<pc, value>` of a single profile type.  Our streams mix kinds, so a
+//! per-kind random 64-bit signature is xor-ed into `npc ^ nv` before folding.
+
+use crate::tuple::Tuple;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// SplitMix64: a small, fast, deterministic generator.  Every randomized model seeds one
+/// from its spec's `seed` so runs are reproducible.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// A generator from a seed.
+    pub const fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    /// The next 64 random bits.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform integer in `0..n` (`n > 0`), by multiply-shift (bias below 2^-32 for the
+    /// sizes used here).
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// A uniform float in `[0, 1)`.
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+/// `xor_fold(v, n)`: split `v` into `n`-bit chunks and xor them together.
+#[inline]
+pub fn xor_fold(mut v: u64, bits: u32) -> u64 {
+    debug_assert!((1..=63).contains(&bits));
+    let mask = (1u64 << bits) - 1;
+    let mut out = 0;
+    while v != 0 {
+        out ^= v & mask;
+        v >>= bits;
+    }
+    out
+}
+
+/// A bank of `n` independent instances of the paper's hash, each folding to `bits` bits
+/// (at most 16).  See the module doc.
+#[derive(Clone, Debug)]
+pub struct PaperHash {
+    n: usize,
+    bits: u32,
+    words: usize,
+    /// `[position 0..16][byte 0..256][word]`; positions 0..8 are pc bytes, 8..16 value bytes.
+    table: Vec<u64>,
+    /// `[kind][word]`.
+    kind_sig: Vec<u64>,
+    /// The raw random byte tables, kept so the direct formula can be checked in tests.
+    #[cfg(test)]
+    raw: Vec<[u8; 256]>,
+    #[cfg(test)]
+    raw_kind: Vec<[u64; 3]>,
+}
+
+impl PaperHash {
+    /// `n` independent hash functions with `bits`-bit outputs, from `seed`.
+    pub fn new(n: usize, bits: u32, seed: u64) -> Self {
+        assert!(n >= 1 && (1..=16).contains(&bits));
+        let words = n.div_ceil(4);
+        let mut rng = SplitMix64::new(seed ^ 0x7061_7065_725f_6861);
+        let mut raw = Vec::with_capacity(n);
+        let mut raw_kind = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut t = [0u8; 256];
+            for b in t.iter_mut() {
+                *b = rng.next_u64() as u8;
+            }
+            raw.push(t);
+            raw_kind.push([rng.next_u64(), rng.next_u64(), rng.next_u64()]);
+        }
+        let mut table = vec![0u64; 16 * 256 * words];
+        for (f, t) in raw.iter().enumerate() {
+            let (w, lane) = (f / 4, 16 * (f % 4) as u32);
+            for pos in 0..16 {
+                // pc byte i lands at byte 7-i after flip; value byte i stays at byte i.
+                let shift = if pos < 8 {
+                    8 * (7 - pos)
+                } else {
+                    8 * (pos - 8)
+                };
+                for byte in 0..256 {
+                    let folded = xor_fold((t[byte] as u64) << shift, bits);
+                    table[(pos * 256 + byte) * words + w] |= folded << lane;
+                }
+            }
+        }
+        let mut kind_sig = vec![0u64; 3 * words];
+        for (f, ks) in raw_kind.iter().enumerate() {
+            let (w, lane) = (f / 4, 16 * (f % 4) as u32);
+            for k in 0..3 {
+                kind_sig[k * words + w] |= xor_fold(ks[k], bits) << lane;
+            }
+        }
+        PaperHash {
+            n,
+            bits,
+            words,
+            table,
+            kind_sig,
+            #[cfg(test)]
+            raw,
+            #[cfg(test)]
+            raw_kind,
+        }
+    }
+
+    /// Number of hash functions.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Never true: a bank holds at least one function.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Output width in bits.
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// Word `w` of the packed indices: hash function `4w + j` is in bits `16j..16j+16`.
+    #[inline]
+    pub fn word(&self, t: &Tuple, w: usize) -> u64 {
+        let words = self.words;
+        let tab = &self.table;
+        let mut acc = self.kind_sig[t.kind as usize * words + w];
+        let (a, b) = (t.a, t.b);
+        for i in 0..8 {
+            let pb = ((a >> (8 * i)) & 0xff) as usize;
+            let vb = ((b >> (8 * i)) & 0xff) as usize;
+            acc ^= tab[(i * 256 + pb) * words + w];
+            acc ^= tab[((8 + i) * 256 + vb) * words + w];
+        }
+        acc
+    }
+
+    /// The index of hash function `f` (convenience; hot paths use [`PaperHash::word`]).
+    pub fn index(&self, t: &Tuple, f: usize) -> u64 {
+        (self.word(t, f / 4) >> (16 * (f % 4))) & 0xffff
+    }
+
+    /// The paper's formula evaluated directly, for checking the table form.
+    #[cfg(test)]
+    fn direct(&self, t: &Tuple, f: usize) -> u64 {
+        let r = &self.raw[f];
+        let randomize = |x: u64| -> u64 {
+            let mut out = 0;
+            for i in 0..8 {
+                out |= (r[((x >> (8 * i)) & 0xff) as usize] as u64) << (8 * i);
+            }
+            out
+        };
+        let npc = randomize(t.a).swap_bytes();
+        let nv = randomize(t.b);
+        xor_fold(npc ^ nv ^ self.raw_kind[f][t.kind as usize], self.bits)
+    }
+}
+
+/// A cheap, good-enough mixer for indexing software-side tables (accumulator index,
+/// associative second level, exact counters).  Not part of any modeled hardware.
+#[inline]
+pub fn mix(t: &Tuple) -> u64 {
+    let h = (t.a ^ ((t.kind as u64) << 61)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ t.b.rotate_left(32).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    h ^ (h >> 29)
+}
+
+/// FxHash-style hasher for `HashMap<Tuple, _>` in the exact counters; std's SipHash would
+/// dominate the oracle's cost.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64);
+    }
+    #[inline]
+    fn write_isize(&mut self, i: isize) {
+        self.write_u64(i as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 32)
+    }
+}
+
+/// `HashMap` keyed by tuples with [`FxHasher`].
+pub type TupleMap<V> = std::collections::HashMap<Tuple, V, BuildHasherDefault<FxHasher>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tuple::Kind;
+
+    #[test]
+    fn table_form_equals_the_paper_formula() {
+        let h = PaperHash::new(6, 9, 42);
+        let mut rng = SplitMix64::new(1);
+        for _ in 0..2000 {
+            let t = Tuple::new(
+                Kind::ALL[rng.below(3) as usize],
+                rng.next_u64(),
+                rng.below(1000),
+            );
+            for f in 0..6 {
+                assert_eq!(h.index(&t, f), h.direct(&t, f), "function {f} on {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn xor_fold_folds() {
+        assert_eq!(xor_fold(0xABCD, 8), 0xAB ^ 0xCD);
+        assert_eq!(xor_fold(0b1_0000_0001, 4), 0b1 ^ 0b1);
+    }
+
+    #[test]
+    fn hash_spreads_sequential_pcs_evenly() {
+        // The paper's reason for the hash: nearby pcs and small values must spread.
+        let h = PaperHash::new(1, 9, 7);
+        let mut buckets = vec![0u32; 512];
+        for pc in 0..64u64 {
+            for v in 0..256u64 {
+                buckets[h.index(&Tuple::value(Tuple::pc(1, pc as u32), v), 0) as usize] += 1;
+            }
+        }
+        let max = *buckets.iter().max().unwrap();
+        // 16384 tuples over 512 buckets: mean 32; a bad hash piles them up.
+        assert!(max < 80, "max bucket {max}");
+    }
+
+    #[test]
+    fn independent_functions_differ() {
+        let h = PaperHash::new(4, 9, 3);
+        let t = Tuple::value(0x1_0000_0004, 17);
+        let idx: Vec<u64> = (0..4).map(|f| h.index(&t, f)).collect();
+        let mut same = 0;
+        let mut rng = SplitMix64::new(9);
+        for _ in 0..1000 {
+            let u = Tuple::value(rng.next_u64(), rng.next_u64());
+            if h.index(&u, 0) == h.index(&u, 1) {
+                same += 1;
+            }
+        }
+        assert!(same < 20, "functions 0 and 1 agree on {same}/1000 tuples");
+        assert!(idx.iter().all(|&i| i < 512));
+    }
+}

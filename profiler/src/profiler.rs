@@ -1,0 +1,130 @@
+//! The one trait every profiler model implements, and the types it returns.
+
+use crate::spec::ProfilerSpec;
+use crate::tuple::{Kind, KindSet, Tuple};
+use serde::Serialize;
+
+/// A tuple a model reports as hot at the end of an interval, with its estimated count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Candidate {
+    /// The hot tuple.
+    pub tuple: Tuple,
+    /// The model's estimate of its occurrences in the interval.
+    pub count: u64,
+}
+
+/// Modeled cost of a profiler to the software it feeds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Overhead {
+    /// Messages delivered to software so far.
+    pub messages: u64,
+    /// Modeled software cycles spent on them so far.
+    pub cycles: u64,
+}
+
+/// A range a range-aware model (RAP) reports as hot: `a` and `b` each span an inclusive
+/// interval; a point range has `a_lo == a_hi` and `b_lo == b_hi`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct HotRange {
+    /// The tuple kind (RAP keeps one tree per kind, the paper's "profile type").
+    pub kind: Kind,
+    /// Lowest `a` in the range.
+    pub a_lo: u64,
+    /// Highest `a` in the range.
+    pub a_hi: u64,
+    /// Lowest `b` in the range.
+    pub b_lo: u64,
+    /// Highest `b` in the range.
+    pub b_hi: u64,
+    /// The estimated count of every event in the range (all its nodes, hot subranges
+    /// included): a lower bound on the true count, short by at most eps*n.
+    pub count: u64,
+    /// The paper's hot-range weight: the range's count plus its non-hot subranges'.
+    pub hot_weight: u64,
+}
+
+impl HotRange {
+    /// Whether the range holds `t`.
+    pub fn contains(&self, t: &Tuple) -> bool {
+        t.kind == self.kind
+            && (self.a_lo..=self.a_hi).contains(&t.a)
+            && (self.b_lo..=self.b_hi).contains(&t.b)
+    }
+}
+
+/// A model of a profiler.
+///
+/// The contract:
+///
+/// 1. [`observe`](Profiler::observe) takes one tuple; [`observe_batch`](Profiler::observe_batch)
+///    takes a slice and must be equivalent to calling `observe` on each element in order.
+///    Neither allocates per tuple on the model's hot path.
+/// 2. A model is only handed tuples whose kind it [`supports`](Profiler::supports); the
+///    [`IntervalDriver`](crate::IntervalDriver) filters.  A model that receives another
+///    kind anyway ignores it.
+/// 3. [`end_interval`](Profiler::end_interval) closes the current interval and returns the
+///    candidates `(tuple, estimated count)` the model reports for it: tuples whose estimate
+///    reaches `ceil(threshold * interval)` from the spec.  Each tuple appears at most once.
+///    The order is by count, highest first, then by tuple.  The model then starts the next
+///    interval (hardware state is reset or retained as its paper says).
+/// 4. [`state_bytes`](Profiler::state_bytes) is the modeled hardware state in bytes (the
+///    bits of the modeled tables, rounded up), not the Rust heap use; it is constant for
+///    fixed-size models and may vary for adaptive ones (RAP, the tree's current size).
+/// 5. [`overhead`](Profiler::overhead) is cumulative since construction: messages
+///    delivered to software and the modeled cycles spent processing them.
+/// 6. [`spec`](Profiler::spec) returns the spec the model was built from; its `Display` is
+///    the canonical spec string.
+/// 7. Models are deterministic: the same spec (seed included) and stream give the same
+///    candidates.
+pub trait Profiler: Send + std::fmt::Debug {
+    /// The spec the model was built from.
+    fn spec(&self) -> &ProfilerSpec;
+
+    /// The model's name in specs (`multihash`, `rap`, ...).
+    fn name(&self) -> &'static str {
+        self.spec().model.name()
+    }
+
+    /// The kinds this model can profile.
+    fn supported_kinds(&self) -> KindSet;
+
+    /// Whether this model can profile `kind`.
+    fn supports(&self, kind: Kind) -> bool {
+        self.supported_kinds().contains(kind)
+    }
+
+    /// Observes one tuple.
+    fn observe(&mut self, t: Tuple);
+
+    /// Observes tuples in order.
+    fn observe_batch(&mut self, batch: &[Tuple]) {
+        for &t in batch {
+            self.observe(t);
+        }
+    }
+
+    /// Ends the interval; returns its candidates (see the trait contract).
+    fn end_interval(&mut self) -> Vec<Candidate>;
+
+    /// Modeled hardware state in bytes.
+    fn state_bytes(&self) -> usize;
+
+    /// Cumulative modeled overhead.
+    fn overhead(&self) -> Overhead;
+
+    /// Hot ranges, for range-aware models; empty for the others.  Call after
+    /// `end_interval` to get the ranges of the interval just ended.
+    fn hot_ranges(&self) -> Vec<HotRange> {
+        Vec::new()
+    }
+}
+
+/// The candidate threshold as a count: `ceil(threshold * interval)`, at least 1.
+pub fn threshold_count(threshold: f64, interval: u64) -> u64 {
+    ((threshold * interval as f64) - 1e-9).ceil().max(1.0) as u64
+}
+
+/// Sorts candidates into the contract's order.
+pub(crate) fn sort_candidates(c: &mut [Candidate]) {
+    c.sort_unstable_by(|x, y| y.count.cmp(&x.count).then(x.tuple.cmp(&y.tuple)));
+}

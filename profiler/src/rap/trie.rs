@@ -1,0 +1,386 @@
+//! The RAP tree as a multibit trie (004 sections 2.2, 3.1, 3.2.2).
+//!
+//! A node covers an aligned power-of-two range of 128-bit keys: the keys sharing its
+//! `k * depth`-bit prefix, where `b = 2^k` is the branching factor.  The tree height is
+//! `h = 128 / k`, so the split threshold is `eps * n / h` (the paper's log_b(R) with
+//! R = 2^128).  Operations, exactly as the paper:
+//!
+//! - **update**: an event goes to the smallest range holding it: walk from the root
+//!   choosing the child by the next k key bits until a leaf; increment its counter.
+//! - **split**: a leaf whose count would grow over the split threshold gets `b` children
+//!   covering its range with zero counts; the node keeps its count.  A weighted add (the
+//!   event buffer hands over `(key, count)` pairs) fills the leaf up to the threshold and
+//!   passes the rest down, which is what `count` single updates with a check after each
+//!   would do, so buffering does not change precision (3.2.1).  Point nodes (depth h)
+//!   never split.
+//! - **merge**, batched: when the event count reaches the next merge time the whole tree
+//!   is walked bottom-up and every node whose children are all leaves and whose count
+//!   plus its children's counts is below the threshold absorbs them (2.2.2); merges
+//!   cascade upward within the pass.  The period between merges then grows by `q` (3.1).
+//!
+//! Invariants relied on by the error bound: every non-point node's count is at most the
+//! current threshold (splits happen before it would be exceeded; a merge only makes a
+//! node whose total is below it); counts only ever move to an ancestor.  Hence a range's
+//! estimate (the sum of the counts of the nodes inside it) never exceeds its true count
+//! and misses at most the counts held by its at most h strict ancestors: eps * n.
+//!
+//! Nodes live in two parallel arrays; a node's children are a contiguous block of b
+//! slots, recycled through a free list, so an update allocates nothing.
+
+/// A node as the range report sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeView {
+    /// The key prefix, right-aligned.
+    pub prefix: u128,
+    /// Bits of prefix (k * depth).
+    pub bits: u32,
+    /// The node's own count.
+    pub count: u64,
+    /// Sum of the counts of the node and all its descendants.
+    pub subtree: u64,
+    /// The paper's hot weight: own count plus the weights of non-hot children.
+    pub hot_weight: u64,
+    /// Whether the range is hot.
+    pub hot: bool,
+}
+
+/// One RAP tree over 128-bit keys.
+#[derive(Debug, Clone)]
+pub struct RapTree {
+    counts: Vec<u64>,
+    /// First child slot, 0 for a leaf (slot 0 is the root, never a child).
+    children: Vec<u32>,
+    free: Vec<u32>,
+    k: u32,
+    b: usize,
+    height: u32,
+    eps: f64,
+    n: u64,
+    q: u64,
+    merge_first: u64,
+    period: u64,
+    next_merge: u64,
+    live: usize,
+    peak: usize,
+}
+
+impl RapTree {
+    /// A tree with branching factor `b` (a power of two dividing 2^128's bit count into
+    /// whole levels: 2, 4, 16, 256), error `eps`, merge growth `q` and first merge time.
+    pub fn new(b: u32, eps: f64, q: u64, merge_first: u64) -> Self {
+        assert!(b.is_power_of_two() && (2..=256).contains(&b));
+        let k = b.trailing_zeros();
+        let mut t = RapTree {
+            counts: Vec::new(),
+            children: Vec::new(),
+            free: Vec::new(),
+            k,
+            b: b as usize,
+            height: 128 / k,
+            eps,
+            n: 0,
+            q,
+            merge_first,
+            period: 0,
+            next_merge: 0,
+            live: 0,
+            peak: 0,
+        };
+        t.reset();
+        t
+    }
+
+    /// Back to a lone root (rap_init); keeps the allocations.
+    pub fn reset(&mut self) {
+        self.counts.clear();
+        self.children.clear();
+        self.free.clear();
+        self.counts.push(0);
+        self.children.push(0);
+        self.n = 0;
+        self.period = self.merge_first;
+        self.next_merge = self.merge_first;
+        self.live = 1;
+        self.peak = 1;
+    }
+
+    /// Events added so far.
+    pub fn events(&self) -> u64 {
+        self.n
+    }
+
+    /// Tree height h = log_b(2^128).
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// Bits consumed per level.
+    pub fn bits_per_level(&self) -> u32 {
+        self.k
+    }
+
+    /// Nodes in the tree now.
+    pub fn nodes(&self) -> usize {
+        self.live
+    }
+
+    /// Most nodes the tree has held since the last reset (the paper's maximum memory).
+    pub fn peak_nodes(&self) -> usize {
+        self.peak
+    }
+
+    /// The split (and merge) threshold `eps * n / h`.
+    pub fn threshold(&self) -> f64 {
+        self.eps * self.n as f64 / self.height as f64
+    }
+
+    #[inline]
+    fn digit(&self, key: u128, depth: u32) -> usize {
+        ((key >> (128 - self.k * (depth + 1))) as usize) & (self.b - 1)
+    }
+
+    fn split(&mut self, node: usize) {
+        let first = match self.free.pop() {
+            Some(f) => f as usize,
+            None => {
+                let f = self.counts.len();
+                self.counts.resize(f + self.b, 0);
+                self.children.resize(f + self.b, 0);
+                f
+            }
+        };
+        self.counts[first..first + self.b].fill(0);
+        self.children[first..first + self.b].fill(0);
+        self.children[node] = first as u32;
+        self.live += self.b;
+        self.peak = self.peak.max(self.live);
+    }
+
+    /// Adds `count` occurrences of `key` (rap_add_points for one profile type).  The
+    /// result is identical to `count` single adds: the batch is cut at merge times and,
+    /// at a leaf, takes exactly the events single adds would have put there.
+    pub fn add(&mut self, key: u128, mut count: u64) {
+        while count > 0 {
+            let chunk = count.min(self.next_merge - self.n);
+            self.add_chunk(key, chunk);
+            count -= chunk;
+            if self.n >= self.next_merge {
+                self.merge();
+                self.period = self.period.saturating_mul(self.q).max(1);
+                self.next_merge = self.n.saturating_add(self.period);
+            }
+        }
+    }
+
+    #[inline]
+    fn limit_at(&self, n: u64) -> u64 {
+        (self.eps * n as f64 / self.height as f64).floor() as u64
+    }
+
+    fn add_chunk(&mut self, key: u128, mut count: u64) {
+        let (mut node, mut depth) = (0usize, 0u32);
+        loop {
+            let ch = self.children[node];
+            if ch != 0 {
+                node = ch as usize + self.digit(key, depth);
+                depth += 1;
+                continue;
+            }
+            if depth == self.height {
+                self.counts[node] += count;
+                self.n += count;
+                return;
+            }
+            // The i-th event lands here iff c0 + i <= limit(n + i); the limit grows
+            // slower than i, so the events that land form a prefix: find its length.
+            let c0 = self.counts[node];
+            let fits = |x: u64| c0 + x <= self.limit_at(self.n + x);
+            let (mut lo, mut hi) = (0u64, count);
+            while lo < hi {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if fits(mid) { lo = mid } else { hi = mid - 1 }
+            }
+            self.counts[node] += lo;
+            self.n += lo;
+            count -= lo;
+            if count == 0 {
+                return;
+            }
+            self.split(node);
+        }
+    }
+
+    /// One batched merge pass.
+    pub fn merge(&mut self) {
+        let thr = self.threshold();
+        self.merge_below(0, thr);
+    }
+
+    /// Returns the subtree sum when `node` is a leaf after the pass, `None` otherwise.
+    fn merge_below(&mut self, node: usize, thr: f64) -> Option<u64> {
+        let first = self.children[node] as usize;
+        if first == 0 {
+            return Some(self.counts[node]);
+        }
+        let mut all_leaves = true;
+        let mut sum = 0u64;
+        for c in first..first + self.b {
+            match self.merge_below(c, thr) {
+                Some(s) => sum += s,
+                None => all_leaves = false,
+            }
+        }
+        if all_leaves && ((self.counts[node] + sum) as f64) < thr {
+            self.counts[node] += sum;
+            self.children[node] = 0;
+            self.free.push(first as u32);
+            self.live -= self.b;
+            return Some(self.counts[node]);
+        }
+        None
+    }
+
+    /// The estimate for the aligned range of keys with the `bits`-bit prefix `prefix`:
+    /// the sum of the counts of the nodes inside it.  For an unaligned prefix length the
+    /// nodes wholly inside are summed.
+    pub fn estimate(&self, prefix: u128, bits: u32) -> u64 {
+        let (mut node, mut depth) = (0usize, 0u32);
+        while self.k * depth < bits {
+            let ch = self.children[node] as usize;
+            if ch == 0 {
+                return 0;
+            }
+            // Digits of the query prefix at this depth; at the last partial level every
+            // child matching the remaining bits is inside.
+            let level_bits = self.k * (depth + 1);
+            if level_bits > bits {
+                let spare = level_bits - bits;
+                let base = ((prefix << spare) as usize) & (self.b - 1);
+                return (0..1usize << spare).map(|j| self.subtree(ch + (base | j))).sum();
+            }
+            let digit = ((prefix >> (bits - level_bits)) as usize) & (self.b - 1);
+            node = ch + digit;
+            depth += 1;
+        }
+        self.subtree(node)
+    }
+
+    fn subtree(&self, node: usize) -> u64 {
+        let first = self.children[node] as usize;
+        let own = self.counts[node];
+        if first == 0 {
+            return own;
+        }
+        own + (first..first + self.b).map(|c| self.subtree(c)).sum::<u64>()
+    }
+
+    /// Every node with its prefix, subtree sum and hotness: a range is hot when its count
+    /// plus the weights of its non-hot subranges reach `hot * n` (004 section 5.1).
+    pub fn nodes_with_hotness(&self, hot: f64) -> Vec<NodeView> {
+        let mut out = Vec::with_capacity(self.live);
+        let cut = hot * self.n as f64;
+        self.visit(0, 0, 0, cut, &mut out);
+        out
+    }
+
+    /// Returns (subtree, hot weight, hot).
+    fn visit(&self, node: usize, prefix: u128, depth: u32, cut: f64, out: &mut Vec<NodeView>) -> (u64, u64, bool) {
+        let own = self.counts[node];
+        let (mut subtree, mut weight) = (own, own);
+        let first = self.children[node] as usize;
+        if first != 0 {
+            for d in 0..self.b {
+                let (s, w, h) = self.visit(first + d, (prefix << self.k) | d as u128, depth + 1, cut, out);
+                subtree += s;
+                if !h {
+                    weight += w;
+                }
+            }
+        }
+        let hot = weight > 0 && weight as f64 >= cut;
+        out.push(NodeView { prefix, bits: self.k * depth, count: own, subtree, hot_weight: weight, hot });
+        (subtree, weight, hot)
+    }
+
+    /// Point nodes (full-depth, one key each) with their counts.
+    pub fn points(&self) -> Vec<(u128, u64)> {
+        let mut out = Vec::new();
+        self.collect_points(0, 0, 0, &mut out);
+        out
+    }
+
+    fn collect_points(&self, node: usize, prefix: u128, depth: u32, out: &mut Vec<(u128, u64)>) {
+        if depth == self.height {
+            if self.counts[node] > 0 {
+                out.push((prefix, self.counts[node]));
+            }
+            return;
+        }
+        let first = self.children[node] as usize;
+        if first != 0 {
+            for d in 0..self.b {
+                self.collect_points(first + d, (prefix << self.k) | d as u128, depth + 1, out);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hot_key_is_refined_to_a_point() {
+        let mut t = RapTree::new(4, 0.01, 2, 64);
+        for _ in 0..100_000 {
+            t.add(42, 1);
+        }
+        let pts = t.points();
+        assert_eq!(pts.len(), 1);
+        assert_eq!(pts[0].0, 42);
+        assert!(100_000 - pts[0].1 <= (0.01 * 100_000.0) as u64);
+        assert_eq!(t.estimate(0, 0), 100_000, "the root range holds everything");
+    }
+
+    #[test]
+    fn weighted_adds_equal_single_adds() {
+        let keys = [5u128, 1 << 100, 77, 5, 1 << 100, 3 << 120];
+        let (mut a, mut b) = (RapTree::new(4, 0.05, 2, 1 << 40), RapTree::new(4, 0.05, 2, 1 << 40));
+        for (i, &k) in keys.iter().cycle().take(600).enumerate() {
+            let c = 1 + (i as u64 % 7);
+            a.add(k, c);
+            for _ in 0..c {
+                b.add(k, 1);
+            }
+        }
+        assert_eq!(a.points(), b.points());
+        assert_eq!(a.nodes(), b.nodes());
+    }
+
+    #[test]
+    fn merges_free_cold_subtrees() {
+        let mut t = RapTree::new(4, 0.1, 2, 1 << 60);
+        for i in 0..2000u128 {
+            t.add(i << 64, 1);
+        }
+        let before = t.nodes();
+        for _ in 0..200_000 {
+            t.add(7, 1);
+        }
+        t.merge();
+        assert!(t.nodes() < before, "{} -> {}", before, t.nodes());
+        assert_eq!(t.estimate(0, 0), 202_000);
+    }
+
+    #[test]
+    fn partial_level_estimates_sum_the_matching_children() {
+        let mut t = RapTree::new(16, 0.01, 2, 1 << 60);
+        for _ in 0..10_000 {
+            t.add(1 << 126, 1); // top bits 01
+            t.add(3 << 126, 1); // top bits 11
+        }
+        assert_eq!(t.estimate(0b01, 2), 10_000);
+        assert_eq!(t.estimate(0b1, 1), 10_000);
+        assert_eq!(t.estimate(0b11, 2), 10_000);
+    }
+}
