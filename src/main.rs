@@ -63,6 +63,28 @@ enum Command {
         #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
     },
+    /// Run profiler models over a recorded tuple trace.
+    ///
+    /// Each model is compared against the perfect profiler at its own
+    /// interval length; the report gives state bytes, messages to software,
+    /// the error figures and the hottest candidates.
+    Profile {
+        /// A text or binary trace (as written by `toyvm run --record`).
+        #[arg(long, value_name = "FILE")]
+        trace: PathBuf,
+        /// Model specs, e.g. `multihash:tables=4,entries=2048`. Several
+        /// specs may be given by repeating the flag, separated by `;`, or in
+        /// one comma list (a part without `=` starts a new spec):
+        /// `--profile multihash,stratified,rap:eps=1%`.
+        #[arg(long = "profile", value_name = "SPEC", required = true)]
+        profiles: Vec<String>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Candidates to list per model in the text report.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+    },
     /// Disassemble a program into canonical text assembly.
     ///
     /// `toyvm asm` on the output reproduces the `.bc` file byte for byte.
@@ -183,6 +205,25 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 .map_err(|e| Failure::usage(format!("{}: {e}", output.display())))?;
             Ok(0)
         }
+        Command::Profile {
+            trace,
+            profiles,
+            json,
+            top,
+        } => {
+            let specs = parse_profile_specs(&profiles)?;
+            let reader = toyvm_profiler::trace::TraceReader::open(&trace)
+                .map_err(|e| Failure::usage(format!("{}: {e}", trace.display())))?;
+            let report = toyvm_profiler::report::profile_stream(reader, &specs)
+                .map_err(|e| Failure::usage(format!("{}: {e}", trace.display())))?;
+            let text = if json {
+                report.to_json()
+            } else {
+                report.to_text(top)
+            };
+            println!("{text}");
+            Ok(0)
+        }
         Command::Dis { file, output } => {
             let program = load(&file)?;
             let text = asm::disassemble(&program);
@@ -196,6 +237,37 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             Ok(0)
         }
     }
+}
+
+/// Splits `--profile` values into specs: `;` always separates, and in a
+/// comma list a part without `=` (a model name) starts a new spec.
+fn split_specs(values: &[String]) -> Vec<String> {
+    let mut specs: Vec<String> = Vec::new();
+    for v in values {
+        for chunk in v.split(';').map(str::trim).filter(|c| !c.is_empty()) {
+            let mut current = String::new();
+            for part in chunk.split(',') {
+                if !part.contains('=') && !current.is_empty() {
+                    specs.push(std::mem::take(&mut current));
+                }
+                if !current.is_empty() {
+                    current.push(',');
+                }
+                current.push_str(part.trim());
+            }
+            if !current.is_empty() {
+                specs.push(current);
+            }
+        }
+    }
+    specs
+}
+
+fn parse_profile_specs(values: &[String]) -> Result<Vec<toyvm_profiler::ProfilerSpec>, Failure> {
+    split_specs(values)
+        .iter()
+        .map(|s| toyvm_profiler::parse_spec(s).map_err(|e| Failure::usage(e.to_string())))
+        .collect()
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, Failure> {
@@ -255,5 +327,27 @@ fn print_stats(o: &Outcome, secs: f64, json: bool) {
             o.tuples[0], o.tuples[1], o.tuples[2]
         );
         eprintln!("result             {}", o.value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_specs;
+
+    #[test]
+    fn profile_lists_split_at_model_names() {
+        let v = vec![
+            "multihash:tables=4,entries=2048,perfect".to_owned(),
+            "rap:eps=1%;conte".to_owned(),
+        ];
+        assert_eq!(
+            split_specs(&v),
+            [
+                "multihash:tables=4,entries=2048",
+                "perfect",
+                "rap:eps=1%",
+                "conte"
+            ]
+        );
     }
 }

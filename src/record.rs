@@ -59,10 +59,10 @@ impl<W: Write> TupleSink for RecordSink<W> {
         }
         self.scratch.clear();
         self.scratch.extend(batch.iter().map(to_profiler));
-        if let Some(w) = self.writer.as_mut() {
-            if let Err(e) = w.write_all(&self.scratch) {
-                self.error = Some(e);
-            }
+        if let Some(w) = self.writer.as_mut()
+            && let Err(e) = w.write_all(&self.scratch)
+        {
+            self.error = Some(e);
         }
     }
 }

@@ -1,5 +1,39 @@
-//! Models of hardware profilers.
+//! Software models of hardware profilers, with an exact oracle and the papers' error
+//! metrics.  Usable on its own by any runtime: it depends only on the tuple stream.
+//!
+//! ```
+//! use toyvm_profiler::{parse_spec, Tuple};
+//!
+//! // The multi-hash paper's best configuration, 100-tuple intervals, 5% threshold.
+//! let spec = parse_spec("multihash:tables=4,entries=2048,interval=100,threshold=5%").unwrap();
+//! let mut model = spec.build();
+//! for i in 0..100u64 {
+//!     // One load pc that sees the value 7 a third of the time.
+//!     let value = if i % 3 == 0 { 7 } else { i };
+//!     model.observe(Tuple::value(Tuple::pc(1, 8), value));
+//! }
+//! for c in model.end_interval() {
+//!     println!("{} x {}", c.tuple, c.count);
+//! }
+//! # let c = parse_spec("multihash:interval=100,threshold=5%").unwrap();
+//! # assert_eq!(c.threshold_count(), 5);
+//! ```
+//!
+//! Map of the crate:
+//!
+//! - [`Profiler`]: the trait every model implements (its contract is a numbered list);
+//!   [`IntervalDriver`] ends intervals every L tuples for one model or one per kind.
+//! - [`spec`]: the spec-string grammar ([`parse_spec`], [`parse_specs`]); every model and
+//!   option is a key, defaults are the papers' best configurations.
+//! - Models: [`perfect`] (the oracle), [`multihash`] (also the single-hash baseline),
+//!   [`stratified`] (samplers, A_k and the software side), [`tagged`], [`rap`], [`conte`].
+//! - [`metrics`]: error E and its four parts, invariance error, arc-weight error, range
+//!   error, precision/recall/F1.  [`report`]: runs models over a stream against the
+//!   oracle (the library half of `toyvm profile`).
+//! - [`trace`]: the text and binary trace formats.  [`synth`]: synthetic streams.
+//! - [`hash`]: the papers' hash function and the deterministic random source.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod conte;
 pub mod driver;
@@ -9,8 +43,11 @@ pub mod metrics;
 pub mod multihash;
 pub mod perfect;
 pub mod profiler;
+pub mod rap;
+pub mod report;
 pub mod spec;
 pub mod stratified;
+pub mod synth;
 pub mod tagged;
 pub mod trace;
 pub mod tuple;
@@ -18,5 +55,7 @@ pub mod tuple;
 pub use driver::{IntervalDriver, IntervalEnd};
 pub use error::{Error, Result};
 pub use profiler::{Candidate, HotRange, Overhead, Profiler};
+pub use report::{Report, profile_stream};
 pub use spec::{ProfilerSpec, parse_spec, parse_specs};
+pub use trace::{TraceReader, TraceWriter};
 pub use tuple::{Kind, KindSet, Tuple};

@@ -450,7 +450,7 @@ mod tests {
             }]
         );
         // Below threshold this time: flushed, so the next interval starts over.
-        m.observe_batch(&vec![Tuple::value(1, 1); 5]);
+        m.observe_batch(&[Tuple::value(1, 1); 5]);
         assert!(m.end_interval().is_empty());
     }
 

@@ -74,7 +74,7 @@ impl Tagged {
             clock: 0,
             trigger: 1 << opts.hit_bits,
             miss_max: (1 << opts.miss_bits) - 1,
-            software: Software::new(opts.second),
+            software: Software::new(opts.second, false),
             spec,
             opts,
         }
@@ -116,7 +116,7 @@ impl Profiler for Tagged {
             e.last_use = self.clock;
             if e.misses > 0 && self.should_evict(&e) {
                 // E6
-                self.software.message(t, e.hits as u64 + 1);
+                self.software.message(t, e.hits as u64 + 1, 0);
                 e = Entry {
                     valid: false,
                     tag: 0,
@@ -126,7 +126,7 @@ impl Profiler for Tagged {
                 };
             } else if e.hits + 1 >= self.trigger {
                 // E2 (or a saturating E6a)
-                self.software.message(t, self.trigger as u64);
+                self.software.message(t, self.trigger as u64, 0);
                 e = Entry {
                     last_use: self.clock,
                     ..Entry::default()
@@ -151,7 +151,7 @@ impl Profiler for Tagged {
             if e.hits >= self.trigger {
                 let n = e.hits as u64;
                 *e = Entry::default();
-                self.software.message(t, n);
+                self.software.message(t, n, 0);
             }
             return;
         }
@@ -173,7 +173,7 @@ impl Profiler for Tagged {
                 last_use: self.clock,
             };
             if e.hits >= self.trigger {
-                self.software.message(t, e.hits as u64);
+                self.software.message(t, e.hits as u64, 0);
                 e = Entry {
                     last_use: self.clock,
                     ..Entry::default()

@@ -16,7 +16,11 @@ impl EventBuffer {
     /// A buffer of `entries` slots, rounded up to a power of two.
     pub fn new(entries: usize) -> Self {
         let n = entries.max(1).next_power_of_two();
-        EventBuffer { keys: vec![0; n], counts: vec![0; n], mask: n - 1 }
+        EventBuffer {
+            keys: vec![0; n],
+            counts: vec![0; n],
+            mask: n - 1,
+        }
     }
 
     /// Slots.
@@ -46,7 +50,11 @@ impl EventBuffer {
 
     /// Empties the buffer, yielding every buffered `(key, count)`.
     pub fn drain(&mut self) -> impl Iterator<Item = (u128, u64)> + '_ {
-        self.keys.iter().zip(self.counts.iter_mut()).filter(|(_, c)| **c != 0).map(|(k, c)| (*k, std::mem::take(c)))
+        self.keys
+            .iter()
+            .zip(self.counts.iter_mut())
+            .filter(|(_, c)| **c != 0)
+            .map(|(k, c)| (*k, std::mem::take(c)))
     }
 }
 

@@ -62,6 +62,8 @@ pub struct RapTree {
     next_merge: u64,
     live: usize,
     peak: usize,
+    /// Event count at the last merge (0 before the first).
+    last_merge: u64,
 }
 
 impl RapTree {
@@ -85,6 +87,7 @@ impl RapTree {
             next_merge: 0,
             live: 0,
             peak: 0,
+            last_merge: 0,
         };
         t.reset();
         t
@@ -102,6 +105,27 @@ impl RapTree {
         self.next_merge = self.merge_first;
         self.live = 1;
         self.peak = 1;
+        self.last_merge = 0;
+    }
+
+    /// An explicit worst-case node count for this structure, once a merge has run with a
+    /// threshold of at least one event (`None` before).  After the merge at m, every node
+    /// whose children are all leaves holds, with them, at least T_m = eps*m/h events
+    /// (else it was merged), so there are at most h/eps of them; every internal node lies
+    /// above one of them, at most h deep, so there are at most h*h/eps internal nodes.
+    /// Each later split needs a node to hold floor(T_m) events, and counts are disjoint,
+    /// so at most n/floor(T_m) splits follow.  Each internal node has b children:
+    /// `1 + b * (h*h/eps + n/floor(T_m))`.  The paper states the bound as
+    /// O(log_b(R)/eps) (after Hershberger et al.) without constants; this is the same
+    /// argument carried out for this tree, with its h*h term from chains of single heavy
+    /// children that the merge rule cannot remove.
+    pub fn memory_bound(&self) -> Option<usize> {
+        let tm = (self.eps * self.last_merge as f64 / self.height as f64).floor();
+        if tm < 1.0 {
+            return None;
+        }
+        let h = self.height as f64;
+        Some((1.0 + self.b as f64 * (h * h / self.eps + self.n as f64 / tm)).ceil() as usize)
     }
 
     /// Events added so far.
@@ -214,6 +238,7 @@ impl RapTree {
     pub fn merge(&mut self) {
         let thr = self.threshold();
         self.merge_below(0, thr);
+        self.last_merge = self.n;
     }
 
     /// Returns the subtree sum when `node` is a leaf after the pass, `None` otherwise.
@@ -256,7 +281,9 @@ impl RapTree {
             if level_bits > bits {
                 let spare = level_bits - bits;
                 let base = ((prefix << spare) as usize) & (self.b - 1);
-                return (0..1usize << spare).map(|j| self.subtree(ch + (base | j))).sum();
+                return (0..1usize << spare)
+                    .map(|j| self.subtree(ch + (base | j)))
+                    .sum();
             }
             let digit = ((prefix >> (bits - level_bits)) as usize) & (self.b - 1);
             node = ch + digit;
@@ -271,7 +298,9 @@ impl RapTree {
         if first == 0 {
             return own;
         }
-        own + (first..first + self.b).map(|c| self.subtree(c)).sum::<u64>()
+        own + (first..first + self.b)
+            .map(|c| self.subtree(c))
+            .sum::<u64>()
     }
 
     /// Every node with its prefix, subtree sum and hotness: a range is hot when its count
@@ -284,13 +313,26 @@ impl RapTree {
     }
 
     /// Returns (subtree, hot weight, hot).
-    fn visit(&self, node: usize, prefix: u128, depth: u32, cut: f64, out: &mut Vec<NodeView>) -> (u64, u64, bool) {
+    fn visit(
+        &self,
+        node: usize,
+        prefix: u128,
+        depth: u32,
+        cut: f64,
+        out: &mut Vec<NodeView>,
+    ) -> (u64, u64, bool) {
         let own = self.counts[node];
         let (mut subtree, mut weight) = (own, own);
         let first = self.children[node] as usize;
         if first != 0 {
             for d in 0..self.b {
-                let (s, w, h) = self.visit(first + d, (prefix << self.k) | d as u128, depth + 1, cut, out);
+                let (s, w, h) = self.visit(
+                    first + d,
+                    (prefix << self.k) | d as u128,
+                    depth + 1,
+                    cut,
+                    out,
+                );
                 subtree += s;
                 if !h {
                     weight += w;
@@ -298,7 +340,14 @@ impl RapTree {
             }
         }
         let hot = weight > 0 && weight as f64 >= cut;
-        out.push(NodeView { prefix, bits: self.k * depth, count: own, subtree, hot_weight: weight, hot });
+        out.push(NodeView {
+            prefix,
+            bits: self.k * depth,
+            count: own,
+            subtree,
+            hot_weight: weight,
+            hot,
+        });
         (subtree, weight, hot)
     }
 
@@ -345,7 +394,10 @@ mod tests {
     #[test]
     fn weighted_adds_equal_single_adds() {
         let keys = [5u128, 1 << 100, 77, 5, 1 << 100, 3 << 120];
-        let (mut a, mut b) = (RapTree::new(4, 0.05, 2, 1 << 40), RapTree::new(4, 0.05, 2, 1 << 40));
+        let (mut a, mut b) = (
+            RapTree::new(4, 0.05, 2, 1 << 40),
+            RapTree::new(4, 0.05, 2, 1 << 40),
+        );
         for (i, &k) in keys.iter().cycle().take(600).enumerate() {
             let c = 1 + (i as u64 % 7);
             a.add(k, c);

@@ -22,7 +22,14 @@ pub use sampler::Sampler;
 pub use software::{CYCLES_PER_MESSAGE, Software};
 
 use crate::profiler::{Candidate, Overhead, Profiler};
-use crate::spec::{ProfilerSpec, StratifiedOptions};
+use crate::spec::{ProfilerSpec, SamplerExpr, StratifiedOptions};
+
+fn leaf(x: &SamplerExpr) -> &SamplerExpr {
+    match x {
+        SamplerExpr::Hash(inner, _) => leaf(inner),
+        other => other,
+    }
+}
 use crate::tuple::{KindSet, Tuple};
 
 /// A sampler expression feeding software through an optional A_k.
@@ -40,7 +47,10 @@ impl Stratified {
         Stratified {
             threshold: spec.threshold_count(),
             sampler: Sampler::new(&opts.sampler, spec.seed),
-            software: Software::new(opts.second),
+            software: Software::new(
+                opts.second,
+                matches!(leaf(&opts.sampler), SamplerExpr::CountedRandom(_)),
+            ),
             spec,
         }
     }
@@ -58,7 +68,12 @@ impl Profiler for Stratified {
     #[inline]
     fn observe(&mut self, t: Tuple) {
         if let Some(count) = self.sampler.sample(&t) {
-            self.software.message(t, count);
+            let stratum = if self.sampler.counted() {
+                self.sampler.stratum_of(&t) as u32
+            } else {
+                0
+            };
+            self.software.message(t, count, stratum);
         }
     }
 
@@ -104,6 +119,6 @@ mod tests {
         assert!(c[0].count.abs_diff(5000) <= 250, "{}", c[0].count);
         assert!(m.overhead().messages > 0);
         // 64 counters of 5 bits plus A_16.
-        assert_eq!(m.state_bytes(), 40 + 16 * 21);
+        assert_eq!(m.state_bytes(), 40 + 16 * 22);
     }
 }

@@ -84,8 +84,14 @@ impl Sampler {
         self.r
     }
 
+    /// Whether messages carry counted lengths (`CR`) rather than the implied r.
+    pub fn counted(&self) -> bool {
+        self.leaf == Leaf::CountedRandom
+    }
+
+    /// The substream `t` belongs to.
     #[inline]
-    fn stratum(&self, t: &Tuple) -> usize {
+    pub fn stratum_of(&self, t: &Tuple) -> usize {
         let mut s = 0;
         for l in &self.levels {
             let raw = (l.hash.word(t, 0) & 0xffff) as usize;
@@ -105,7 +111,7 @@ impl Sampler {
         match self.leaf {
             Leaf::Random => (self.rng.next_u64() < self.cutoff || self.r == 1).then_some(self.r),
             Leaf::Periodic => {
-                let s = self.stratum(t);
+                let s = self.stratum_of(t);
                 let c = &mut self.counters[s];
                 *c += 1;
                 if *c as u64 >= self.r {
@@ -116,7 +122,7 @@ impl Sampler {
                 }
             }
             Leaf::CountedRandom => {
-                let s = self.stratum(t);
+                let s = self.stratum_of(t);
                 let c = &mut self.counters[s];
                 *c += 1;
                 if self.rng.next_u64() < self.cutoff || self.r == 1 {

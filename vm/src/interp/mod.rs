@@ -230,12 +230,9 @@ impl<'p, 'o> Machine<'p, 'o> {
         let mut regs = window(&mut stack, base);
 
         if em.value {
-            for i in 0..prog.functions[fidx].params as usize {
-                em.push(
-                    Kind::Value,
-                    Pc::arg(fidx as u32, i as u32).0,
-                    regs[i] as u64,
-                );
+            let params = prog.functions[fidx].params as usize;
+            for (i, &v) in regs[..params].iter().enumerate() {
+                em.push(Kind::Value, Pc::arg(fidx as u32, i as u32).0, v as u64);
             }
         }
 
@@ -521,23 +518,23 @@ impl<'p, 'o> Machine<'p, 'o> {
                 Instr::Putn { a } => {
                     let v = regs[a as usize];
                     let _ = write!(self.out_buf, "{v}");
-                    if self.out_buf.len() >= OUT_CHUNK {
-                        if let Err(e) = self.flush_output() {
-                            self.stack = stack;
-                            self.frames = frames;
-                            return Err(e);
-                        }
+                    if self.out_buf.len() >= OUT_CHUNK
+                        && let Err(e) = self.flush_output()
+                    {
+                        self.stack = stack;
+                        self.frames = frames;
+                        return Err(e);
                     }
                     pc += 1;
                 }
                 Instr::Putc { a } => {
                     self.out_buf.push(regs[a as usize] as u8);
-                    if self.out_buf.len() >= OUT_CHUNK {
-                        if let Err(e) = self.flush_output() {
-                            self.stack = stack;
-                            self.frames = frames;
-                            return Err(e);
-                        }
+                    if self.out_buf.len() >= OUT_CHUNK
+                        && let Err(e) = self.flush_output()
+                    {
+                        self.stack = stack;
+                        self.frames = frames;
+                        return Err(e);
                     }
                     pc += 1;
                 }

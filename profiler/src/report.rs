@@ -1,0 +1,497 @@
+//! Runs models over a recorded stream against the perfect profiler and reports, per
+//! model, its intervals (candidates and error E) and a run summary.  This is the library
+//! half of `toyvm profile --trace FILE --profile SPEC[;SPEC...] [--json]`.
+//!
+//! Every model is paired with the oracle of its own interval length and kinds (models
+//! with the same ones share one).  The summary holds the multi-hash paper's error split by
+//! category, precision/recall/F1, the modeled state and overhead and, where they apply,
+//! the stratified paper's invariance error (value tuples), Conte's arc-weight error
+//! (edges; Table IV's two buckets at 10^4) and RAP's per-range error.  Run-level
+//! estimates for the last three are the sums of each model's per-interval candidate
+//! counts: the part of the profile a consumer of the candidates would see.  RAP's range
+//! error compares each interval's hot ranges with that interval (`reset=on`) or, for the
+//! default cumulative tree, the final hot ranges with the whole run, as 004 section 5.3
+//! measures it.
+
+use crate::error::Result;
+use crate::hash::TupleMap;
+use crate::metrics::{self, BucketError, ErrorSummary, IntervalError, InvarianceRules, RangeError};
+use crate::perfect::Perfect;
+use crate::profiler::{Candidate, HotRange, Profiler};
+use crate::spec::{Model, ProfilerSpec};
+use crate::tuple::{Kind, KindSet, Tuple};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// A candidate as JSON shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CandidateOut {
+    /// `value`, `edge` or `call`.
+    pub kind: &'static str,
+    /// The pc.
+    pub a: u64,
+    /// The value, target or callee.
+    pub b: u64,
+    /// Estimated count.
+    pub count: u64,
+}
+
+impl From<&Candidate> for CandidateOut {
+    fn from(c: &Candidate) -> Self {
+        CandidateOut {
+            kind: c.tuple.kind.word(),
+            a: c.tuple.a,
+            b: c.tuple.b,
+            count: c.count,
+        }
+    }
+}
+
+/// One interval of one model.
+#[derive(Clone, Debug, Serialize)]
+pub struct IntervalOut {
+    /// 0-based interval number.
+    pub index: u64,
+    /// Tuples in the interval.
+    pub tuples: u64,
+    /// The model's candidates.
+    pub candidates: Vec<CandidateOut>,
+    /// Formula 1 against the oracle.
+    pub error: IntervalError,
+    /// Hot ranges (RAP only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranges: Vec<HotRange>,
+}
+
+/// A model's run summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Mean E over intervals.
+    pub error: f64,
+    /// Mean false-positive part of E.
+    pub false_positive: f64,
+    /// Mean false-negative part of E.
+    pub false_negative: f64,
+    /// Mean neutral-positive part of E.
+    pub neutral_positive: f64,
+    /// Mean neutral-negative part of E.
+    pub neutral_negative: f64,
+    /// Candidate precision.
+    pub precision: f64,
+    /// Candidate recall.
+    pub recall: f64,
+    /// F1 of the two.
+    pub f1: f64,
+    /// Modeled state in bytes.
+    pub state_bytes: usize,
+    /// Messages to software.
+    pub messages: u64,
+    /// Modeled software cycles.
+    pub cycles: u64,
+    /// Intervals.
+    pub intervals: u64,
+    /// 001's invariance error, when value tuples were profiled and selected.
+    pub invariance_error: Option<f64>,
+    /// 002's arc-weight error per block-weight bucket, when edges were profiled.
+    pub arc_weight_error: Option<Vec<BucketError>>,
+    /// 004's per-range error, for range models.
+    pub range_error: Option<RangeError>,
+}
+
+/// One model's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelReport {
+    /// The canonical spec string.
+    pub spec: String,
+    /// The model name.
+    pub model: &'static str,
+    /// Per-interval results.
+    pub intervals: Vec<IntervalOut>,
+    /// Run summary.
+    pub summary: Summary,
+}
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Tuples read from the stream.
+    pub tuples: u64,
+    /// One entry per spec, in the order given.
+    pub models: Vec<ModelReport>,
+}
+
+struct Lane {
+    spec: ProfilerSpec,
+    model: Box<dyn Profiler>,
+    threshold: u64,
+    intervals: Vec<IntervalOut>,
+    errors: ErrorSummary,
+    estimates: TupleMap<u64>,
+    range_err: (u64, f64, f64),
+}
+
+struct Group {
+    interval: u64,
+    kinds: KindSet,
+    oracle: Perfect,
+    seen: u64,
+    index: u64,
+    run_exact: TupleMap<u64>,
+    lanes: Vec<Lane>,
+    scratch: Vec<Tuple>,
+}
+
+impl Group {
+    fn feed(&mut self, batch: &[Tuple]) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let chunk: &[Tuple] = if self.kinds == KindSet::ALL {
+            batch
+        } else {
+            scratch.clear();
+            scratch.extend(batch.iter().filter(|t| self.kinds.contains(t.kind)));
+            &scratch
+        };
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            let room = (self.interval - self.seen).min(rest.len() as u64) as usize;
+            let (now, later) = rest.split_at(room);
+            self.oracle.observe_batch(now);
+            for l in &mut self.lanes {
+                l.model.observe_batch(now);
+            }
+            self.seen += room as u64;
+            rest = later;
+            if self.seen == self.interval {
+                self.end();
+            }
+        }
+        self.scratch = scratch;
+    }
+
+    fn end(&mut self) {
+        let exact = self.oracle.end_interval_all();
+        for (t, n) in &exact {
+            *self.run_exact.entry(*t).or_insert(0) += n;
+        }
+        for l in &mut self.lanes {
+            let cands = l.model.end_interval();
+            let err = metrics::interval_error(&exact, l.threshold, &cands);
+            l.errors.add(&err);
+            for c in &cands {
+                *l.estimates.entry(c.tuple).or_insert(0) += c.count;
+            }
+            let ranges = l.model.hot_ranges();
+            // A cumulative RAP tree's ranges cover the run so far: compared at the end.
+            if !ranges.is_empty() && !cumulative_ranges(&l.spec) {
+                let r = metrics::range_error(&exact, &ranges);
+                l.range_err.0 += r.ranges;
+                l.range_err.1 += r.mean_percent * r.ranges as f64;
+                l.range_err.2 = l.range_err.2.max(r.max_percent);
+            }
+            l.intervals.push(IntervalOut {
+                index: self.index,
+                tuples: self.seen,
+                candidates: cands.iter().map(CandidateOut::from).collect(),
+                error: err,
+                ranges,
+            });
+        }
+        self.index += 1;
+        self.seen = 0;
+    }
+}
+
+/// Runs every spec over the stream; stops at the first stream error.
+pub fn profile_stream(
+    tuples: impl IntoIterator<Item = Result<Tuple>>,
+    specs: &[ProfilerSpec],
+) -> Result<Report> {
+    let mut groups: Vec<Group> = Vec::new();
+    let mut order = Vec::new();
+    for spec in specs {
+        let g = match groups
+            .iter()
+            .position(|g| g.interval == spec.interval && g.kinds == spec.kinds)
+        {
+            Some(g) => g,
+            None => {
+                groups.push(Group {
+                    interval: spec.interval,
+                    kinds: spec.kinds,
+                    oracle: Perfect::new(spec.oracle()),
+                    seen: 0,
+                    index: 0,
+                    run_exact: TupleMap::default(),
+                    lanes: Vec::new(),
+                    scratch: Vec::new(),
+                });
+                groups.len() - 1
+            }
+        };
+        order.push((g, groups[g].lanes.len()));
+        groups[g].lanes.push(Lane {
+            threshold: spec.threshold_count(),
+            model: spec.build(),
+            spec: spec.clone(),
+            intervals: Vec::new(),
+            errors: ErrorSummary::default(),
+            estimates: TupleMap::default(),
+            range_err: (0, 0.0, 0.0),
+        });
+    }
+    let mut total = 0u64;
+    let mut batch = Vec::with_capacity(4096);
+    let mut iter = tuples.into_iter();
+    loop {
+        batch.clear();
+        for t in iter.by_ref() {
+            batch.push(t?);
+            if batch.len() == 4096 {
+                break;
+            }
+        }
+        if batch.is_empty() {
+            break;
+        }
+        total += batch.len() as u64;
+        for g in &mut groups {
+            g.feed(&batch);
+        }
+    }
+    for g in &mut groups {
+        if g.seen > 0 {
+            g.end();
+        }
+    }
+    let mut models = Vec::new();
+    for (g, l) in order {
+        let group = &groups[g];
+        let lane = &group.lanes[l];
+        models.push(summarize(lane, &group.run_exact));
+    }
+    Ok(Report {
+        tuples: total,
+        models,
+    })
+}
+
+fn cumulative_ranges(spec: &ProfilerSpec) -> bool {
+    matches!(&spec.model, Model::Rap(o) if !o.reset)
+}
+
+fn summarize(l: &Lane, run_exact: &TupleMap<u64>) -> ModelReport {
+    let e = l.errors.finish();
+    let o = l.model.overhead();
+    let has_kind = |k: Kind| l.spec.kinds.contains(k) && run_exact.keys().any(|t| t.kind == k);
+    let invariance_error = if has_kind(Kind::Value) {
+        metrics::invariance_error(run_exact, &l.estimates, InvarianceRules::default())
+    } else {
+        None
+    };
+    let arc_weight_error =
+        has_kind(Kind::Edge).then(|| metrics::arc_weight_error(run_exact, &l.estimates, &[10_000]));
+    let range_error = if cumulative_ranges(&l.spec) {
+        Some(metrics::range_error(run_exact, &l.model.hot_ranges()))
+    } else {
+        matches!(l.spec.model, Model::Rap(_)).then(|| RangeError {
+            ranges: l.range_err.0,
+            mean_percent: if l.range_err.0 == 0 {
+                0.0
+            } else {
+                l.range_err.1 / l.range_err.0 as f64
+            },
+            max_percent: l.range_err.2,
+        })
+    };
+    ModelReport {
+        spec: l.spec.to_string(),
+        model: l.spec.model.name(),
+        intervals: l.intervals.clone(),
+        summary: Summary {
+            error: e.error,
+            false_positive: e.false_positive,
+            false_negative: e.false_negative,
+            neutral_positive: e.neutral_positive,
+            neutral_negative: e.neutral_negative,
+            precision: e.precision,
+            recall: e.recall,
+            f1: e.f1,
+            state_bytes: l.model.state_bytes(),
+            messages: o.messages,
+            cycles: o.cycles,
+            intervals: e.intervals,
+            invariance_error,
+            arc_weight_error,
+            range_error,
+        },
+    }
+}
+
+impl Report {
+    /// The JSON form (item 9's shape).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("the report holds only serializable data")
+    }
+
+    /// A human table: one summary block per model and its `top` hottest candidates over
+    /// the run (counts summed over intervals), plus the last interval's hot ranges.
+    pub fn to_text(&self, top: usize) -> String {
+        let mut s = String::new();
+        let pct = |x: f64| format!("{:.2}%", 100.0 * x);
+        let _ = writeln!(s, "{} tuples", self.tuples);
+        for m in &self.models {
+            let x = &m.summary;
+            let _ = writeln!(s, "\n{}", m.spec);
+            let _ = writeln!(
+                s,
+                "  intervals {:>6}   error {:>8}  (fp {} fn {} np {} nn {})",
+                x.intervals,
+                pct(x.error),
+                pct(x.false_positive),
+                pct(x.false_negative),
+                pct(x.neutral_positive),
+                pct(x.neutral_negative)
+            );
+            let _ = writeln!(
+                s,
+                "  precision {:.3}  recall {:.3}  F1 {:.3}",
+                x.precision, x.recall, x.f1
+            );
+            let _ = writeln!(
+                s,
+                "  state {} bytes   messages {}   cycles {}",
+                x.state_bytes, x.messages, x.cycles
+            );
+            if let Some(v) = x.invariance_error {
+                let _ = writeln!(s, "  invariance error {}", pct(v));
+            }
+            if let Some(b) = &x.arc_weight_error {
+                for b in b.iter().filter(|b| b.blocks > 0) {
+                    let hi = if b.hi == u64::MAX {
+                        "inf".to_string()
+                    } else {
+                        (b.hi + 1).to_string()
+                    };
+                    let _ = writeln!(
+                        s,
+                        "  arc-weight error, blocks [{}, {hi}): {} blocks, mean {:.2}%",
+                        b.lo, b.blocks, b.mean_percent
+                    );
+                }
+            }
+            if let Some(r) = &x.range_error {
+                let _ = writeln!(
+                    s,
+                    "  range error over {} hot ranges: mean {:.2}%, max {:.2}%",
+                    r.ranges, r.mean_percent, r.max_percent
+                );
+            }
+            let mut sums: TupleMap<u64> = TupleMap::default();
+            for i in &m.intervals {
+                for c in &i.candidates {
+                    let t = Tuple::new(
+                        Kind::parse(c.kind).expect("written by CandidateOut"),
+                        c.a,
+                        c.b,
+                    );
+                    *sums.entry(t).or_insert(0) += c.count;
+                }
+            }
+            let mut hot: Vec<(Tuple, u64)> = sums.into_iter().collect();
+            hot.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+            if !hot.is_empty() {
+                let _ = writeln!(s, "  hottest candidates (count summed over intervals):");
+            }
+            for (t, n) in hot.iter().take(top) {
+                let _ = writeln!(s, "    {:>12}  {t}", n);
+            }
+            if let Some(last) = m.intervals.iter().rev().find(|i| !i.ranges.is_empty()) {
+                let _ = writeln!(s, "  hot ranges of interval {}:", last.index);
+                for r in last.ranges.iter().take(top) {
+                    let _ = writeln!(s, "    {:>12}  {}", r.hot_weight, describe_range(r));
+                }
+            }
+        }
+        s
+    }
+}
+
+/// Names a hot range: a code region (every value), a value range at one pc, or a box.
+pub fn describe_range(r: &HotRange) -> String {
+    let k = r.kind.word();
+    if r.b_lo == 0 && r.b_hi == u64::MAX {
+        if r.a_lo == r.a_hi {
+            format!("{k} code at {:#x}", r.a_lo)
+        } else {
+            format!("{k} code region [{:#x}, {:#x}]", r.a_lo, r.a_hi)
+        }
+    } else if r.a_lo == r.a_hi {
+        if r.b_lo == r.b_hi {
+            format!("{k} point {:#x} {}", r.a_lo, r.b_lo)
+        } else {
+            format!("{k} values [{}, {}] at {:#x}", r.b_lo, r.b_hi, r.a_lo)
+        }
+    } else {
+        format!(
+            "{k} box [{:#x}, {:#x}] x [{}, {}]",
+            r.a_lo, r.a_hi, r.b_lo, r.b_hi
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::parse_specs;
+
+    #[test]
+    fn json_has_the_documented_shape() {
+        let mut tuples: Vec<Result<Tuple>> = Vec::new();
+        for i in 0..2500u64 {
+            tuples.push(Ok(if i % 3 == 0 {
+                Tuple::value(0x10, 1)
+            } else {
+                Tuple::edge(0x20 + i % 5, 0x40)
+            }));
+        }
+        let specs =
+            parse_specs("multihash:interval=1000;perfect:interval=1000;rap:interval=1000,eps=10%")
+                .unwrap();
+        let r = profile_stream(tuples, &specs).unwrap();
+        assert_eq!(r.tuples, 2500);
+        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        let m0 = &v["models"][0];
+        assert_eq!(m0["intervals"].as_array().unwrap().len(), 3);
+        let c = &m0["intervals"][0]["candidates"][0];
+        assert!(c["kind"].is_string() && c["a"].is_u64() && c["b"].is_u64() && c["count"].is_u64());
+        for key in [
+            "error",
+            "false_positive",
+            "false_negative",
+            "neutral_positive",
+            "neutral_negative",
+            "precision",
+            "recall",
+            "f1",
+            "state_bytes",
+            "messages",
+        ] {
+            assert!(!m0["summary"][key].is_null(), "summary lacks {key}");
+        }
+        // The oracle against itself is exact.
+        assert_eq!(v["models"][1]["summary"]["error"], 0.0);
+        assert_eq!(v["models"][1]["summary"]["f1"], 1.0);
+        let text = r.to_text(5);
+        assert!(
+            text.contains("hottest candidates") && text.contains("multihash:"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn stream_errors_stop_the_run() {
+        let bad = crate::trace::TraceReader::new(&b"V 1 2\nV 1\n"[..]).unwrap();
+        let e = profile_stream(bad, &parse_specs("perfect").unwrap()).unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
+    }
+}
