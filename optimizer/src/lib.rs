@@ -1,0 +1,2 @@
+//! toyvm's optimizer (being written).
+#![deny(unsafe_code)]
