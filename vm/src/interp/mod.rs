@@ -297,12 +297,15 @@ impl<'p, 'o> Machine<'p, 'o> {
                     fail!(TrapKind::StackOverflow { depth: max_depth });
                 }
                 let new_base = base + frame_regs;
-                if new_base + WINDOW > stack.len() {
+                // Keep two windows past the caller's base: the caller's
+                // and the callee's, so the argument copy below indexes one
+                // fixed-size array without bounds checks.
+                if base + 2 * WINDOW > stack.len() {
                     if new_base + WINDOW > MAX_STACK_WORDS {
                         let depth = frames.len();
                         fail!(TrapKind::StackOverflow { depth });
                     }
-                    stack.resize((new_base + WINDOW).max(stack.len() * 2), 0);
+                    stack.resize((base + 2 * WINDOW).max(stack.len() * 2), 0);
                 }
                 frames.push(Frame {
                     func: fidx as u32,
@@ -315,8 +318,22 @@ impl<'p, 'o> Machine<'p, 'o> {
                 // The verifier proves no register is read before it is
                 // written, so only the arguments need setting.  A short
                 // loop beats a memmove call for the usual 1-3 arguments.
-                for i in 0..n {
-                    stack[new_base + i] = stack[base + a + i];
+                {
+                    let both: &mut [i64; 2 * WINDOW] = (&mut stack[base..base + 2 * WINDOW])
+                        .try_into()
+                        .expect("two windows");
+                    // frame_regs <= 256 and a + n <= frame_regs (verified).
+                    let to = frame_regs.min(WINDOW);
+                    const M: usize = 2 * WINDOW - 1;
+                    match n {
+                        0 => {}
+                        1 => both[to & M] = both[a & M],
+                        _ => {
+                            for i in 0..n {
+                                both[(to + i) & M] = both[(a + i) & M];
+                            }
+                        }
+                    }
                 }
                 fidx = callee;
                 code = callee_code;
