@@ -159,6 +159,8 @@ pub(crate) struct Emitter<'s, S: TupleSink> {
     pub(crate) edge: bool,
     pub(crate) call: bool,
     pub(crate) counts: [u64; 3],
+    /// Whether to count tuples per kind (for statistics).
+    pub(crate) count: bool,
     sink: &'s mut S,
 }
 
@@ -177,14 +179,13 @@ impl<'s, S: TupleSink> Emitter<'s, S> {
             edge: S::ACTIVE && mask.contains(Kind::Edge),
             call: S::ACTIVE && mask.contains(Kind::Call),
             counts: [0; 3],
+            count: false,
             sink,
         }
     }
 
     #[inline(always)]
     pub(crate) fn push(&mut self, kind: Kind, a: u64, b: u64) {
-        // `kind` is a constant at every call site, so this is one add.
-        self.counts[kind as usize] += 1;
         if let Some(slot) = self.buf.get_mut(self.len) {
             *slot = Tuple { kind, a, b };
         }
@@ -196,6 +197,13 @@ impl<'s, S: TupleSink> Emitter<'s, S> {
 
     #[inline(never)]
     pub(crate) fn flush(&mut self) {
+        // Counting here, once per batch, keeps the per-tuple path to a
+        // store and a compare.
+        if self.count {
+            for t in &self.buf[..self.len] {
+                self.counts[t.kind as usize] += 1;
+            }
+        }
         self.sink.accept(&self.buf[..self.len]);
         self.len = 0;
     }

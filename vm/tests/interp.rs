@@ -236,6 +236,10 @@ fn batches_are_bounded_and_complete() {
     let p =
         asm::assemble(".func main(n)\n li r1, 0\n top: loop r1, n, top\n ret r1\n.end").unwrap();
     let mut s = Sizes(Vec::new());
+    let cfg = Config {
+        count_steps: true,
+        ..Config::default()
+    };
     let o = interp::run_with_sink(
         &p,
         Input {
@@ -244,7 +248,7 @@ fn batches_are_bounded_and_complete() {
         },
         &mut std::io::sink(),
         &mut s,
-        &Config::default(),
+        &cfg,
     )
     .unwrap();
     assert!(s.0.iter().all(|&n| n <= toyvm_vm::tuple::BATCH));

@@ -31,7 +31,8 @@ use crate::{Error, Result};
 pub struct Config {
     /// Stop with a trap after this many executed instructions.
     pub fuel: Option<u64>,
-    /// Count executed instructions even without a fuel limit (for stats).
+    /// Count executed instructions and emitted tuples (for statistics),
+    /// even without a fuel limit.
     pub count_steps: bool,
     /// Deepest call nesting before a stack-overflow trap.
     pub max_depth: usize,
@@ -57,7 +58,8 @@ pub struct Outcome {
     pub value: i64,
     /// Instructions executed, when counted.
     pub steps: Option<u64>,
-    /// Tuples emitted per kind (value, edge, call).
+    /// Tuples emitted per kind (value, edge, call), counted when
+    /// [`Config::count_steps`] is on (zero otherwise).
     pub tuples: [u64; 3],
 }
 
@@ -91,6 +93,7 @@ pub fn run_with_sink<S: TupleSink>(
 ) -> Result<Outcome> {
     let mut m = Machine::new(p, input, out)?;
     let mut em = Emitter::new(sink, cfg.kinds);
+    em.count = cfg.count_steps;
     let counting = cfg.fuel.is_some() || cfg.count_steps;
     let fuel = cfg.fuel.unwrap_or(u64::MAX);
     let result = if counting {
