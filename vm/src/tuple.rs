@@ -106,13 +106,42 @@ impl fmt::Display for KindMask {
 /// Tuples per batch handed to a sink.
 pub const BATCH: usize = 1024;
 
-/// Where the interpreter's tuples go.
+/// Where the interpreter's tuples go, and (for a runtime with a JIT) where
+/// its compiled code comes from.
+///
+/// Contract:
+/// 1. `accept` receives every emitted tuple exactly once, in execution
+///    order, in batches of at most [`BATCH`].
+/// 2. If `JIT` is true, the interpreter calls `region_at` after every taken
+///    branch, `jmp`, `jtab` and call entry, with the pc it is about to run;
+///    when it answers `Some(id)`, the interpreter calls `run_region` with
+///    the current frame's registers and the memory instead of
+///    interpreting, and resumes interpreting the same function at the
+///    returned instruction offset.  The instruction there is interpreted
+///    without another `region_at` check.
+/// 3. `run_region` must leave registers and memory exactly as interpreting
+///    from that pc up to the returned offset would have.
 pub trait TupleSink {
     /// `false` only for sinks that never want a tuple; the interpreter is
     /// then compiled without any emission code.
     const ACTIVE: bool = true;
+    /// Whether this sink supplies compiled code; when `false` the
+    /// interpreter contains no region checks at all.
+    const JIT: bool = false;
     /// Takes one batch (at most [`BATCH`] tuples, in execution order).
     fn accept(&mut self, batch: &[Tuple]);
+    /// The compiled region that starts at `func`'s instruction `pc`, if any.
+    #[inline(always)]
+    fn region_at(&mut self, func: u32, pc: u32) -> Option<u32> {
+        let _ = (func, pc);
+        None
+    }
+    /// Runs compiled region `id`; returns the instruction offset in the
+    /// same function where interpretation resumes.
+    fn run_region(&mut self, id: u32, regs: &mut [i64; 256], mem: &mut [i64]) -> u32 {
+        let _ = (regs, mem);
+        unreachable!("region {id} was never offered: this sink has no compiled code")
+    }
 }
 
 /// No profiling: emission compiles away.
@@ -146,22 +175,30 @@ impl TupleSink for Vec<Tuple> {
 
 impl<S: TupleSink + ?Sized> TupleSink for &mut S {
     const ACTIVE: bool = S::ACTIVE;
+    const JIT: bool = S::JIT;
     fn accept(&mut self, batch: &[Tuple]) {
         (**self).accept(batch)
+    }
+    #[inline(always)]
+    fn region_at(&mut self, func: u32, pc: u32) -> Option<u32> {
+        (**self).region_at(func, pc)
+    }
+    fn run_region(&mut self, id: u32, regs: &mut [i64; 256], mem: &mut [i64]) -> u32 {
+        (**self).run_region(id, regs, mem)
     }
 }
 
 /// The interpreter's fixed tuple buffer in front of a sink.
 pub(crate) struct Emitter<'s, S: TupleSink> {
     buf: Box<[Tuple; BATCH]>,
-    len: usize,
+    pub(crate) len: usize,
     pub(crate) value: bool,
     pub(crate) edge: bool,
     pub(crate) call: bool,
     pub(crate) counts: [u64; 3],
     /// Whether to count tuples per kind (for statistics).
     pub(crate) count: bool,
-    sink: &'s mut S,
+    pub(crate) sink: &'s mut S,
 }
 
 impl<'s, S: TupleSink> Emitter<'s, S> {

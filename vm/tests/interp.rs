@@ -290,3 +290,56 @@ fn verifier_names_function_offset_and_problem() {
         .to_string();
     assert!(window.contains("run past the 2 registers"), "{window}");
 }
+
+/// A host that "compiles" one loop by hand: the protocol of `TupleSink`'s
+/// `JIT` side, checked without a real JIT.
+#[test]
+fn hosts_can_run_compiled_regions_and_resume() {
+    struct Host {
+        entered: u32,
+        edges: u64,
+    }
+    impl toyvm_vm::TupleSink for Host {
+        const JIT: bool = true;
+        fn accept(&mut self, batch: &[Tuple]) {
+            self.edges += batch.iter().filter(|t| t.kind == Kind::Edge).count() as u64;
+        }
+        fn region_at(&mut self, func: u32, pc: u32) -> Option<u32> {
+            (func == 0 && pc == 2).then_some(7)
+        }
+        fn run_region(&mut self, id: u32, regs: &mut [i64; 256], _mem: &mut [i64]) -> u32 {
+            assert_eq!(id, 7);
+            self.entered += 1;
+            // The loop `top: add r1, r1, r2; loop r2, n, top`, run natively
+            // to its exit, then resume after it.
+            loop {
+                regs[1] = regs[1].wrapping_add(regs[2]);
+                regs[2] += 1;
+                if regs[2] > regs[0] {
+                    return 4;
+                }
+            }
+        }
+    }
+    let src = ".func main(n)\n li r1, 0\n li r2, 1\n top:\n add r1, r1, r2\n loop r2, n, top\n ret r1\n.end";
+    let p = asm::assemble(src).unwrap();
+    let mut host = Host {
+        entered: 0,
+        edges: 0,
+    };
+    let o = interp::run_with_sink(
+        &p,
+        Input {
+            args: &[100],
+            file: &[],
+        },
+        &mut std::io::sink(),
+        &mut host,
+        &Config::default(),
+    )
+    .unwrap();
+    assert_eq!(o.value, 5050);
+    // The first iteration is interpreted; its taken back edge enters the region.
+    assert_eq!(host.entered, 1);
+    assert_eq!(host.edges, 1);
+}

@@ -263,9 +263,25 @@ impl<'p, 'o> Machine<'p, 'o> {
                 pc += 1;
             }};
         }
+        // After a control transfer to `pc`: run compiled code if a region
+        // starts there (only in hosts with a JIT; see `TupleSink`).
+        macro_rules! transfer {
+            () => {
+                if S::JIT
+                    && let Some(id) = em.sink.region_at(fidx as u32, pc as u32)
+                {
+                    if em.len > 0 {
+                        // Tuples stay in execution order across compiled code.
+                        em.flush();
+                    }
+                    pc = em.sink.run_region(id, regs, &mut self.mem) as usize;
+                }
+            };
+        }
         macro_rules! branch {
             ($cond:expr, $target:ident) => {{
-                let next = if $cond { $target as usize } else { pc + 1 };
+                let taken = $cond;
+                let next = if taken { $target as usize } else { pc + 1 };
                 if S::ACTIVE && em.edge {
                     em.push(
                         Kind::Edge,
@@ -274,6 +290,9 @@ impl<'p, 'o> Machine<'p, 'o> {
                     );
                 }
                 pc = next;
+                if taken {
+                    transfer!();
+                }
             }};
         }
         macro_rules! fail {
@@ -353,6 +372,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                         );
                     }
                 }
+                transfer!();
             }};
         }
 
@@ -449,7 +469,10 @@ impl<'p, 'o> Machine<'p, 'o> {
                     pc += 1;
                 }
 
-                Instr::Jmp { target } => pc = target as usize,
+                Instr::Jmp { target } => {
+                    pc = target as usize;
+                    transfer!();
+                }
                 Instr::Jnz { a, target } => branch!(regs[a as usize] != 0, target),
                 Instr::Jz { a, target } => branch!(regs[a as usize] == 0, target),
                 Instr::Beq { a, b, target } => {
@@ -492,6 +515,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                         );
                     }
                     pc = next;
+                    transfer!();
                 }
 
                 Instr::Call { d, f, a, n } => enter!(d, f as usize, a, n),
