@@ -22,6 +22,20 @@
 //! ```
 
 pub mod record;
+pub mod runtime;
+
+pub use runtime::{RunReport, Runtime, Stats};
+
+/// Everything that can go wrong in the runtime.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Vm(#[from] toyvm_vm::Error),
+    #[error(transparent)]
+    Profiler(#[from] toyvm_profiler::Error),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 pub use toyvm_profiler as profiler;
 pub use toyvm_vm as vm;

@@ -39,6 +39,18 @@ enum Command {
         /// Stop with a trap after this many executed instructions.
         #[arg(long, value_name = "N")]
         fuel: Option<u64>,
+        /// The profiler model that watches the run: a spec such as
+        /// `multihash:tables=4,entries=2048`, `perfect`, or `none`.
+        #[arg(
+            long,
+            value_name = "SPEC",
+            default_value = "none",
+            conflicts_with = "record"
+        )]
+        profile: String,
+        /// Print each interval's candidates (with `--profile`).
+        #[arg(long)]
+        candidates: bool,
         /// Record the tuple stream to this trace file.
         #[arg(long, value_name = "FILE")]
         record: Option<PathBuf>,
@@ -140,12 +152,26 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             args,
             input,
             fuel,
+            profile,
+            candidates,
             record,
             record_format,
             kinds,
             stats,
             json,
         } => {
+            if record.is_none() {
+                return run_profiled(
+                    &file,
+                    &args,
+                    input.as_deref(),
+                    fuel,
+                    &profile,
+                    candidates,
+                    stats,
+                    json,
+                );
+            }
             let program = load(&file)?;
             let args = parse_args(&args)?;
             let input_bytes = match &input {
@@ -299,6 +325,98 @@ fn parse_args(args: &[String]) -> Result<Vec<i64>, Failure> {
             })
         })
         .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_profiled(
+    file: &Path,
+    args: &[String],
+    input: Option<&Path>,
+    fuel: Option<u64>,
+    profile: &str,
+    candidates: bool,
+    stats: bool,
+    json: bool,
+) -> Result<u8, Failure> {
+    let program = load(file)?;
+    let args = parse_args(args)?;
+    let input_bytes = match input {
+        Some(p) => read(p)?,
+        None => Vec::new(),
+    };
+    let rt = toyvm::Runtime::builder(program)
+        .profile_str(profile)
+        .map_err(|e| Failure::usage(e.to_string()))?
+        .fuel(fuel)
+        .keep_candidates(candidates)
+        .build();
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let report = rt
+        .run(
+            Input {
+                args: &args,
+                file: &input_bytes,
+            },
+            &mut out,
+        )
+        .map_err(|e| match e {
+            toyvm::Error::Vm(toyvm_vm::Error::Trap(t)) => Failure {
+                status: 3,
+                msg: format!("{}: {t}", file.display()),
+            },
+            other => Failure::usage(format!("{}: {other}", file.display())),
+        })?;
+    drop(out);
+    if candidates {
+        for i in &report.intervals {
+            eprintln!("interval {}: {} candidates", i.index, i.candidates.len());
+            for c in &i.candidates {
+                eprintln!(
+                    "  {:>10}  {:?} 0x{:x} {}",
+                    c.count, c.tuple.kind, c.tuple.a, c.tuple.b
+                );
+            }
+        }
+    }
+    if stats {
+        let s = &report.stats;
+        if json {
+            eprintln!("{}", serde_json::to_string(s).expect("stats serialize"));
+        } else {
+            let ns = if s.instructions > 0 {
+                s.interpreter_seconds * 1e9 / s.instructions as f64
+            } else {
+                0.0
+            };
+            eprintln!("-- toyvm stats --");
+            eprintln!("profile            {}", s.profile);
+            eprintln!("wall time          {:.3} s", s.wall_seconds);
+            eprintln!(
+                "  interpreter      {:.3} s ({ns:.2} ns / instruction)",
+                s.interpreter_seconds
+            );
+            eprintln!("  profiler model   {:.3} s", s.profiler_seconds);
+            eprintln!("instructions       {}", s.instructions);
+            eprintln!(
+                "tuples             value {} / edge {} / call {}",
+                s.tuples.value, s.tuples.edge, s.tuples.call
+            );
+            if s.profile != "none" {
+                eprintln!(
+                    "intervals          {} ({} candidates)",
+                    s.intervals, s.candidates
+                );
+                eprintln!("model state        {} bytes", s.state_bytes);
+                eprintln!(
+                    "messages           {} ({} modeled cycles)",
+                    s.messages, s.cycles
+                );
+            }
+            eprintln!("result             {}", report.outcome.value);
+        }
+    }
+    Ok(report.outcome.exit_status())
 }
 
 fn print_stats(o: &Outcome, secs: f64, json: bool) {

@@ -153,3 +153,44 @@ fn help_explains_each_command() {
         assert!(text.contains(flag), "{text}");
     }
 }
+
+#[test]
+fn profiling_a_run_changes_nothing_the_program_prints() {
+    let case = common::load(&common::root().join("programs/sieve.tasm"));
+    let arg = case.args[0].to_string();
+    let plain = toyvm(&["run", s(&case.path), &arg]);
+    assert!(plain.status.success());
+    for spec in ["perfect", "multihash", "stratified", "rap", "conte"] {
+        let o = toyvm(&[
+            "run",
+            s(&case.path),
+            &arg,
+            "--profile",
+            spec,
+            "--stats",
+            "--json",
+        ]);
+        assert!(
+            o.status.success(),
+            "{spec}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(o.stdout, plain.stdout, "{spec}");
+        let stats: serde_json::Value = serde_json::from_slice(&o.stderr).unwrap();
+        assert!(stats["intervals"].as_u64().unwrap() > 0, "{spec}: {stats}");
+        assert!(stats["profile"].as_str().unwrap().starts_with(spec));
+    }
+    let o = toyvm(&[
+        "run",
+        s(&case.path),
+        &arg,
+        "--profile",
+        "multihash:tables=x",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("tables"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

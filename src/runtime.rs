@@ -1,0 +1,253 @@
+//! The runtime: a program, a profiler model fed through the interval driver,
+//! and statistics about where the time went.
+//!
+//! Runs are deterministic: intervals are counted in tuples, and every
+//! decision taken at an interval end happens at the same point of the
+//! program's execution on every run.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use toyvm_profiler::{Candidate, IntervalDriver, ProfilerSpec};
+use toyvm_vm::interp::{self, Config, Input, Outcome};
+use toyvm_vm::{Kind, KindMask, Program, Tuple, TupleSink};
+
+use crate::record::to_profiler;
+
+/// Configures and runs a program.
+#[derive(Clone, Debug)]
+pub struct Runtime {
+    program: Program,
+    profile: Option<ProfilerSpec>,
+    fuel: Option<u64>,
+    keep_candidates: bool,
+}
+
+/// Builds a [`Runtime`].
+#[derive(Clone, Debug)]
+pub struct RuntimeBuilder {
+    rt: Runtime,
+}
+
+impl RuntimeBuilder {
+    /// The profiler model driving the run (`None`: interpreter only).
+    pub fn profile(mut self, spec: Option<ProfilerSpec>) -> Self {
+        self.rt.profile = spec;
+        self
+    }
+
+    /// Parses and sets the profile spec; `none` means no profiler.
+    pub fn profile_str(self, spec: &str) -> crate::Result<Self> {
+        if spec.trim() == "none" {
+            return Ok(self.profile(None));
+        }
+        let spec = toyvm_profiler::parse_spec(spec)?;
+        Ok(self.profile(Some(spec)))
+    }
+
+    /// Stop with a trap after this many interpreted instructions.
+    pub fn fuel(mut self, fuel: Option<u64>) -> Self {
+        self.rt.fuel = fuel;
+        self
+    }
+
+    /// Keep every interval's candidates in the report.
+    pub fn keep_candidates(mut self, keep: bool) -> Self {
+        self.rt.keep_candidates = keep;
+        self
+    }
+
+    pub fn build(self) -> Runtime {
+        self.rt
+    }
+}
+
+/// Where a run's time went and what the profiler did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    pub wall_seconds: f64,
+    /// Wall time minus time inside the profiler model.
+    pub interpreter_seconds: f64,
+    /// Time inside the profiler model (the interval driver and the model).
+    pub profiler_seconds: f64,
+    /// Instructions the interpreter executed.
+    pub instructions: u64,
+    /// Tuples emitted per kind.
+    pub tuples: TupleCounts,
+    /// The profiler spec, canonical form (`none` without one).
+    pub profile: String,
+    pub intervals: u64,
+    /// Candidates reported over all intervals.
+    pub candidates: u64,
+    /// The model's modeled hardware state.
+    pub state_bytes: u64,
+    /// Messages the model delivered to software, and their modeled cycles.
+    pub messages: u64,
+    pub cycles: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct TupleCounts {
+    pub value: u64,
+    pub edge: u64,
+    pub call: u64,
+}
+
+/// One interval's candidates.
+#[derive(Clone, Debug, Serialize)]
+pub struct IntervalCandidates {
+    pub index: u64,
+    pub candidates: Vec<Candidate>,
+}
+
+/// The result of a run.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    pub outcome: Outcome,
+    pub stats: Stats,
+    /// Per-interval candidates, when asked for.
+    pub intervals: Vec<IntervalCandidates>,
+}
+
+/// The interpreter's host: converts batches and feeds the interval driver.
+struct Host {
+    driver: Option<IntervalDriver>,
+    scratch: Vec<toyvm_profiler::Tuple>,
+    profiler_time: Duration,
+    intervals: u64,
+    candidates: u64,
+    keep: bool,
+    kept: Vec<IntervalCandidates>,
+}
+
+impl Host {
+    fn on_interval(&mut self, index: u64, candidates: &[Candidate]) {
+        self.intervals += 1;
+        self.candidates += candidates.len() as u64;
+        if self.keep {
+            self.kept.push(IntervalCandidates {
+                index,
+                candidates: candidates.to_vec(),
+            });
+        }
+    }
+
+    fn feed(&mut self, batch: Option<&[Tuple]>) {
+        let Some(mut driver) = self.driver.take() else {
+            return;
+        };
+        let start = Instant::now();
+        let mut ended = Vec::new();
+        match batch {
+            Some(batch) => {
+                self.scratch.clear();
+                self.scratch.extend(batch.iter().map(to_profiler));
+                driver.observe_batch(&self.scratch, |end| {
+                    ended.push((end.index, end.candidates.to_vec()))
+                });
+            }
+            None => driver.finish(|end| ended.push((end.index, end.candidates.to_vec()))),
+        }
+        self.profiler_time += start.elapsed();
+        for (index, c) in ended {
+            self.on_interval(index, &c);
+        }
+        self.driver = Some(driver);
+    }
+}
+
+impl TupleSink for Host {
+    fn accept(&mut self, batch: &[Tuple]) {
+        self.feed(Some(batch));
+    }
+}
+
+fn kind_mask(spec: &ProfilerSpec) -> KindMask {
+    let mut m = KindMask::NONE;
+    for (k, p) in [
+        (Kind::Value, toyvm_profiler::Kind::Value),
+        (Kind::Edge, toyvm_profiler::Kind::Edge),
+        (Kind::Call, toyvm_profiler::Kind::Call),
+    ] {
+        if spec.kinds.contains(p) {
+            m = m.with(k);
+        }
+    }
+    m
+}
+
+impl Runtime {
+    pub fn builder(program: Program) -> RuntimeBuilder {
+        RuntimeBuilder {
+            rt: Runtime {
+                program,
+                profile: None,
+                fuel: None,
+                keep_candidates: false,
+            },
+        }
+    }
+
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// Runs the program to completion.
+    pub fn run(&self, input: Input<'_>, out: &mut dyn Write) -> crate::Result<RunReport> {
+        let cfg = Config {
+            fuel: self.fuel,
+            count_steps: true,
+            kinds: self.profile.as_ref().map_or(KindMask::NONE, kind_mask),
+            ..Config::default()
+        };
+        let start = Instant::now();
+        let mut host = Host {
+            driver: self.profile.as_ref().map(IntervalDriver::new),
+            scratch: Vec::with_capacity(toyvm_vm::tuple::BATCH),
+            profiler_time: Duration::ZERO,
+            intervals: 0,
+            candidates: 0,
+            keep: self.keep_candidates,
+            kept: Vec::new(),
+        };
+        let outcome = if host.driver.is_some() {
+            interp::run_with_sink(&self.program, input, out, &mut host, &cfg)?
+        } else {
+            interp::run(&self.program, input, out, &cfg)?
+        };
+        host.feed(None);
+        let wall = start.elapsed();
+        let mut stats = Stats {
+            wall_seconds: wall.as_secs_f64(),
+            interpreter_seconds: (wall - host.profiler_time.min(wall)).as_secs_f64(),
+            profiler_seconds: host.profiler_time.as_secs_f64(),
+            instructions: outcome.steps.unwrap_or(0),
+            tuples: TupleCounts {
+                value: outcome.tuples[0],
+                edge: outcome.tuples[1],
+                call: outcome.tuples[2],
+            },
+            profile: self
+                .profile
+                .as_ref()
+                .map_or_else(|| "none".to_owned(), |s| s.to_string()),
+            intervals: host.intervals,
+            candidates: host.candidates,
+            ..Stats::default()
+        };
+        if let Some(driver) = &host.driver
+            && let Some(model) = driver.models().next()
+        {
+            stats.state_bytes = model.state_bytes() as u64;
+            let o = model.overhead();
+            stats.messages = o.messages;
+            stats.cycles = o.cycles;
+        }
+        Ok(RunReport {
+            outcome,
+            stats,
+            intervals: host.kept,
+        })
+    }
+}
