@@ -23,6 +23,7 @@
 
 pub mod record;
 pub mod runtime;
+pub mod verify;
 
 pub use runtime::{RunReport, Runtime, Stats};
 
@@ -33,6 +34,8 @@ pub enum Error {
     Vm(#[from] toyvm_vm::Error),
     #[error(transparent)]
     Profiler(#[from] toyvm_profiler::Error),
+    #[error("{0}")]
+    Usage(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

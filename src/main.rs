@@ -97,6 +97,42 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         top: usize,
     },
+    /// Verify a profiler model against a perfect profile, in two passes.
+    ///
+    /// Pass 1 runs the program under the perfect profiler and records, per
+    /// interval, the entries a correct model must report (saved with
+    /// `--reference`). Pass 2 runs the model and checks, over all intervals,
+    /// that it finds the hot entries, estimates their counts within the
+    /// tolerance and reports no systematic false positives. Exit status 0
+    /// only when every criterion passes (1 otherwise).
+    Verify {
+        /// The program (bytecode or assembly).
+        file: PathBuf,
+        /// Integer arguments for the entry function.
+        #[arg(allow_negative_numbers = true)]
+        args: Vec<String>,
+        /// The model under test.
+        #[arg(long, value_name = "SPEC")]
+        profile: String,
+        /// Reference file: reused if it exists, otherwise pass 1 writes it.
+        #[arg(long, value_name = "REF.json")]
+        reference: Option<PathBuf>,
+        /// A file loaded into memory at the program's `.input` address.
+        #[arg(long, value_name = "FILE")]
+        input: Option<PathBuf>,
+        /// Width of the neutral band around the threshold (fraction of it).
+        #[arg(long, default_value_t = 0.25)]
+        margin: f64,
+        /// Allowed relative error of a reported count.
+        #[arg(long, default_value_t = 0.10)]
+        tolerance: f64,
+        /// Fraction of intervals that must conform for a criterion to pass.
+        #[arg(long, default_value_t = 0.90)]
+        quorum: f64,
+        /// Print the verdict as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Disassemble a program into canonical text assembly.
     ///
     /// `toyvm asm` on the output reproduces the `.bc` file byte for byte.
@@ -250,6 +286,70 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             println!("{text}");
             Ok(0)
         }
+        Command::Verify {
+            file,
+            args,
+            profile,
+            reference,
+            input,
+            margin,
+            tolerance,
+            quorum,
+            json,
+        } => {
+            let program = load(&file)?;
+            let args = parse_args(&args)?;
+            let input_bytes = match &input {
+                Some(p) => read(p)?,
+                None => Vec::new(),
+            };
+            let spec =
+                toyvm_profiler::parse_spec(&profile).map_err(|e| Failure::usage(e.to_string()))?;
+            let fail = |e: toyvm::Error| Failure::usage(format!("{}: {e}", file.display()));
+            let reference_data = match &reference {
+                Some(path) if path.exists() => {
+                    let r = toyvm::verify::load(&read(path)?)
+                        .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+                    eprintln!("pass 1: reusing {}", path.display());
+                    r
+                }
+                _ => {
+                    let tol = toyvm::verify::Tolerances {
+                        margin,
+                        tolerance,
+                        quorum,
+                    };
+                    let r = toyvm::verify::record_reference(
+                        &program,
+                        &file.display().to_string(),
+                        &args,
+                        &input_bytes,
+                        &spec,
+                        tol,
+                    )
+                    .map_err(fail)?;
+                    if let Some(path) = &reference {
+                        let mut f = fs::File::create(path)
+                            .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+                        toyvm::verify::save(&r, &mut f)
+                            .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+                        eprintln!("pass 1: wrote {}", path.display());
+                    }
+                    r
+                }
+            };
+            let verdict = toyvm::verify::check(&program, &input_bytes, &spec, &reference_data)
+                .map_err(fail)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&verdict).expect("verdict serializes")
+                );
+            } else {
+                print!("{}", verdict.to_text());
+            }
+            Ok(if verdict.passed() { 0 } else { 1 })
+        }
         Command::Dis { file, output } => {
             let program = load(&file)?;
             let text = asm::disassemble(&program);
@@ -349,6 +449,7 @@ fn run_profiled(
         .map_err(|e| Failure::usage(e.to_string()))?
         .fuel(fuel)
         .keep_candidates(candidates)
+        .count_instructions(stats)
         .build();
     let stdout = io::stdout();
     let mut out = stdout.lock();

@@ -22,6 +22,7 @@ pub struct Runtime {
     profile: Option<ProfilerSpec>,
     fuel: Option<u64>,
     keep_candidates: bool,
+    count: bool,
 }
 
 /// Builds a [`Runtime`].
@@ -52,6 +53,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Count executed instructions and tuples per kind for [`Stats`]
+    /// (costs a little interpreter speed; off by default).
+    pub fn count_instructions(mut self, count: bool) -> Self {
+        self.rt.count = count;
+        self
+    }
+
     /// Keep every interval's candidates in the report.
     pub fn keep_candidates(mut self, keep: bool) -> Self {
         self.rt.keep_candidates = keep;
@@ -71,9 +79,9 @@ pub struct Stats {
     pub interpreter_seconds: f64,
     /// Time inside the profiler model (the interval driver and the model).
     pub profiler_seconds: f64,
-    /// Instructions the interpreter executed.
+    /// Instructions the interpreter executed (when counted).
     pub instructions: u64,
-    /// Tuples emitted per kind.
+    /// Tuples emitted per kind (when counted).
     pub tuples: TupleCounts,
     /// The profiler spec, canonical form (`none` without one).
     pub profile: String,
@@ -185,6 +193,7 @@ impl Runtime {
                 profile: None,
                 fuel: None,
                 keep_candidates: false,
+                count: false,
             },
         }
     }
@@ -197,7 +206,7 @@ impl Runtime {
     pub fn run(&self, input: Input<'_>, out: &mut dyn Write) -> crate::Result<RunReport> {
         let cfg = Config {
             fuel: self.fuel,
-            count_steps: true,
+            count_steps: self.count,
             kinds: self.profile.as_ref().map_or(KindMask::NONE, kind_mask),
             ..Config::default()
         };

@@ -267,8 +267,10 @@ pub struct BucketError {
     pub lo: u64,
     /// Highest block weight in the bucket (`u64::MAX` for the last).
     pub hi: u64,
-    /// Blocks in the bucket.
+    /// Blocks in the bucket the model estimated (gave at least one outgoing arc).
     pub blocks: u64,
+    /// Blocks in the bucket the model gave no arc for (not in its WCFG; not summed).
+    pub missing: u64,
     /// Formula 2: the sum of the blocks' maximum arc-weight differences.
     pub sum: f64,
     /// The mean difference per block, in percent (Table IV's scale).
@@ -278,6 +280,9 @@ pub struct BucketError {
 /// Conte's formula 1-2: for each block i, `dw_i = max_j |w_ij - west_ij|` over its
 /// successors, with arc weights normalized to the block's out-flow; summed per bucket of
 /// actual block weight.  `bounds` are the bucket boundaries (Table IV uses `[10_000]`).
+/// Blocks the estimate has no arc for are counted as `missing`, not summed: a model that
+/// reports only hot arcs has no WCFG for cold blocks, and normalizing nothing would be
+/// charged as a 100% difference that says nothing about its estimates.
 pub fn arc_weight_error(
     actual: &TupleMap<u64>,
     estimate: &TupleMap<u64>,
@@ -301,6 +306,7 @@ pub fn arc_weight_error(
             lo,
             hi: edges.get(i + 1).map_or(u64::MAX, |h| h - 1),
             blocks: 0,
+            missing: 0,
             sum: 0.0,
             mean_percent: 0.0,
         })
@@ -310,6 +316,12 @@ pub fn arc_weight_error(
         let out: u64 = arcs.values().sum();
         let e = est.get(a).unwrap_or(&empty);
         let eout: u64 = e.values().sum();
+        let wt = weights.get(a).copied().unwrap_or(out);
+        let k = edges.partition_point(|&lo| lo <= wt) - 1;
+        if eout == 0 {
+            buckets[k].missing += 1;
+            continue;
+        }
         let mut dw: f64 = 0.0;
         for b in arcs.keys().chain(e.keys()) {
             let w = arcs.get(b).copied().unwrap_or(0) as f64 / out.max(1) as f64;
@@ -320,8 +332,6 @@ pub fn arc_weight_error(
             };
             dw = dw.max((w - we).abs());
         }
-        let wt = weights.get(a).copied().unwrap_or(out);
-        let k = edges.partition_point(|&lo| lo <= wt) - 1;
         buckets[k].blocks += 1;
         buckets[k].sum += dw;
     }

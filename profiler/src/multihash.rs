@@ -96,18 +96,27 @@ impl MultiHash {
 
     #[inline]
     fn indices(&self, t: &Tuple, idx: &mut [usize; MAX_TABLES]) {
+        let reduce = |raw: usize| {
+            if self.pow2 {
+                raw & (self.size - 1)
+            } else {
+                raw % self.size
+            }
+        };
+        if self.n <= 4 {
+            // One packed word holds every index: the common case, kept branch-light.
+            let word = self.hash.word(t, 0);
+            for (f, slot) in idx.iter_mut().enumerate().take(self.n) {
+                *slot = f * self.size + reduce(((word >> (16 * f)) & 0xffff) as usize);
+            }
+            return;
+        }
         let mut word = 0;
         for (f, slot) in idx.iter_mut().enumerate().take(self.n) {
             if f % 4 == 0 {
                 word = self.hash.word(t, f / 4);
             }
-            let raw = ((word >> (16 * (f % 4))) & 0xffff) as usize;
-            let i = if self.pow2 {
-                raw & (self.size - 1)
-            } else {
-                raw % self.size
-            };
-            *slot = f * self.size + i;
+            *slot = f * self.size + reduce(((word >> (16 * (f % 4))) & 0xffff) as usize);
         }
     }
 
@@ -119,16 +128,14 @@ impl MultiHash {
         let max = self.max;
         let new_min = if self.opts.conservative {
             let min = idx.iter().map(|&i| self.counters[i]).min().unwrap_or(0);
-            if min < max {
-                for &i in idx {
-                    if self.counters[i] == min {
-                        self.counters[i] = min + 1;
-                    }
-                }
-                min + 1
-            } else {
-                min
+            // Branch-free: which counters equal the minimum is data-dependent and would
+            // mispredict about half the time.
+            let bump = (min < max) as u32;
+            for &i in idx {
+                let c = self.counters[i];
+                self.counters[i] = c + ((c == min) as u32 & bump);
             }
+            min + bump
         } else {
             let mut m = u32::MAX;
             for &i in idx {

@@ -27,6 +27,7 @@ pub struct Overhead {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct HotRange {
     /// The tuple kind (RAP keeps one tree per kind, the paper's "profile type").
+    #[serde(serialize_with = "kind_word")]
     pub kind: Kind,
     /// Lowest `a` in the range.
     pub a_lo: u64,
@@ -50,6 +51,11 @@ impl HotRange {
             && (self.a_lo..=self.a_hi).contains(&t.a)
             && (self.b_lo..=self.b_hi).contains(&t.b)
     }
+}
+
+/// Kinds in JSON are the spec words (`value`, `edge`, `call`), as candidates print them.
+fn kind_word<S: serde::Serializer>(k: &Kind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(k.word())
 }
 
 /// A model of a profiler.
@@ -113,7 +119,9 @@ pub trait Profiler: Send + std::fmt::Debug {
     fn overhead(&self) -> Overhead;
 
     /// Hot ranges, for range-aware models; empty for the others.  Call after
-    /// `end_interval` to get the ranges of the interval just ended.
+    /// `end_interval`: RAP with `reset=on` gives the ranges of the interval just ended;
+    /// its default cumulative tree gives those of the whole stream so far (computing them
+    /// walks the tree, so call it when needed, not per interval).
     fn hot_ranges(&self) -> Vec<HotRange> {
         Vec::new()
     }

@@ -180,9 +180,14 @@ impl Group {
             for c in &cands {
                 *l.estimates.entry(c.tuple).or_insert(0) += c.count;
             }
-            let ranges = l.model.hot_ranges();
-            // A cumulative RAP tree's ranges cover the run so far: compared at the end.
-            if !ranges.is_empty() && !cumulative_ranges(&l.spec) {
+            // A cumulative RAP tree's ranges cover the run so far: read and compared once,
+            // at the end (reading them walks the whole tree).
+            let ranges = if cumulative_ranges(&l.spec) {
+                Vec::new()
+            } else {
+                l.model.hot_ranges()
+            };
+            if !ranges.is_empty() {
                 let r = metrics::range_error(&exact, &ranges);
                 l.range_err.0 += r.ranges;
                 l.range_err.1 += r.mean_percent * r.ranges as f64;
@@ -290,8 +295,14 @@ fn summarize(l: &Lane, run_exact: &TupleMap<u64>) -> ModelReport {
     };
     let arc_weight_error =
         has_kind(Kind::Edge).then(|| metrics::arc_weight_error(run_exact, &l.estimates, &[10_000]));
+    let mut intervals = l.intervals.clone();
     let range_error = if cumulative_ranges(&l.spec) {
-        Some(metrics::range_error(run_exact, &l.model.hot_ranges()))
+        let ranges = l.model.hot_ranges();
+        let err = metrics::range_error(run_exact, &ranges);
+        if let Some(last) = intervals.last_mut() {
+            last.ranges = ranges;
+        }
+        Some(err)
     } else {
         matches!(l.spec.model, Model::Rap(_)).then(|| RangeError {
             ranges: l.range_err.0,
@@ -306,7 +317,7 @@ fn summarize(l: &Lane, run_exact: &TupleMap<u64>) -> ModelReport {
     ModelReport {
         spec: l.spec.to_string(),
         model: l.spec.model.name(),
-        intervals: l.intervals.clone(),
+        intervals,
         summary: Summary {
             error: e.error,
             false_positive: e.false_positive,
@@ -366,7 +377,7 @@ impl Report {
                 let _ = writeln!(s, "  invariance error {}", pct(v));
             }
             if let Some(b) = &x.arc_weight_error {
-                for b in b.iter().filter(|b| b.blocks > 0) {
+                for b in b.iter().filter(|b| b.blocks + b.missing > 0) {
                     let hi = if b.hi == u64::MAX {
                         "inf".to_string()
                     } else {
@@ -374,8 +385,8 @@ impl Report {
                     };
                     let _ = writeln!(
                         s,
-                        "  arc-weight error, blocks [{}, {hi}): {} blocks, mean {:.2}%",
-                        b.lo, b.blocks, b.mean_percent
+                        "  arc-weight error, blocks [{}, {hi}): {} blocks, mean {:.2}% ({} without estimates)",
+                        b.lo, b.blocks, b.mean_percent, b.missing
                     );
                 }
             }

@@ -32,7 +32,6 @@ mod trie;
 pub use buffer::EventBuffer;
 pub use trie::{NodeView, RapTree};
 
-use crate::hash::TupleMap;
 use crate::profiler::{Candidate, HotRange, Overhead, Profiler, sort_candidates};
 use crate::spec::{ProfilerSpec, RapOptions};
 use crate::tuple::{Kind, KindSet, Tuple};
@@ -196,8 +195,6 @@ pub struct Rap {
     set: RapSet,
     ranges: Vec<HotRange>,
     peak_nodes: usize,
-    /// Point counts at the previous interval end (`reset=off`).
-    previous: TupleMap<u64>,
 }
 
 impl Rap {
@@ -208,10 +205,40 @@ impl Rap {
             set: rap_init(3, &opts),
             ranges: Vec::new(),
             peak_nodes: 0,
-            previous: TupleMap::default(),
             spec,
             opts,
         }
+    }
+
+    /// The hot ranges of the trees as they stand (a walk over every node).
+    fn compute_ranges(&self) -> Vec<HotRange> {
+        let dims = self.opts.dims;
+        let hot = self.opts.hot;
+        let mut ranges: Vec<HotRange> = self
+            .set
+            .trees
+            .iter()
+            .enumerate()
+            .flat_map(|(i, t)| {
+                t.nodes_with_hotness(hot)
+                    .into_iter()
+                    .filter(|n| n.hot)
+                    .map(move |n| {
+                        let (a_lo, a_hi, b_lo, b_hi) = box_of(n.prefix, n.bits, dims);
+                        HotRange {
+                            kind: Kind::ALL[i],
+                            a_lo,
+                            a_hi,
+                            b_lo,
+                            b_hi,
+                            count: n.subtree,
+                            hot_weight: n.hot_weight,
+                        }
+                    })
+            })
+            .collect();
+        ranges.sort_by_key(|r| std::cmp::Reverse(r.hot_weight));
+        ranges
     }
 
     /// The trees (one per kind, in [`Kind`] order).
@@ -243,60 +270,32 @@ impl Profiler for Rap {
 
     fn end_interval(&mut self) -> Vec<Candidate> {
         let dims = self.opts.dims;
-        let nodes = self.set.rap_finalize();
+        self.set.flush();
         self.peak_nodes = self
             .peak_nodes
             .max(self.set.trees.iter().map(RapTree::peak_nodes).sum());
         let mut out = Vec::new();
-        let mut now: TupleMap<u64> = TupleMap::default();
-        for (i, tree) in self.set.trees.iter().enumerate() {
+        for (i, tree) in self.set.trees.iter_mut().enumerate() {
             let kind = Kind::ALL[i];
-            for (k, count) in tree.points() {
-                let tuple = tuple_of(kind, k, dims);
-                // Cumulative trees report what the interval added; a point merged away
-                // and re-created since holds less than before and reports its count.
-                let before = self
-                    .previous
-                    .get(&tuple)
-                    .copied()
-                    .filter(|&b| b <= count)
-                    .unwrap_or(0);
-                let grown = if self.opts.reset {
-                    count
-                } else {
-                    count - before
-                };
-                if grown >= self.threshold {
-                    out.push(Candidate {
-                        tuple,
-                        count: grown,
-                    });
-                }
-                if !self.opts.reset {
-                    now.insert(tuple, count);
-                }
-            }
+            // A cumulative tree reports what the interval added to each point (a point
+            // merged away and split again starts from zero); a fresh tree its counts.
+            let points = if self.opts.reset {
+                tree.points()
+                    .into_iter()
+                    .filter(|(_, c)| *c >= self.threshold)
+                    .collect()
+            } else {
+                tree.take_point_growth(self.threshold)
+            };
+            out.extend(points.into_iter().map(|(k, count)| Candidate {
+                tuple: tuple_of(kind, k, dims),
+                count,
+            }));
         }
-        self.previous = now;
         sort_candidates(&mut out);
-        self.ranges = nodes
-            .iter()
-            .filter(|r| r.node.hot)
-            .map(|r| {
-                let (a_lo, a_hi, b_lo, b_hi) = box_of(r.node.prefix, r.node.bits, dims);
-                HotRange {
-                    kind: Kind::ALL[r.profile_type],
-                    a_lo,
-                    a_hi,
-                    b_lo,
-                    b_hi,
-                    count: r.node.subtree,
-                    hot_weight: r.node.hot_weight,
-                }
-            })
-            .collect();
-        self.ranges.sort_by_key(|r| std::cmp::Reverse(r.hot_weight));
         if self.opts.reset {
+            // The trees are about to restart: keep this interval's ranges.
+            self.ranges = self.compute_ranges();
             self.set.reset();
         }
         out
@@ -313,7 +312,11 @@ impl Profiler for Rap {
     }
 
     fn hot_ranges(&self) -> Vec<HotRange> {
-        self.ranges.clone()
+        if self.opts.reset {
+            self.ranges.clone()
+        } else {
+            self.compute_ranges()
+        }
     }
 }
 

@@ -18,11 +18,21 @@
 //!   plus its children's counts is below the threshold absorbs them (2.2.2); merges
 //!   cascade upward within the pass.  The period between merges then grows by `q` (3.1).
 //!
-//! Invariants relied on by the error bound: every non-point node's count is at most the
-//! current threshold (splits happen before it would be exceeded; a merge only makes a
-//! node whose total is below it); counts only ever move to an ancestor.  Hence a range's
-//! estimate (the sum of the counts of the nodes inside it) never exceeds its true count
-//! and misses at most the counts held by its at most h strict ancestors: eps * n.
+//! One deviation: the split threshold is floored at one event.  With h = 64 the paper's
+//! `eps * n / h` is below one for the first h/eps events, so every new key would split
+//! its way down all h levels at once (4h nodes a key); with the floor a leaf first takes
+//! one event, so the tree grows by at most one level per event until n reaches h/eps.
+//! The error bound becomes max(eps * n, h) events, the same as the paper's from then on.
+//!
+//! Invariants relied on by the error bound: every non-point node's count is at most
+//! max(1, the current threshold) (splits happen before it would be exceeded; a merge only
+//! makes a node whose total is below it); counts only ever move to an ancestor.  Hence a
+//! range's estimate (the sum of the counts of the nodes inside it) never exceeds its true
+//! count and misses at most the counts held by its at most h strict ancestors.
+//!
+//! Walks are the cost of an update (h = 64 dependent loads for b = 4).  A small
+//! direct-mapped cache of walk hints, keyed by the top 64 key bits, lets an update start
+//! at depth 64/k when the path there exists; it changes no result.
 //!
 //! Nodes live in two parallel arrays; a node's children are a contiguous block of b
 //! slots, recycled through a free list, so an update allocates nothing.
@@ -64,6 +74,34 @@ pub struct RapTree {
     peak: usize,
     /// Event count at the last merge (0 before the first).
     last_merge: u64,
+    /// Where walks for a given top half of the key may start: the node at depth 64/k on
+    /// its path (or the leaf above it).  Splits never move a node, so a hint stays valid
+    /// until a merge or reset bumps `version`.
+    walk_cache: Vec<WalkHint>,
+    leaf_cache: Vec<LeafHint>,
+    version: u32,
+    /// Per node, its count at the last [`RapTree::take_point_growth`] (0 when created).
+    marks: Vec<u64>,
+}
+
+const WALK_CACHE: usize = 1024;
+
+/// The leaf a full key reached last time: repeated keys (the buffer's evictions of hot
+/// events) skip the whole walk.  Same validity rule as [`WalkHint`].
+#[derive(Clone, Copy, Debug, Default)]
+struct LeafHint {
+    key: u128,
+    node: u32,
+    depth: u32,
+    version: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct WalkHint {
+    top: u64,
+    node: u32,
+    depth: u32,
+    version: u32,
 }
 
 impl RapTree {
@@ -88,6 +126,10 @@ impl RapTree {
             live: 0,
             peak: 0,
             last_merge: 0,
+            walk_cache: vec![WalkHint::default(); WALK_CACHE],
+            leaf_cache: vec![LeafHint::default(); WALK_CACHE],
+            version: 0,
+            marks: Vec::new(),
         };
         t.reset();
         t
@@ -97,15 +139,18 @@ impl RapTree {
     pub fn reset(&mut self) {
         self.counts.clear();
         self.children.clear();
+        self.marks.clear();
         self.free.clear();
         self.counts.push(0);
         self.children.push(0);
+        self.marks.push(0);
         self.n = 0;
         self.period = self.merge_first;
         self.next_merge = self.merge_first;
         self.live = 1;
         self.peak = 1;
         self.last_merge = 0;
+        self.version += 1;
     }
 
     /// An explicit worst-case node count for this structure, once a merge has run with a
@@ -170,11 +215,13 @@ impl RapTree {
                 let f = self.counts.len();
                 self.counts.resize(f + self.b, 0);
                 self.children.resize(f + self.b, 0);
+                self.marks.resize(f + self.b, 0);
                 f
             }
         };
         self.counts[first..first + self.b].fill(0);
         self.children[first..first + self.b].fill(0);
+        self.marks[first..first + self.b].fill(0);
         self.children[node] = first as u32;
         self.live += self.b;
         self.peak = self.peak.max(self.live);
@@ -198,18 +245,42 @@ impl RapTree {
 
     #[inline]
     fn limit_at(&self, n: u64) -> u64 {
-        (self.eps * n as f64 / self.height as f64).floor() as u64
+        ((self.eps * n as f64 / self.height as f64).floor() as u64).max(1)
     }
 
     fn add_chunk(&mut self, key: u128, mut count: u64) {
-        let (mut node, mut depth) = (0usize, 0u32);
+        let top = (key >> 64) as u64;
+        let slot = (top.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize & (WALK_CACHE - 1);
+        let low = key as u64 ^ top.rotate_left(17);
+        let leaf_slot = (low.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) >> 54) as usize & (WALK_CACHE - 1);
+        let anchor = 64 / self.k;
+        let (hit, leaf) = (self.walk_cache[slot], self.leaf_cache[leaf_slot]);
+        let (mut node, mut depth) = if leaf.version == self.version && leaf.key == key {
+            (leaf.node as usize, leaf.depth)
+        } else if hit.version == self.version && hit.top == top {
+            (hit.node as usize, hit.depth)
+        } else {
+            (0usize, 0u32)
+        };
         loop {
             let ch = self.children[node];
             if ch != 0 {
                 node = ch as usize + self.digit(key, depth);
                 depth += 1;
+                if depth == anchor {
+                    self.remember(slot, top, node, depth);
+                }
                 continue;
             }
+            if depth < anchor {
+                self.remember(slot, top, node, depth);
+            }
+            self.leaf_cache[leaf_slot] = LeafHint {
+                key,
+                node: node as u32,
+                depth,
+                version: self.version,
+            };
             if depth == self.height {
                 self.counts[node] += count;
                 self.n += count;
@@ -234,11 +305,23 @@ impl RapTree {
         }
     }
 
+    #[inline]
+    fn remember(&mut self, slot: usize, top: u64, node: usize, depth: u32) {
+        self.walk_cache[slot] = WalkHint {
+            top,
+            node: node as u32,
+            depth,
+            version: self.version,
+        };
+    }
+
     /// One batched merge pass.
     pub fn merge(&mut self) {
         let thr = self.threshold();
         self.merge_below(0, thr);
         self.last_merge = self.n;
+        // Merges free child blocks that later splits reuse: every walk hint is stale.
+        self.version += 1;
     }
 
     /// Returns the subtree sum when `node` is a leaf after the pass, `None` otherwise.
@@ -358,6 +441,30 @@ impl RapTree {
         out
     }
 
+    /// Point nodes whose count grew by at least `min` since the previous call (or since
+    /// they were created), with the growth; marks every point's count as seen.
+    pub fn take_point_growth(&mut self, min: u64) -> Vec<(u128, u64)> {
+        let mut out = Vec::new();
+        let mut stack: Vec<(usize, u128, u32)> = vec![(0, 0, 0)];
+        while let Some((node, prefix, depth)) = stack.pop() {
+            if depth == self.height {
+                let grown = self.counts[node] - self.marks[node];
+                if grown >= min && grown > 0 {
+                    out.push((prefix, grown));
+                }
+                self.marks[node] = self.counts[node];
+                continue;
+            }
+            let first = self.children[node] as usize;
+            if first != 0 {
+                for d in 0..self.b {
+                    stack.push((first + d, (prefix << self.k) | d as u128, depth + 1));
+                }
+            }
+        }
+        out
+    }
+
     fn collect_points(&self, node: usize, prefix: u128, depth: u32, out: &mut Vec<(u128, u64)>) {
         if depth == self.height {
             if self.counts[node] > 0 {
@@ -431,7 +538,8 @@ mod tests {
             t.add(1 << 126, 1); // top bits 01
             t.add(3 << 126, 1); // top bits 11
         }
-        assert_eq!(t.estimate(0b01, 2), 10_000);
+        // The very first event stays at the root (threshold floored at one event).
+        assert_eq!(t.estimate(0b01, 2), 9_999);
         assert_eq!(t.estimate(0b1, 1), 10_000);
         assert_eq!(t.estimate(0b11, 2), 10_000);
     }
