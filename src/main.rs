@@ -51,6 +51,17 @@ enum Command {
         /// Print each interval's candidates (with `--profile`).
         #[arg(long)]
         candidates: bool,
+        /// Interpret only: no compiled code even with a profiler model.
+        #[arg(long)]
+        no_jit: bool,
+        /// Print what the JIT compiles, from which candidates, and every
+        /// invalidation with its reason.
+        #[arg(long)]
+        jit_log: bool,
+        /// Write each compiled region's Cranelift IR (annotated with
+        /// bytecode pcs) to this directory.
+        #[arg(long, value_name = "DIR")]
+        dump_clif: Option<PathBuf>,
         /// Record the tuple stream to this trace file.
         #[arg(long, value_name = "FILE")]
         record: Option<PathBuf>,
@@ -190,6 +201,9 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             fuel,
             profile,
             candidates,
+            no_jit,
+            jit_log,
+            dump_clif,
             record,
             record_format,
             kinds,
@@ -197,16 +211,20 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             json,
         } => {
             if record.is_none() {
-                return run_profiled(
-                    &file,
-                    &args,
-                    input.as_deref(),
+                let jit = (!no_jit).then(|| toyvm::runtime::JitOptions {
+                    log: jit_log,
+                    dump_clif,
+                    ..Default::default()
+                });
+                let opts = RunOptions {
                     fuel,
-                    &profile,
+                    profile: &profile,
                     candidates,
                     stats,
                     json,
-                );
+                    jit,
+                };
+                return run_profiled(&file, &args, input.as_deref(), opts);
             }
             let program = load(&file)?;
             let args = parse_args(&args)?;
@@ -427,17 +445,29 @@ fn parse_args(args: &[String]) -> Result<Vec<i64>, Failure> {
         .collect()
 }
 
-#[allow(clippy::too_many_arguments)]
+struct RunOptions<'a> {
+    fuel: Option<u64>,
+    profile: &'a str,
+    candidates: bool,
+    stats: bool,
+    json: bool,
+    jit: Option<toyvm::runtime::JitOptions>,
+}
+
 fn run_profiled(
     file: &Path,
     args: &[String],
     input: Option<&Path>,
-    fuel: Option<u64>,
-    profile: &str,
-    candidates: bool,
-    stats: bool,
-    json: bool,
+    o: RunOptions<'_>,
 ) -> Result<u8, Failure> {
+    let RunOptions {
+        fuel,
+        profile,
+        candidates,
+        stats,
+        json,
+        jit,
+    } = o;
     let program = load(file)?;
     let args = parse_args(args)?;
     let input_bytes = match input {
@@ -450,6 +480,7 @@ fn run_profiled(
         .fuel(fuel)
         .keep_candidates(candidates)
         .count_instructions(stats)
+        .jit(jit)
         .build();
     let stdout = io::stdout();
     let mut out = stdout.lock();
@@ -512,6 +543,18 @@ fn run_profiled(
                 eprintln!(
                     "messages           {} ({} modeled cycles)",
                     s.messages, s.cycles
+                );
+            }
+            if let Some(j) = &s.jit {
+                eprintln!("  compiled code    {:.3} s", j.compiled_seconds);
+                eprintln!("  compiler         {:.3} s", j.compile_seconds);
+                eprintln!(
+                    "regions            {} compiled, {} recompiled, {} dropped, {} live ({} bytes of code)",
+                    j.compiles, j.recompiles, j.drops, j.live_regions, j.code_bytes
+                );
+                eprintln!(
+                    "region entries     {} ({} side exits, {} guard failures, {} handed to the interpreter)",
+                    j.region_entries, j.side_exits, j.guard_failures, j.interpret_exits
                 );
             }
             eprintln!("result             {}", report.outcome.value);

@@ -1,2 +1,85 @@
-//! toyvm's optimizer (being written).
+//! toyvm's optimizer: weighted control-flow graphs from edge profiles,
+//! IMPACT-style superblocks, value and call-target specialization, and
+//! Cranelift code generation with exact side exits.
+//!
+//! ```
+//! use toyvm_optimizer::{CodeCache, ExitKind, SuperblockConfig, WeightedCfg, cfg, form_superblocks};
+//! use toyvm_vm::{asm, interp};
+//!
+//! let program = asm::assemble(
+//!     "
+//!     .func main(n)
+//!         li r1, 0            # acc
+//!         li r2, 1            # i
+//!     top:
+//!         add r1, r1, r2
+//!         loop r2, n, top     # i += 1; while i <= n
+//!         ret r1
+//!     .end
+//!     ",
+//! )?;
+//! // Profile a run: edge tuples become the weighted CFG's arc counts.
+//! let mut tuples = Vec::new();
+//! let input = interp::Input { args: &[100], file: &[] };
+//! interp::run_with_sink(&program, input, &mut Vec::new(), &mut tuples, &Default::default())?;
+//! let wcfg = WeightedCfg::build(&program, 0, &cfg::edge_counts(&tuples))?;
+//!
+//! // The hottest superblock is the loop, which jumps back to its own head.
+//! let regions = form_superblocks(&wcfg, &program.functions[0], &SuperblockConfig::default());
+//! assert_eq!(
+//!     regions[0].to_string(),
+//!     "region f0:2
+//!   block 2 weight=100
+//!     2: add r1, r1, r2
+//!     3: loop r2, r0, L2 -> head | exit 4
+//! "
+//! );
+//!
+//! // Compile it and run it on a register window, as the interpreter would
+//! // on reaching offset 2 with n = 1000, acc = 0, i = 1.
+//! let mut code = CodeCache::new()?;
+//! let region = code.compile(&regions[0])?;
+//! let mut regs = [0i64; 256];
+//! regs[..3].copy_from_slice(&[1000, 0, 1]);
+//! let mut counters = vec![0u64; region.exits().len()];
+//! let exit = region.run(&mut regs, &mut [], &mut counters);
+//! assert_eq!((exit.kind, exit.resume), (ExitKind::Side, 4));
+//! assert_eq!(regs[1], 500_500);
+//! assert_eq!(counters, [1]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The pieces, in the order the runtime uses them:
+//! - [`cfg`]: basic blocks and the weighted CFG, with arc weights the
+//!   profile cannot see recovered by flow conservation;
+//! - [`superblock`]: trace selection and layout into [`Region`]s;
+//! - [`specialize`]: guarded constants and call-target decisions;
+//! - [`plan`]: all of the above from one interval's candidates;
+//! - [`region`]: the region IR and its text form (tests are IR in, IR out);
+//! - [`CodeCache`] / [`CompiledRegion`]: Cranelift code and running it.
+//!
+//! Unsafe code lives only in the private `jit` module: the transmute to the
+//! region's function pointer, the call through it, and freeing code memory.
 #![deny(unsafe_code)]
+
+pub mod cfg;
+mod codegen;
+mod error;
+mod exit;
+#[allow(unsafe_code)]
+mod jit;
+pub mod plan;
+pub mod region;
+pub mod specialize;
+pub mod superblock;
+#[cfg(test)]
+mod testing;
+
+pub use cfg::{Cfg, EdgeCounts, WeightedCfg};
+pub use error::{Error, Result};
+pub use exit::{Exit, ExitKind, ExitSite};
+pub use jit::{CodeCache, CompiledRegion, RegionFn};
+pub use plan::{PlanConfig, Profile, plan_regions};
+pub use region::{Region, Step, Target};
+pub use specialize::{CallCandidate, CallSite, Specializations, SpecializeConfig, ValueCandidate};
+pub use superblock::{SuperblockConfig, form_superblocks};

@@ -1,7 +1,9 @@
 //! Profiling from branch-predictor state (002, sections 3.2-3.4).
 //!
-//! The model keeps a direct-mapped, tagged buffer of `entries` (default 1024) branch
-//! entries indexed by the branch pc and samples it every S branches (`period`), as the
+//! The model keeps a tagged buffer of `entries` (default 1024) branch entries, `ways`-way
+//! set associative (default 4, LRU; the paper gives the size, not the organization, and a
+//! direct-mapped buffer thrashes on pairs of hot branches that share an entry), indexed
+//! by the branch pc, and samples it every S branches (`period`), as the
 //! kernel does at its entry points; the samples are folded into an arc table of
 //! estimated edge weights.  Three schemes:
 //!
@@ -16,8 +18,11 @@
 //!   and all 10 bits are valid.  At a sampling point the valid bits give the taken
 //!   fraction; a register that is not full holds the exact outcomes since the last sample,
 //!   so they are added as counts; a full one holds only the last 10, so its fraction is
-//!   scaled by max(10, w) (the paper divides by the register width without saying what
-//!   count to scale by; w is the one-level estimate of executions per entry).
+//!   scaled by an execution estimate.  The paper divides by the register width without
+//!   saying what count to scale by; we use one-level's equal-share idea on what is left:
+//!   the N/B branches of the period minus the exact counts of the registers that are not
+//!   full, shared equally among the full ones (at least 10 each).  A plain
+//!   w = N/(B*d) would give hot loop branches the average share and under-count them.
 //! - **counter** (4.1): the ideal scheme, two unlimited counters per entry (executions,
 //!   taken), read and cleared at each sampling point.
 //!
@@ -47,6 +52,7 @@ struct Entry {
     dirty: bool,
     /// Allocated and not yet updated: its 2-bit counter takes the first outcome's side.
     fresh: bool,
+    last_use: u64,
     counter: u8,
     history: u16,
     full: bool,
@@ -64,6 +70,7 @@ pub struct Conte {
     since_sample: u64,
     arcs: TupleMap<f64>,
     reads: u64,
+    clock: u64,
 }
 
 impl Conte {
@@ -75,6 +82,7 @@ impl Conte {
             since_sample: 0,
             arcs: TupleMap::default(),
             reads: 0,
+            clock: 0,
             spec,
             opts,
         }
@@ -90,11 +98,35 @@ impl Conte {
         }
     }
 
-    fn slot(&self, pc: u64) -> usize {
-        // Low offset bits select the entry, as a BTB indexes by address; the function
-        // index is mixed in so equal offsets in different functions spread.
+    /// The entry holding `pc`, allocating (and so losing the old entry's unsampled
+    /// information) on a miss: an invalid way first, else the least recently used.
+    fn slot(&mut self, pc: u64) -> usize {
+        // Low offset bits select the set, as a BTB indexes by address; the function index
+        // is mixed in so equal offsets in different functions spread.
         let x = (pc & 0xffff_ffff) ^ (pc >> 32).wrapping_mul(0x9E37_79B1);
-        (x % self.entries.len() as u64) as usize
+        let ways = self.opts.ways;
+        let base = (x % (self.entries.len() / ways) as u64) as usize * ways;
+        self.clock += 1;
+        let set = base..base + ways;
+        let i = match set
+            .clone()
+            .find(|&i| self.entries[i].valid && self.entries[i].branch == pc)
+        {
+            Some(i) => i,
+            None => {
+                let v = set
+                    .clone()
+                    .find(|&i| !self.entries[i].valid)
+                    .unwrap_or_else(|| {
+                        set.min_by_key(|&i| self.entries[i].last_use)
+                            .expect("ways >= 1")
+                    });
+                self.entries[v] = self.fresh(pc);
+                v
+            }
+        };
+        self.entries[i].last_use = self.clock;
+        i
     }
 
     /// Reads every dirty entry into the arc table (a sampling point).
@@ -105,6 +137,15 @@ impl Conte {
             return;
         }
         let w = n as f64 / (self.opts.bbar * d as f64);
+        let (mut exact, mut full) = (0u64, 0u64);
+        for e in self.entries.iter().filter(|e| e.dirty) {
+            if e.full {
+                full += 1;
+            } else {
+                exact += (15 - e.history.leading_zeros()) as u64;
+            }
+        }
+        let w_full = (n as f64 / self.opts.bbar - exact as f64) / full.max(1) as f64;
         let ft = self.opts.fallthrough;
         let scheme = self.opts.scheme;
         let width = self.opts.history;
@@ -133,7 +174,7 @@ impl Conte {
                     };
                     if valid > 0 {
                         let scale = if e.full {
-                            w.max(valid as f64)
+                            w_full.max(valid as f64)
                         } else {
                             valid as f64
                         };
@@ -180,9 +221,6 @@ impl Profiler for Conte {
             return;
         }
         let i = self.slot(t.a);
-        if !self.entries[i].valid || self.entries[i].branch != t.a {
-            self.entries[i] = self.fresh(t.a);
-        }
         let taken = t.b != t.a.wrapping_add(self.opts.fallthrough);
         let width = self.opts.history;
         let e = &mut self.entries[i];
@@ -326,12 +364,14 @@ mod tests {
         for _ in 0..3 {
             m.observe(Tuple::edge(0x10, 0x2));
         }
-        let e = m.entries[m.slot(0x10)];
+        let i = m.slot(0x10);
+        let e = m.entries[i];
         assert_eq!((e.history, e.full), (0b1111, false));
         for _ in 0..7 {
             m.observe(Tuple::edge(0x10, 0x11));
         }
-        let e = m.entries[m.slot(0x10)];
+        let i = m.slot(0x10);
+        let e = m.entries[i];
         assert!(e.full, "10 outcomes fill a 10-bit register");
         assert_eq!(e.history, 0b11_1000_0000);
     }

@@ -25,7 +25,7 @@
 //! | `stratified` | `sampler=H[P_256]_2048,second=A_16` |
 //! | `tagged` | `entries=2048,ways=2,tag_bits=2,hit_bits=8,miss_bits=3,second=A_16` |
 //! | `rap` | `eps=1%,branching=4,buffer=64,dims=1,q=2,merge_first=1024,reset=off,hot=10%` |
-//! | `conte` | `scheme=twolevel,entries=1024,history=10,period=1000,bbar=1,fallthrough=1` (edges only) |
+//! | `conte` | `scheme=twolevel,entries=1024,ways=4,history=10,period=1000,bbar=1,fallthrough=1` (edges only) |
 //!
 //! Common defaults: `interval=10000,threshold=1%,kinds=all,seed=1` (`kinds=edge` for
 //! `conte`).
@@ -287,6 +287,7 @@ fn set_model_key(model: &mut Model, key: &str, v: &str) -> std::result::Result<(
             "fallthrough" => {
                 o.fallthrough = parse_u64(v).ok_or_else(|| bad("an unsigned integer"))?
             }
+            "ways" => o.ways = usize_pos("a positive integer")?,
             _ => return Err(None),
         },
     }
@@ -337,8 +338,14 @@ fn validate(s: &str, model: &Model, spec: &ProfilerSpec) -> Result<()> {
             }
         }
         Model::Conte(o) => {
-            if o.entries > 1 << 20 {
-                return Err(Error::spec(s, "key `entries`: at most 2^20"));
+            if o.entries > 1 << 20 || o.entries % o.ways != 0 {
+                return Err(Error::spec(
+                    s,
+                    format!(
+                        "entries={} must be at most 2^20 and a multiple of ways={}",
+                        o.entries, o.ways
+                    ),
+                ));
             }
         }
         Model::Stratified(o) => {
@@ -448,9 +455,10 @@ impl fmt::Display for ProfilerSpec {
             )?,
             Model::Conte(o) => write!(
                 f,
-                "scheme={},entries={},history={},period={},bbar={},fallthrough={},",
+                "scheme={},entries={},ways={},history={},period={},bbar={},fallthrough={},",
                 o.scheme.word(),
                 o.entries,
+                o.ways,
                 o.history,
                 o.period,
                 o.bbar,

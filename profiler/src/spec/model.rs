@@ -192,6 +192,8 @@ pub struct ConteOptions {
     pub scheme: ConteScheme,
     /// Buffer entries (`entries`).
     pub entries: usize,
+    /// Buffer associativity (`ways`); LRU within a set.
+    pub ways: usize,
     /// History register width for `twolevel` (`history`).
     pub history: u32,
     /// S: branches between sampling points (`period`).
@@ -252,6 +254,7 @@ impl Model {
             Model::Conte(_) => &[
                 "scheme",
                 "entries",
+                "ways",
                 "history",
                 "period",
                 "bbar",
@@ -291,6 +294,7 @@ impl Model {
             "conte" => Model::Conte(ConteOptions {
                 scheme: ConteScheme::TwoLevel,
                 entries: 1024,
+                ways: 4,
                 history: 10,
                 period: 1000,
                 bbar: 1.0,

@@ -267,14 +267,16 @@ impl<'p, 'o> Machine<'p, 'o> {
         // starts there (only in hosts with a JIT; see `TupleSink`).
         macro_rules! transfer {
             () => {
-                if S::JIT
-                    && let Some(id) = em.sink.region_at(fidx as u32, pc as u32)
-                {
+                if S::JIT && em.sink.region_at(fidx as u32, pc as u32).is_some() {
+                    // Tuples stay in execution order across compiled code.
+                    // Handing them over may end an interval, and the host
+                    // may then drop or replace the region: look again.
                     if em.len > 0 {
-                        // Tuples stay in execution order across compiled code.
                         em.flush();
                     }
-                    pc = em.sink.run_region(id, regs, &mut self.mem) as usize;
+                    if let Some(id) = em.sink.region_at(fidx as u32, pc as u32) {
+                        pc = em.sink.run_region(id, regs, &mut self.mem) as usize;
+                    }
                 }
             };
         }

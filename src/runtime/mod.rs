@@ -15,6 +15,11 @@ use toyvm_vm::{Kind, KindMask, Program, Tuple, TupleSink};
 
 use crate::record::to_profiler;
 
+mod jit;
+
+use jit::Jit;
+pub use jit::{JitOptions, JitStats};
+
 /// Configures and runs a program.
 #[derive(Clone, Debug)]
 pub struct Runtime {
@@ -23,6 +28,7 @@ pub struct Runtime {
     fuel: Option<u64>,
     keep_candidates: bool,
     count: bool,
+    jit: Option<JitOptions>,
 }
 
 /// Builds a [`Runtime`].
@@ -60,6 +66,14 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The JIT and its policy (`None`: interpret only). On by default; it
+    /// acts only when a profiler model supplies candidates, and never with
+    /// a fuel limit (so the trap happens at the exact instruction count).
+    pub fn jit(mut self, jit: Option<JitOptions>) -> Self {
+        self.rt.jit = jit;
+        self
+    }
+
     /// Keep every interval's candidates in the report.
     pub fn keep_candidates(mut self, keep: bool) -> Self {
         self.rt.keep_candidates = keep;
@@ -93,6 +107,8 @@ pub struct Stats {
     /// Messages the model delivered to software, and their modeled cycles.
     pub messages: u64,
     pub cycles: u64,
+    /// What the JIT did (absent when it was off).
+    pub jit: Option<JitStats>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -141,9 +157,11 @@ impl Host {
         }
     }
 
-    fn feed(&mut self, batch: Option<&[Tuple]>) {
+    /// Feeds a batch (`None`: the end of the run) to the driver; returns
+    /// the intervals that ended, with their candidates.
+    fn feed(&mut self, batch: Option<&[Tuple]>) -> Vec<(u64, Vec<Candidate>)> {
         let Some(mut driver) = self.driver.take() else {
-            return;
+            return Vec::new();
         };
         let start = Instant::now();
         let mut ended = Vec::new();
@@ -158,16 +176,46 @@ impl Host {
             None => driver.finish(|end| ended.push((end.index, end.candidates.to_vec()))),
         }
         self.profiler_time += start.elapsed();
-        for (index, c) in ended {
-            self.on_interval(index, &c);
+        for (index, c) in &ended {
+            self.on_interval(*index, c);
         }
         self.driver = Some(driver);
+        ended
     }
 }
 
 impl TupleSink for Host {
     fn accept(&mut self, batch: &[Tuple]) {
         self.feed(Some(batch));
+    }
+}
+
+/// The host with a JIT: interval ends drive compilation, and the
+/// interpreter enters compiled regions at their heads.
+struct JitHost<'p> {
+    host: Host,
+    jit: Jit<'p>,
+    compile_time: Duration,
+}
+
+impl TupleSink for JitHost<'_> {
+    const JIT: bool = true;
+
+    fn accept(&mut self, batch: &[Tuple]) {
+        for (index, candidates) in self.host.feed(Some(batch)) {
+            let start = Instant::now();
+            self.jit.on_interval(index, &candidates);
+            self.compile_time += start.elapsed();
+        }
+    }
+
+    #[inline(always)]
+    fn region_at(&mut self, func: u32, pc: u32) -> Option<u32> {
+        self.jit.region_at(func, pc)
+    }
+
+    fn run_region(&mut self, id: u32, regs: &mut [i64; 256], mem: &mut [i64]) -> u32 {
+        self.jit.run(id, regs, mem)
     }
 }
 
@@ -194,6 +242,7 @@ impl Runtime {
                 fuel: None,
                 keep_candidates: false,
                 count: false,
+                jit: Some(JitOptions::default()),
             },
         }
     }
@@ -220,16 +269,41 @@ impl Runtime {
             keep: self.keep_candidates,
             kept: Vec::new(),
         };
-        let outcome = if host.driver.is_some() {
-            interp::run_with_sink(&self.program, input, out, &mut host, &cfg)?
-        } else {
-            interp::run(&self.program, input, out, &cfg)?
+        let jit_opts = self
+            .jit
+            .clone()
+            .filter(|_| self.fuel.is_none() && host.driver.is_some());
+        let mut jit_stats = None;
+        let mut decide_time = Duration::ZERO;
+        let outcome = match jit_opts {
+            Some(mut opts) => {
+                opts.timing = opts.timing || self.count;
+                let mut jh = JitHost {
+                    jit: Jit::new(&self.program, opts)?,
+                    host,
+                    compile_time: Duration::ZERO,
+                };
+                let r = interp::run_with_sink(&self.program, input, out, &mut jh, &cfg);
+                host = jh.host;
+                jit_stats = Some(jh.jit.finish());
+                decide_time = jh.compile_time;
+                r?
+            }
+            None if host.driver.is_some() => {
+                interp::run_with_sink(&self.program, input, out, &mut host, &cfg)?
+            }
+            None => interp::run(&self.program, input, out, &cfg)?,
         };
         host.feed(None);
         let wall = start.elapsed();
         let mut stats = Stats {
             wall_seconds: wall.as_secs_f64(),
-            interpreter_seconds: (wall - host.profiler_time.min(wall)).as_secs_f64(),
+            interpreter_seconds: (wall
+                .saturating_sub(host.profiler_time)
+                .saturating_sub(decide_time)
+                .as_secs_f64()
+                - jit_stats.as_ref().map_or(0.0, |j| j.compiled_seconds))
+            .max(0.0),
             profiler_seconds: host.profiler_time.as_secs_f64(),
             instructions: outcome.steps.unwrap_or(0),
             tuples: TupleCounts {
@@ -243,6 +317,7 @@ impl Runtime {
                 .map_or_else(|| "none".to_owned(), |s| s.to_string()),
             intervals: host.intervals,
             candidates: host.candidates,
+            jit: jit_stats,
             ..Stats::default()
         };
         if let Some(driver) = &host.driver

@@ -1,0 +1,657 @@
+//! Lowering a [`Region`] to Cranelift IR. No unsafe here: this builds and
+//! checks IR; [`crate::jit`] turns it into machine code and runs it.
+//!
+//! The compiled function's ABI (see [`crate::jit::RegionFn`]):
+//!
+//! ```text
+//! extern "C" fn(regs: *mut i64, mem: *mut i64, mem_len: u64, counters: *mut u64) -> u64
+//! ```
+//!
+//! - Every register the region touches is loaded from `regs` into a
+//!   Cranelift variable at entry; every exit stores back each register the
+//!   region writes anywhere (a static superset of what the path wrote, whose
+//!   variables hold the entry value where the path did not write them).
+//! - Each exit returns [`Exit::encode`] and first increments its counter:
+//!   exit site `i` (in [`Lowered::exits`] order) owns `counters[i]`.
+//! - Instructions that could trap (division by a register, `ld`, `st`) are
+//!   preceded by a check that leaves with an `Interpret` exit at their pc,
+//!   registers written back: the interpreter re-executes the instruction and
+//!   traps exactly as it would have. `i64::MIN / -1` wraps as the
+//!   interpreter's, and never reaches a machine `idiv` that would fault.
+//! - A known-constant lattice over registers (constants, guarded values,
+//!   and their folds through [`BinOp::eval`], the semantics the interpreter
+//!   uses) removes checks, folds branches and jump tables, and hands
+//!   Cranelift constant divisors it strength-reduces.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    self, AbiParam, Block, InstBuilder, MemFlagsData, Signature, SourceLoc, Value, types,
+};
+use cranelift_codegen::isa::TargetIsa;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
+use toyvm_vm::isa::{Instr, Reg};
+use toyvm_vm::semantics::{ArithError, BinOp, Cond, Rhs, as_binary, as_branch};
+
+use crate::exit::{Exit, ExitKind, ExitSite};
+use crate::region::{Region, Step, Target};
+use crate::{Error, Result};
+
+/// A region lowered to (unoptimized, verified) Cranelift IR.
+#[derive(Debug)]
+pub(crate) struct Lowered {
+    pub func: ir::Function,
+    /// The exit sites, in counter order.
+    pub exits: Vec<ExitSite>,
+}
+
+/// The compiled region's signature.
+pub(crate) fn signature(isa: &dyn TargetIsa) -> Signature {
+    let ptr = isa.pointer_type();
+    let mut sig = Signature::new(isa.default_call_conv());
+    sig.params.push(AbiParam::new(ptr)); // regs
+    sig.params.push(AbiParam::new(ptr)); // mem
+    sig.params.push(AbiParam::new(types::I64)); // mem_len
+    sig.params.push(AbiParam::new(ptr)); // counters
+    sig.returns.push(AbiParam::new(types::I64));
+    sig
+}
+
+/// Lowers `region` and runs the Cranelift verifier on the result.
+pub(crate) fn lower(
+    region: &Region,
+    isa: &dyn TargetIsa,
+    fctx: &mut FunctionBuilderContext,
+) -> Result<Lowered> {
+    let mut func = ir::Function::with_name_signature(ir::UserFuncName::default(), signature(isa));
+    let exits = {
+        let b = FunctionBuilder::new(&mut func, fctx);
+        let mut l = Lower::new(region, b, isa.pointer_type());
+        if let Err(e) = l.region() {
+            // The builder context holds the half-built function's state.
+            drop(l);
+            *fctx = FunctionBuilderContext::new();
+            return Err(e);
+        }
+        let exits = std::mem::take(&mut l.exits);
+        l.b.finalize(isa.frontend_config());
+        exits
+    };
+    if let Err(errors) = cranelift_codegen::verify_function(&func, isa) {
+        return Err(Error::Codegen {
+            head: region.head_pc().to_string(),
+            msg: cranelift_codegen::print_errors::pretty_verifier_error(&func, None, errors),
+        });
+    }
+    Ok(Lowered { func, exits })
+}
+
+/// The IR text of a lowered region with each group of instructions preceded
+/// by a `;` comment naming the region step (and so the bytecode pc) it
+/// implements, for `--dump-clif`.
+pub(crate) fn annotate(l: &Lowered, region: &Region) -> String {
+    let text = l.func.display().to_string();
+    let f = region.func;
+    let describe = |loc: u32| -> String {
+        let i = loc as usize;
+        match region.steps.get(i.wrapping_sub(1)) {
+            Some(Step::Guard { reg, value, resume }) => {
+                format!("guard r{reg} == {value}, else resume at f{f}:{resume}")
+            }
+            Some(Step::Goto(t)) => format!("goto {t}"),
+            Some(s) => format!("f{f}:{s}"),
+            None => match l.exits.get(i.wrapping_sub(region.steps.len() + 1)) {
+                Some(e) => format!("exit #{} ({})", i - region.steps.len() - 1, exit_text(f, e)),
+                None => "entry: load registers".into(),
+            },
+        }
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "; region {} ({} steps)",
+        region.head_pc(),
+        region.steps.len()
+    );
+    for (i, e) in l.exits.iter().enumerate() {
+        let _ = writeln!(out, "; counters[{i}]: {}", exit_text(f, e));
+    }
+    let mut last = None;
+    for line in text.lines() {
+        let loc = line
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.strip_prefix('@'))
+            .and_then(|h| u32::from_str_radix(h, 16).ok());
+        if loc.is_some() && loc != last {
+            let _ = writeln!(
+                out,
+                "                                ; {}",
+                describe(loc.unwrap_or(0))
+            );
+        }
+        if line.ends_with(':') || line.starts_with("block") {
+            last = None;
+        } else if loc.is_some() {
+            last = loc;
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+fn exit_text(f: u32, e: &ExitSite) -> String {
+    format!("{} exit to f{f}:{}", e.kind.name(), e.resume)
+}
+
+/// Source locations: step `i` is `i + 1`; exit site `k` is
+/// `steps + 1 + k`; 0 (the default) is the entry's register loads.
+fn loc(n: usize) -> SourceLoc {
+    SourceLoc::new(n as u32)
+}
+
+struct Lower<'r, 'b> {
+    region: &'r Region,
+    b: FunctionBuilder<'b>,
+    vars: Vec<Option<Variable>>,
+    /// Registers whose value is a known constant at the current point.
+    known: [Option<i64>; 256],
+    /// Registers the region writes somewhere: stored back at every exit.
+    written: [bool; 256],
+    exits: Vec<ExitSite>,
+    /// Exit blocks, filled once every path into them exists.
+    pending: Vec<(Block, usize)>,
+    head: Block,
+    regs: Value,
+    mem: Value,
+    mem_len: Value,
+    counters: Value,
+    /// The current block already has its terminator.
+    done: bool,
+}
+
+impl<'r, 'b> Lower<'r, 'b> {
+    fn new(region: &'r Region, mut b: FunctionBuilder<'b>, ptr: ir::Type) -> Self {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let p = b.block_params(entry).to_vec();
+        debug_assert_eq!(ptr, b.func.dfg.value_type(p[0]));
+        let head = b.create_block();
+        Lower {
+            region,
+            b,
+            vars: vec![None; 256],
+            known: [None; 256],
+            written: [false; 256],
+            exits: Vec::new(),
+            pending: Vec::new(),
+            head,
+            regs: p[0],
+            mem: p[1],
+            mem_len: p[2],
+            counters: p[3],
+            done: false,
+        }
+    }
+
+    fn invalid(&self, msg: String) -> Error {
+        Error::InvalidRegion {
+            head: self.region.head_pc().to_string(),
+            msg,
+        }
+    }
+
+    fn region(&mut self) -> Result<()> {
+        let region = self.region;
+        let steps = &region.steps;
+        let mut used = [false; 256];
+        for s in steps {
+            let regs: Vec<Reg> = match s {
+                Step::Op { instr, .. } | Step::Branch { instr, .. } => {
+                    if let Some(d) = instr.dest() {
+                        self.written[d as usize] = true;
+                    }
+                    instr
+                        .operands()
+                        .iter()
+                        .filter_map(|o| match o {
+                            toyvm_vm::isa::Operand::Reg(r) => Some(*r),
+                            _ => None,
+                        })
+                        .collect()
+                }
+                Step::Switch { a, .. } => vec![*a],
+                Step::Guard { reg, .. } => vec![*reg],
+                _ => vec![],
+            };
+            for r in regs {
+                used[r as usize] = true;
+            }
+        }
+        for (r, _) in used.iter().enumerate().filter(|(_, u)| **u) {
+            let v = self.b.declare_var(types::I64);
+            let flags = MemFlagsData::trusted();
+            let x = self
+                .b
+                .ins()
+                .load(types::I64, flags, self.regs, 8 * r as i32);
+            self.b.def_var(v, x);
+            self.vars[r] = Some(v);
+        }
+        let head_at = steps
+            .iter()
+            .position(|s| matches!(s, Step::Block { .. }))
+            .unwrap_or(0);
+        for (i, s) in steps.iter().enumerate() {
+            if i == head_at {
+                self.enter_head();
+            }
+            if self.done {
+                // Unreachable steps after a terminator (e.g. a folded
+                // branch): emit them into a block nothing jumps to.
+                let dead = self.b.create_block();
+                self.b.switch_to_block(dead);
+                self.done = false;
+            }
+            self.b.set_srcloc(loc(i + 1));
+            self.step(s)?;
+        }
+        if steps.is_empty() {
+            self.enter_head();
+        }
+        if !self.done {
+            return Err(self.invalid(
+                "the last step falls through: a region must end in a goto, an exit or a branch away"
+                    .into(),
+            ));
+        }
+        self.fill_exits();
+        self.b.seal_all_blocks();
+        Ok(())
+    }
+
+    /// Starts the loop head: entry guards' constants survive in registers
+    /// the region never writes; everything else may differ on the back edge.
+    fn enter_head(&mut self) {
+        if !self.done {
+            self.b.ins().jump(self.head, &[]);
+        }
+        self.b.switch_to_block(self.head);
+        self.done = false;
+        for r in 0..256 {
+            if self.written[r] {
+                self.known[r] = None;
+            }
+        }
+    }
+
+    fn var(&self, r: Reg) -> Variable {
+        self.vars[r as usize].expect("every register a step names was declared")
+    }
+
+    fn get(&mut self, r: Reg) -> Value {
+        let v = self.var(r);
+        self.b.use_var(v)
+    }
+
+    fn set(&mut self, r: Reg, v: Value, known: Option<i64>) {
+        let var = self.var(r);
+        self.b.def_var(var, v);
+        self.known[r as usize] = known;
+    }
+
+    fn set_const(&mut self, r: Reg, k: i64) {
+        let v = self.b.ins().iconst(types::I64, k);
+        self.set(r, v, Some(k));
+    }
+
+    fn rhs(&mut self, rhs: Rhs) -> (Value, Option<i64>) {
+        match rhs {
+            Rhs::Imm(k) => (self.b.ins().iconst(types::I64, k), Some(k)),
+            Rhs::Reg(r) => (self.get(r), self.known[r as usize]),
+        }
+    }
+
+    /// A new exit site and its (cold, not yet filled) block.
+    fn exit(&mut self, kind: ExitKind, resume: u32) -> Block {
+        let blk = self.b.create_block();
+        self.b.set_cold_block(blk);
+        self.pending.push((blk, self.exits.len()));
+        self.exits.push(ExitSite { kind, resume });
+        blk
+    }
+
+    fn leave(&mut self, kind: ExitKind, resume: u32) {
+        let blk = self.exit(kind, resume);
+        self.b.ins().jump(blk, &[]);
+        self.done = true;
+    }
+
+    /// Continues only if `ok`; otherwise leaves through a new exit.
+    fn check(&mut self, ok: Value, kind: ExitKind, resume: u32) {
+        let fail = self.exit(kind, resume);
+        let cont = self.b.create_block();
+        self.b.ins().brif(ok, cont, &[], fail, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    fn fill_exits(&mut self) {
+        let base = self.region.steps.len() + 1;
+        for (blk, i) in std::mem::take(&mut self.pending) {
+            self.b.switch_to_block(blk);
+            self.b.set_srcloc(loc(base + i));
+            let flags = MemFlagsData::trusted();
+            let at = 8 * i as i32;
+            let n = self.b.ins().load(types::I64, flags, self.counters, at);
+            let n = self.b.ins().iadd_imm_s(n, 1);
+            self.b.ins().store(flags, n, self.counters, at);
+            for r in 0..256 {
+                if self.written[r] {
+                    let v = self.get(r as Reg);
+                    self.b.ins().store(flags, v, self.regs, 8 * r as i32);
+                }
+            }
+            let code = Exit {
+                kind: self.exits[i].kind,
+                resume: self.exits[i].resume,
+            }
+            .encode();
+            let code = self.b.ins().iconst(types::I64, code as i64);
+            self.b.ins().return_(&[code]);
+        }
+    }
+
+    /// The block a branch direction goes to; `next` is created on demand.
+    fn target(&mut self, t: Target, next: &mut Option<Block>) -> Block {
+        match t {
+            Target::Next => *next.get_or_insert_with(|| self.b.create_block()),
+            Target::Head => self.head,
+            Target::Exit(to) => self.exit(ExitKind::Side, to),
+        }
+    }
+
+    fn goto(&mut self, t: Target) {
+        match t {
+            Target::Next => {}
+            Target::Head => {
+                self.b.ins().jump(self.head, &[]);
+                self.done = true;
+            }
+            Target::Exit(to) => self.leave(ExitKind::Side, to),
+        }
+    }
+
+    /// After a multi-way branch: continue in `next` if the trace goes on.
+    fn continue_in(&mut self, next: Option<Block>) {
+        match next {
+            Some(blk) => self.b.switch_to_block(blk),
+            None => self.done = true,
+        }
+    }
+
+    fn step(&mut self, s: &Step) -> Result<()> {
+        match s {
+            Step::Block { .. } => {}
+            Step::Op { pc, instr } => self.op(*pc, instr)?,
+            Step::Branch {
+                pc,
+                instr,
+                taken,
+                fall,
+            } => self.branch(*pc, instr, *taken, *fall)?,
+            Step::Switch {
+                a, cases, default, ..
+            } => self.switch(*a, cases, *default),
+            Step::Guard { reg, value, resume } => self.guard(*reg, *value, *resume),
+            Step::Goto(t) => self.goto(*t),
+            Step::Interpret { pc, .. } => self.leave(ExitKind::Interpret, *pc),
+        }
+        Ok(())
+    }
+
+    fn guard(&mut self, reg: Reg, value: i64, resume: u32) {
+        match self.known[reg as usize] {
+            Some(k) if k == value => {}
+            Some(_) => self.leave(ExitKind::Guard, resume),
+            None => {
+                let x = self.get(reg);
+                let ok = self.b.ins().icmp_imm_s(IntCC::Equal, x, value);
+                self.check(ok, ExitKind::Guard, resume);
+                // From here on the register is the constant: what depends
+                // on it folds.
+                self.set_const(reg, value);
+            }
+        }
+    }
+
+    fn op(&mut self, pc: u32, instr: &Instr) -> Result<()> {
+        match *instr {
+            Instr::Nop {} => {}
+            Instr::Mov { d, a } => {
+                let v = self.get(a);
+                self.set(d, v, self.known[a as usize]);
+            }
+            Instr::Li { d, imm } => self.set_const(d, imm as i64),
+            Instr::Lk { d, k } => self.set_const(d, k),
+            Instr::Fref { d, f } => self.set_const(d, f as i64),
+            Instr::Neg { d, a } => match self.known[a as usize] {
+                Some(k) => self.set_const(d, k.wrapping_neg()),
+                None => {
+                    let x = self.get(a);
+                    let v = self.b.ins().ineg(x);
+                    self.set(d, v, None);
+                }
+            },
+            Instr::Not { d, a } => match self.known[a as usize] {
+                Some(k) => self.set_const(d, !k),
+                None => {
+                    let x = self.get(a);
+                    let v = self.b.ins().bnot(x);
+                    self.set(d, v, None);
+                }
+            },
+            Instr::Ld { d, a, imm } => {
+                let p = self.address(pc, a, imm);
+                let v = self.b.ins().load(types::I64, MemFlagsData::trusted(), p, 0);
+                self.set(d, v, None);
+            }
+            Instr::St { a, imm, b } => {
+                let p = self.address(pc, a, imm);
+                let v = self.get(b);
+                self.b.ins().store(MemFlagsData::trusted(), v, p, 0);
+            }
+            _ => match as_binary(instr) {
+                Some((op, d, a, rhs)) => self.binary(pc, op, d, a, rhs),
+                None => {
+                    return Err(self.invalid(format!(
+                        "`{}` at {pc} cannot be compiled in place",
+                        crate::region::InstrText(instr)
+                    )));
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// The host address of word `a + imm`, after a bounds check that leaves
+    /// with an `Interpret` exit (the interpreter then traps).
+    fn address(&mut self, pc: u32, a: Reg, imm: i32) -> Value {
+        let addr = match self.known[a as usize] {
+            Some(k) => self.b.ins().iconst(types::I64, k.wrapping_add(imm as i64)),
+            None => {
+                let x = self.get(a);
+                self.b.ins().iadd_imm_s(x, imm as i64)
+            }
+        };
+        // Unsigned: a negative address is out of bounds too.
+        let ok = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThan, addr, self.mem_len);
+        self.check(ok, ExitKind::Interpret, pc);
+        let off = self.b.ins().ishl_imm_u(addr, 3);
+        self.b.ins().iadd(self.mem, off)
+    }
+
+    fn binary(&mut self, pc: u32, op: BinOp, d: Reg, a: Reg, rhs: Rhs) {
+        let (y, ky) = self.rhs(rhs);
+        if let (Some(kx), Some(ky)) = (self.known[a as usize], ky) {
+            match op.eval(kx, ky) {
+                Ok(v) => self.set_const(d, v),
+                Err(ArithError::DivisionByZero) => self.leave(ExitKind::Interpret, pc),
+            }
+            return;
+        }
+        let x = self.get(a);
+        let ins = self.b.ins();
+        let v = match op {
+            BinOp::Add => ins.iadd(x, y),
+            BinOp::Sub => ins.isub(x, y),
+            BinOp::Mul => ins.imul(x, y),
+            BinOp::And => ins.band(x, y),
+            BinOp::Or => ins.bor(x, y),
+            BinOp::Xor => ins.bxor(x, y),
+            // Cranelift masks shift amounts to the type's width, as toyvm does.
+            BinOp::Shl => ins.ishl(x, y),
+            BinOp::Shr => ins.sshr(x, y),
+            BinOp::Ushr => ins.ushr(x, y),
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Ltu => {
+                let cc = match op {
+                    BinOp::Eq => IntCC::Equal,
+                    BinOp::Ne => IntCC::NotEqual,
+                    BinOp::Lt => IntCC::SignedLessThan,
+                    BinOp::Le => IntCC::SignedLessThanOrEqual,
+                    _ => IntCC::UnsignedLessThan,
+                };
+                let c = ins.icmp(cc, x, y);
+                self.b.ins().uextend(types::I64, c)
+            }
+            BinOp::Div | BinOp::Rem => match self.divide(pc, op, x, y, ky) {
+                Some(v) => v,
+                None => return,
+            },
+        };
+        self.set(d, v, None);
+    }
+
+    /// `x / y` or `x % y` with toyvm's semantics; `None` when the divisor is
+    /// the constant 0 (the code leaves for the interpreter to trap).
+    fn divide(&mut self, pc: u32, op: BinOp, x: Value, y: Value, ky: Option<i64>) -> Option<Value> {
+        let div = op == BinOp::Div;
+        match ky {
+            Some(0) => {
+                self.leave(ExitKind::Interpret, pc);
+                None
+            }
+            // The one overflowing case: `MIN / -1` wraps, `MIN % -1` is 0.
+            Some(-1) if div => Some(self.b.ins().ineg(x)),
+            Some(-1) => Some(self.b.ins().iconst(types::I64, 0)),
+            // A constant divisor: Cranelift strength-reduces it.
+            Some(_) if div => Some(self.b.ins().sdiv(x, y)),
+            Some(_) => Some(self.b.ins().srem(x, y)),
+            None => {
+                let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
+                self.check(nonzero, ExitKind::Interpret, pc);
+                // Divide by 1 instead of -1, then patch the result, so the
+                // machine division never overflows.
+                let m1 = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+                let one = self.b.ins().iconst(types::I64, 1);
+                let safe = self.b.ins().select(m1, one, y);
+                let (q, alt) = if div {
+                    (self.b.ins().sdiv(x, safe), self.b.ins().ineg(x))
+                } else {
+                    (
+                        self.b.ins().srem(x, safe),
+                        self.b.ins().iconst(types::I64, 0),
+                    )
+                };
+                Some(self.b.ins().select(m1, alt, q))
+            }
+        }
+    }
+
+    fn branch(&mut self, pc: u32, instr: &Instr, taken: Target, fall: Target) -> Result<()> {
+        let (cond, a, rhs) = match *instr {
+            Instr::Loop { a, b, .. } => {
+                // `a += 1; if a <= b jump`.
+                match self.known[a as usize] {
+                    Some(k) => self.set_const(a, k.wrapping_add(1)),
+                    None => {
+                        let x = self.get(a);
+                        let v = self.b.ins().iadd_imm_s(x, 1);
+                        self.set(a, v, None);
+                    }
+                }
+                (Cond::Le, a, Rhs::Reg(b))
+            }
+            _ => match as_branch(instr) {
+                Some((cond, a, rhs, _)) => (cond, a, rhs),
+                None => {
+                    return Err(self.invalid(format!(
+                        "`{}` at {pc} is not a conditional branch",
+                        crate::region::InstrText(instr)
+                    )));
+                }
+            },
+        };
+        let (y, ky) = self.rhs(rhs);
+        if let (Some(kx), Some(ky)) = (self.known[a as usize], ky) {
+            self.goto(if cond.holds(kx, ky) { taken } else { fall });
+            return Ok(());
+        }
+        if taken == fall {
+            self.goto(taken);
+            return Ok(());
+        }
+        let x = self.get(a);
+        let cc = match cond {
+            Cond::Eq => IntCC::Equal,
+            Cond::Ne => IntCC::NotEqual,
+            Cond::Lt => IntCC::SignedLessThan,
+            Cond::Le => IntCC::SignedLessThanOrEqual,
+            Cond::Gt => IntCC::SignedGreaterThan,
+            Cond::Ge => IntCC::SignedGreaterThanOrEqual,
+        };
+        let c = self.b.ins().icmp(cc, x, y);
+        let mut next = None;
+        let t = self.target(taken, &mut next);
+        let f = self.target(fall, &mut next);
+        self.b.ins().brif(c, t, &[], f, &[]);
+        self.continue_in(next);
+        Ok(())
+    }
+
+    fn switch(&mut self, a: Reg, cases: &[Target], default: Target) {
+        if let Some(k) = self.known[a as usize] {
+            let t = usize::try_from(k)
+                .ok()
+                .and_then(|i| cases.get(i))
+                .copied()
+                .unwrap_or(default);
+            self.goto(t);
+            return;
+        }
+        let mut next = None;
+        let mut blocks: HashMap<Target, Block> = HashMap::new();
+        let mut block_of = |l: &mut Self, t: Target, next: &mut Option<Block>| {
+            *blocks.entry(t).or_insert_with(|| l.target(t, next))
+        };
+        let mut sw = Switch::new();
+        for (i, &t) in cases.iter().enumerate() {
+            let blk = block_of(self, t, &mut next);
+            sw.set_entry(i as u128, blk);
+        }
+        let otherwise = block_of(self, default, &mut next);
+        let x = self.get(a);
+        // The switch compares unsigned: a negative index takes `otherwise`,
+        // as the interpreter's out-of-range fall-through does.
+        sw.emit(&mut self.b, x, otherwise);
+        self.continue_in(next);
+    }
+}
+
+#[cfg(test)]
+mod tests;

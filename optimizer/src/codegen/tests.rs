@@ -1,0 +1,594 @@
+//! Compiled regions against the reference evaluator and the interpreter.
+
+use std::collections::HashMap;
+
+use toyvm_vm::Program;
+use toyvm_vm::asm::assemble;
+
+use crate::testing::{reaches, run_mixed, run_oracle, tuples};
+use crate::{CodeCache, CompiledRegion, Exit, ExitKind, PlanConfig, Profile, Region, plan_regions};
+
+/// Compiles `text` and runs it once on `regs`/`mem`.
+fn run_text(
+    text: &str,
+    regs: &mut [i64; 256],
+    mem: &mut [i64],
+) -> (Exit, CompiledRegion, Vec<u64>) {
+    let r = Region::parse(text).unwrap();
+    let c = CodeCache::new().unwrap().compile(&r).unwrap();
+    let mut counters = vec![0; c.exits().len()];
+    let e = c.run(regs, mem, &mut counters);
+    (e, c, counters)
+}
+
+/// Checks that the compiled exit state is one the reference passes through.
+fn check_against_reference(p: &Program, region: &Region, regs: [i64; 256], mem: Vec<i64>) -> Exit {
+    let c = CodeCache::new().unwrap().compile(region).unwrap();
+    let (mut r1, mut m1) = (regs, mem.clone());
+    let mut counters = vec![0; c.exits().len()];
+    let e = c.run(&mut r1, &mut m1, &mut counters);
+    assert!(
+        reaches(
+            p,
+            region.func,
+            region.head,
+            Box::new(regs),
+            mem,
+            e,
+            &r1,
+            &m1,
+            1_000_000
+        ),
+        "the reference never reaches {e} with the compiled state\n{region}"
+    );
+    assert_eq!(counters.iter().sum::<u64>(), 1, "exactly one exit counted");
+    e
+}
+
+fn profile_and_plan(p: &Program, args: &[i64], file: &[u8]) -> Vec<Region> {
+    let t = tuples(p, args, file);
+    let mut counts: HashMap<toyvm_vm::Tuple, u64> = HashMap::new();
+    for x in t {
+        *counts.entry(x).or_insert(0) += 1;
+    }
+    let cands: Vec<(toyvm_vm::Tuple, u64)> = counts.into_iter().collect();
+    plan_regions(p, &Profile::from_candidates(&cands), &PlanConfig::default())
+}
+
+const VALUES: &str = "
+    .memory 64
+    .func main(n)
+        .reg i, x, d, q, t
+        li i, 0
+        li x, 1000
+        li q, 0
+    top:
+        andi t, i, 15
+        ld d, t, 0          # 4: almost always 8
+        div t, x, d
+        add q, q, t
+        addi i, i, 1
+        blt i, n, top
+        ret q
+    .end";
+
+#[test]
+fn a_failing_guard_resumes_after_the_load_with_the_loaded_value() {
+    let p = assemble(VALUES).unwrap();
+    let text = "\
+region f0:3
+  block 3 weight=100
+    3: andi r5, r1, 15
+    4: ld r3, r5, 0
+    guard r3 == 8 | fail 5
+    5: div r5, r2, r3
+    6: add r4, r4, r5
+    7: addi r1, r1, 1
+    8: blt r1, r0, L3 -> head | exit 9
+";
+    let region = Region::parse(text).unwrap();
+    let mut mem = vec![8i64; 64];
+    mem[5] = 3;
+    let mut regs = [0i64; 256];
+    regs[..5].copy_from_slice(&[100, 0, 1000, 0, 0]);
+    let e = check_against_reference(&p, &region, regs, mem.clone());
+    assert_eq!(
+        e,
+        Exit {
+            kind: ExitKind::Guard,
+            resume: 5
+        }
+    );
+
+    // And the exact state: five iterations of 1000 / 8, then d = 3 loaded.
+    let (e, c, counters) = run_text(text, &mut regs, &mut mem);
+    assert_eq!(e.resume, 5);
+    assert_eq!(&regs[..6], &[100, 5, 1000, 3, 5 * 125, 5]);
+    let guard = c
+        .exits()
+        .iter()
+        .position(|x| x.kind == ExitKind::Guard)
+        .unwrap();
+    assert_eq!(counters[guard], 1);
+}
+
+#[test]
+fn trapping_instructions_exit_for_the_interpreter_with_registers_written_back() {
+    let p = assemble(VALUES).unwrap();
+    let region = Region::parse(
+        "\
+region f0:3
+  block 3 weight=100
+    3: andi r5, r1, 15
+    4: ld r3, r5, 0
+    5: div r5, r2, r3
+    6: add r4, r4, r5
+    7: addi r1, r1, 1
+    8: blt r1, r0, L3 -> head | exit 9
+",
+    )
+    .unwrap();
+    // A zero divisor at word 2: the third iteration stops before `div`.
+    let mut mem = vec![8i64; 64];
+    mem[2] = 0;
+    let mut regs = [0i64; 256];
+    regs[..5].copy_from_slice(&[100, 0, 1000, 0, 0]);
+    let e = check_against_reference(&p, &region, regs, mem.clone());
+    assert_eq!(
+        e,
+        Exit {
+            kind: ExitKind::Interpret,
+            resume: 5
+        }
+    );
+    let (_, _, _) = run_text(&region.to_string(), &mut regs, &mut mem);
+    assert_eq!(&regs[..6], &[100, 2, 1000, 0, 250, 2]);
+
+    // Memory of 10 words: `ld` at word 10 is out of bounds.
+    let mut mem = vec![8i64; 10];
+    let mut regs = [0i64; 256];
+    regs[..5].copy_from_slice(&[100, 0, 1000, 0, 0]);
+    let e = check_against_reference(&p, &region, regs, mem.clone());
+    assert_eq!(
+        e,
+        Exit {
+            kind: ExitKind::Interpret,
+            resume: 4
+        }
+    );
+    run_text(&region.to_string(), &mut regs, &mut mem);
+    assert_eq!(regs[1], 10, "ten iterations completed");
+    assert_eq!(regs[5], 10, "the address register was written back");
+}
+
+#[test]
+fn division_edge_cases_match_the_interpreter() {
+    let text = "\
+region f0:0
+  block 0 weight=1
+    0: div r3, r1, r2
+    1: rem r4, r1, r2
+    2: divi r5, r1, -1
+    3: remi r6, r1, -1
+    4: divi r7, r1, 8
+    5: remi r8, r1, 8
+    6: shl r9, r1, r10
+    7: ushri r11, r1, 65
+    8: ltu r12, r1, r2
+    goto exit 9
+";
+    for (x, y) in [(i64::MIN, -1), (-7, 2), (7, -2), (i64::MIN, 1), (-1, 3)] {
+        let mut regs = [0i64; 256];
+        regs[1] = x;
+        regs[2] = y;
+        regs[10] = 67;
+        let (e, _, _) = run_text(text, &mut regs, &mut []);
+        assert_eq!(
+            e,
+            Exit {
+                kind: ExitKind::Side,
+                resume: 9
+            }
+        );
+        use toyvm_vm::semantics::BinOp::*;
+        let ev = |op: toyvm_vm::semantics::BinOp, a, b| op.eval(a, b).unwrap();
+        assert_eq!(
+            &regs[3..13],
+            &[
+                ev(Div, x, y),
+                ev(Rem, x, y),
+                ev(Div, x, -1),
+                ev(Rem, x, -1),
+                ev(Div, x, 8),
+                ev(Rem, x, 8),
+                ev(Shl, x, 67),
+                67,
+                ev(Ushr, x, 65),
+                ev(Ltu, x, y),
+            ],
+            "x = {x}, y = {y}"
+        );
+    }
+}
+
+#[test]
+fn jump_tables_take_every_case_and_fall_through_out_of_range() {
+    let text = "\
+region f0:0
+  block 0 weight=1
+    0: jtab r1 -> [exit 10, next, exit 12, exit 10] | exit 1
+  block 8 weight=1
+    8: addi r2, r2, 1
+    goto exit 9
+";
+    for (k, resume) in [
+        (0, 10),
+        (1, 9),
+        (2, 12),
+        (3, 10),
+        (4, 1),
+        (-1, 1),
+        (i64::MIN, 1),
+    ] {
+        let mut regs = [0i64; 256];
+        regs[1] = k;
+        let (e, _, _) = run_text(text, &mut regs, &mut []);
+        assert_eq!(e.resume, resume, "index {k}");
+        assert_eq!(regs[2], (k == 1) as i64);
+    }
+}
+
+#[test]
+fn guarded_constants_fold_and_the_dump_names_bytecode_pcs() {
+    let text = "\
+region f0:3
+  block 3 weight=100
+    3: andi r5, r1, 15
+    4: ld r3, r5, 0
+    guard r3 == 8 | fail 5
+    5: div r5, r2, r3
+    6: add r4, r4, r5
+    7: addi r1, r1, 1
+    8: blt r1, r0, L3 -> head | exit 9
+";
+    let r = Region::parse(text).unwrap();
+    let mut cache = CodeCache::new().unwrap();
+    let clif = cache.clif(&r).unwrap();
+    assert!(clif.contains("; f0:5: div r5, r2, r3"), "{clif}");
+    assert!(
+        clif.contains("; guard r3 == 8, else resume at f0:5"),
+        "{clif}"
+    );
+    assert!(
+        clif.contains("; counters[0]: interpret exit to f0:4"),
+        "{clif}"
+    );
+    // After the guard the divisor is the constant 8: no zero check, no
+    // -1 patch-up, so no `select` in the division's group.
+    let div_group: String = clif
+        .split("; f0:5: div")
+        .nth(1)
+        .and_then(|s| s.split("; f0:6").next())
+        .unwrap()
+        .into();
+    assert!(div_group.contains("sdiv"), "{div_group}");
+    assert!(!div_group.contains("select"), "{div_group}");
+    cache.set_dump_clif(true);
+    let c = cache.compile(&r).unwrap();
+    assert_eq!(c.clif(), Some(clif.as_str()));
+    assert!(c.code_size() > 0);
+}
+
+#[test]
+fn constant_branches_fold_and_a_region_can_loop_forever_until_an_exit() {
+    let text = "\
+region f0:0
+  block 0 weight=1
+    0: li r1, 5
+    1: bgti r1, 3, L7 -> exit 7 | next
+    2: addi r2, r2, 1
+    goto head
+";
+    let mut regs = [0i64; 256];
+    let (e, c, counters) = run_text(text, &mut regs, &mut []);
+    assert_eq!(
+        e,
+        Exit {
+            kind: ExitKind::Side,
+            resume: 7
+        }
+    );
+    assert_eq!(c.exits().len(), 1);
+    assert_eq!(counters, [1]);
+    assert_eq!(regs[2], 0);
+}
+
+#[test]
+fn bad_regions_are_errors_not_crashes() {
+    let mut cache = CodeCache::new().unwrap();
+    let falls_off = Region::parse("region f0:0\n  block 0 weight=1\n    0: li r1, 5\n").unwrap();
+    let e = cache.compile(&falls_off).unwrap_err();
+    assert!(e.to_string().contains("falls through"), "{e}");
+    let call_in_place = Region::parse("region f0:0\n  0: putn r1\n  goto exit 1\n").unwrap();
+    let e = cache.compile(&call_in_place).unwrap_err();
+    assert!(e.to_string().contains("cannot be compiled in place"), "{e}");
+}
+
+/// `(program, args, input file)` from a program's header lines.
+fn suite() -> Vec<(String, Program, Vec<i64>, Vec<u8>)> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let mut out = Vec::new();
+    let mut names: Vec<_> = std::fs::read_dir(format!("{root}/programs"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "tasm"))
+        .collect();
+    names.sort();
+    for path in names {
+        let src = std::fs::read_to_string(&path).unwrap();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let mut args = Vec::new();
+        let mut file = Vec::new();
+        for l in src.lines() {
+            if let Some(a) = l.strip_prefix("# args:") {
+                args = a.split_whitespace().map(|w| w.parse().unwrap()).collect();
+            }
+            if let Some(f) = l.strip_prefix("# input:") {
+                match std::fs::read(format!("{root}/{}", f.trim())) {
+                    Ok(bytes) => file = bytes,
+                    Err(_) => {
+                        eprintln!("skipping {name}: input {} not found", f.trim());
+                        continue;
+                    }
+                }
+            }
+        }
+        let Ok(p) = assemble(&src) else {
+            eprintln!("skipping {name}: does not assemble");
+            continue;
+        };
+        out.push((name, p, args, file));
+    }
+    out
+}
+
+#[test]
+fn every_program_runs_identically_with_its_hot_regions_compiled() {
+    let mut cache = CodeCache::new().unwrap();
+    let mut report = String::new();
+    let mut entered = 0;
+    let suite = suite();
+    let programs = suite.len();
+    for (name, p, args, file) in suite {
+        let regions = profile_and_plan(&p, &args, &file);
+        let mut compiled = HashMap::new();
+        let mut times = Vec::new();
+        for r in &regions {
+            let c = cache
+                .compile(r)
+                .unwrap_or_else(|e| panic!("{name}: {e}\n{r}"));
+            times.push(c.compile_time());
+            compiled.entry((r.func, r.head)).or_insert(c);
+        }
+        let oracle = run_oracle(&p, &args, &file);
+        let (mixed, stats) = run_mixed(&p, &args, &file, &compiled, 2_000_000_000);
+        assert_eq!(
+            mixed.as_ref().map(|(o, v)| (String::from_utf8_lossy(o), v)),
+            oracle
+                .as_ref()
+                .map(|(o, v)| (String::from_utf8_lossy(o), v)),
+            "{name}"
+        );
+        if stats.entries > 0 {
+            entered += 1;
+        }
+        let total: std::time::Duration = times.iter().sum();
+        let max = times.iter().max().copied().unwrap_or_default();
+        report += &format!(
+            "{name}: {} regions, compile total {total:?} max {max:?}, {} entries, exits {:?}\n",
+            regions.len(),
+            stats.entries,
+            stats.exits
+        );
+    }
+    eprintln!("{report}");
+    // Only programs whose time goes to calls (fib) may run no region.
+    assert!(entered + 1 >= programs, "{report}");
+}
+
+mod random {
+    //! Random looping arithmetic programs: the interpreter is the oracle
+    //! for whole runs with their hot regions compiled, and the reference
+    //! evaluator for single region runs from random states.
+
+    use super::*;
+    use proptest::prelude::*;
+    use toyvm_vm::isa::Instr;
+    use toyvm_vm::{Function, verify};
+
+    /// One generated unit of code; `Branch` skips `skip` units forward.
+    #[derive(Clone, Debug)]
+    enum Unit {
+        Plain(Instr),
+        /// `andi r5, a, 31` then the load or store through r5 (memory is
+        /// 64 words: out of bounds only at the edges of `imm`'s range).
+        Mem {
+            load: bool,
+            a: u8,
+            r: u8,
+            imm: i32,
+        },
+        Branch {
+            instr: Instr,
+            skip: usize,
+        },
+    }
+
+    fn reg() -> impl Strategy<Value = u8> {
+        0u8..8
+    }
+    fn dest() -> impl Strategy<Value = u8> {
+        0u8..5
+    }
+    fn imm() -> impl Strategy<Value = i32> {
+        prop_oneof![
+            -4i32..5,
+            any::<i32>(),
+            Just(i32::MIN),
+            Just(-1),
+            Just(63),
+            Just(64)
+        ]
+    }
+
+    fn unit() -> impl Strategy<Value = Unit> {
+        use toyvm_vm::isa::{Op, Operand, OperandKind};
+        let arith = (0x10u8..0x30, dest(), reg(), reg(), imm()).prop_map(|(code, d, a, b, k)| {
+            let op = Op::from_byte(code).unwrap();
+            let ops: Vec<Operand> = op
+                .operand_kinds()
+                .iter()
+                .enumerate()
+                .map(|(i, kind)| match (i, kind) {
+                    (0, _) => Operand::Reg(d),
+                    (1, _) => Operand::Reg(a),
+                    (_, OperandKind::Reg) => Operand::Reg(b),
+                    _ => Operand::Imm(k),
+                })
+                .collect();
+            Unit::Plain(Instr::from_operands(op, &ops).unwrap())
+        });
+        let simple = prop_oneof![
+            (dest(), imm()).prop_map(|(d, imm)| Unit::Plain(Instr::Li { d, imm })),
+            (dest(), any::<i64>()).prop_map(|(d, k)| Unit::Plain(Instr::Lk { d, k })),
+            (dest(), reg()).prop_map(|(d, a)| Unit::Plain(Instr::Mov { d, a })),
+            (dest(), reg()).prop_map(|(d, a)| Unit::Plain(Instr::Neg { d, a })),
+            (dest(), reg()).prop_map(|(d, a)| Unit::Plain(Instr::Not { d, a })),
+        ];
+        let mem = (any::<bool>(), reg(), 0u8..5, -1i32..34)
+            .prop_map(|(load, a, r, imm)| Unit::Mem { load, a, r, imm });
+        let branch = (0x41u8..0x4f, reg(), reg(), -3i32..4, 0usize..6).prop_map(
+            |(code, a, b, imm, skip)| {
+                use toyvm_vm::isa::{Op, Operand, OperandKind};
+                let op = Op::from_byte(code).unwrap();
+                let ops: Vec<Operand> = op
+                    .operand_kinds()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, kind)| match (i, kind) {
+                        (0, _) => Operand::Reg(a),
+                        (_, OperandKind::Reg) => Operand::Reg(b),
+                        (_, OperandKind::Imm) => Operand::Imm(imm),
+                        _ => Operand::Label(0),
+                    })
+                    .collect();
+                Unit::Branch {
+                    instr: Instr::from_operands(op, &ops).unwrap(),
+                    skip,
+                }
+            },
+        );
+        prop_oneof![4 => arith, 2 => simple, 2 => mem, 2 => branch]
+    }
+
+    /// Lays the units out as `main(a, b)` with a counted loop around them.
+    fn program(units: &[Unit], inits: &[i64; 4], bound: i32) -> Program {
+        let mut code = Vec::new();
+        for (i, &k) in inits.iter().enumerate() {
+            code.push(Instr::Lk { d: 2 + i as u8, k });
+        }
+        code.push(Instr::Li { d: 6, imm: bound });
+        code.push(Instr::Li { d: 7, imm: 0 });
+        let body = code.len() as u32;
+        // Offsets of each unit, and of the loop instruction after them.
+        let mut at = Vec::new();
+        let mut o = body;
+        for u in units {
+            at.push(o);
+            o += if matches!(u, Unit::Mem { .. }) { 2 } else { 1 };
+        }
+        at.push(o);
+        for (i, u) in units.iter().enumerate() {
+            match *u {
+                Unit::Plain(instr) => code.push(instr),
+                Unit::Mem { load, a, r, imm } => {
+                    code.push(Instr::Andi { d: 5, a, imm: 31 });
+                    code.push(if load {
+                        Instr::Ld { d: r, a: 5, imm }
+                    } else {
+                        Instr::St { a: 5, imm, b: r }
+                    });
+                }
+                Unit::Branch { instr, skip } => {
+                    let target = at[(i + 1 + skip).min(units.len())];
+                    let mut ops = instr.operands().to_vec();
+                    for op in &mut ops {
+                        if let toyvm_vm::isa::Operand::Label(l) = op {
+                            *l = target;
+                        }
+                    }
+                    code.push(Instr::from_operands(instr.op(), &ops).unwrap());
+                }
+            }
+        }
+        code.push(Instr::Loop {
+            a: 7,
+            b: 6,
+            target: body,
+        });
+        for r in 0..6 {
+            code.push(Instr::Putn { a: r });
+        }
+        code.push(Instr::Ret { a: 0 });
+        let p = Program {
+            functions: vec![Function {
+                name: "main".into(),
+                params: 2,
+                regs: 8,
+                code,
+                tables: vec![],
+            }],
+            data: vec![],
+            memory_words: 64,
+            input_base: 0,
+            entry: 0,
+        };
+        verify::verify(&p).unwrap();
+        p
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn compiled_regions_match_the_interpreter(
+            units in prop::collection::vec(unit(), 1..24),
+            inits in any::<[i64; 4]>(),
+            args in any::<[i64; 2]>(),
+            bound in 0i32..40,
+            states in prop::collection::vec((any::<[i64; 6]>(), 0i64..30, prop::collection::vec(any::<i64>(), 64)), 3),
+        ) {
+            let p = program(&units, &inits, bound);
+            let regions = profile_and_plan(&p, &args, &[]);
+            let mut cache = CodeCache::new().unwrap();
+            let mut compiled = HashMap::new();
+            for r in &regions {
+                let c = cache.compile(r).map_err(|e| TestCaseError::fail(format!("{e}\n{r}")))?;
+                compiled.entry((r.func, r.head)).or_insert(c);
+            }
+            let (mixed, _) = run_mixed(&p, &args, &[], &compiled, 10_000_000);
+            prop_assert_eq!(mixed, run_oracle(&p, &args, &[]));
+
+            // Each region from random states (loop counter and bound kept
+            // small so every loop ends).
+            for r in &regions {
+                for (vals, bound, mem) in &states {
+                    let mut regs = [0i64; 256];
+                    regs[..6].copy_from_slice(vals);
+                    regs[6] = *bound;
+                    check_against_reference(&p, r, regs, mem.clone());
+                }
+            }
+        }
+    }
+}

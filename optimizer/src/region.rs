@@ -1,0 +1,560 @@
+//! Regions: what the optimizer compiles, and their text form.
+//!
+//! A region is a superblock of one bytecode function laid out as a straight
+//! list of [`Step`]s. Control enters only at the top; it leaves through side
+//! exits to exact bytecode offsets, or jumps back to the region's head (a
+//! loop kept inside compiled code). Every step names the original offsets,
+//! so each exit resumes the interpreter at the right instruction.
+//!
+//! The text form exists so optimizer tests read as "IR in, IR out": a test
+//! builds or parses a region, runs a pass, and compares the printed result
+//! with the expected text. [`Region`]'s `Display` and [`Region::parse`] are
+//! inverses. One line per step:
+//!
+//! ```text
+//! region f0:3                          # function 0, head at offset 3
+//!   guard r0 == 100 | fail 3           # entry guard (before the first block)
+//!   block 3 weight=90000               # a basic block starts (`dup`: it has
+//!                                      # side entrances, so this is its copy)
+//!   3: mul r4, r1, r2                  # an instruction compiled in place
+//!   4: ld r5, r4, 0
+//!   guard r5 == 8 | fail 5             # specialization guard, resume offset
+//!   6: loop r2, r0, L3 -> head | exit 7    # taken | fall-through targets
+//!   7: jtab r3 -> [exit 12, next] | exit 8 # jump table cases | out of range
+//!   9: interpret putn r2               # the interpreter runs this one
+//!   goto exit 12                       # unconditional end of the trace
+//! ```
+//!
+//! Targets are `next` (the following step), `head` (the first `block`
+//! step), or `exit N` (leave to offset `N`). `#` and `;` start comments.
+
+use std::fmt::{self, Write as _};
+
+use toyvm_vm::Pc;
+use toyvm_vm::isa::{Instr, Op, Operand, OperandKind, Reg};
+
+use crate::exit::{ExitKind, ExitSite};
+use crate::{Error, Result};
+
+/// Where a branch direction goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// The following step: this direction stays on the trace.
+    Next,
+    /// Back to the region head (the first [`Step::Block`]): a loop that
+    /// stays in compiled code.
+    Head,
+    /// Leave the region; the interpreter resumes at this offset.
+    Exit(u32),
+}
+
+/// One step of a region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A basic block of the original function starts here. No code: it
+    /// carries the block's profile weight, and whether the block had side
+    /// entrances (it is then a tail-duplicated copy: its off-trace
+    /// predecessors keep reaching the original in the interpreter).
+    Block {
+        offset: u32,
+        weight: u64,
+        duplicated: bool,
+    },
+    /// A straight-line instruction (moves, constants, arithmetic, `ld`,
+    /// `st`, `nop`) compiled in place.
+    Op { pc: u32, instr: Instr },
+    /// A conditional branch or `loop`: where each direction goes.
+    Branch {
+        pc: u32,
+        instr: Instr,
+        taken: Target,
+        fall: Target,
+    },
+    /// A `jtab` on register `a`: one target per table entry, `default`
+    /// when `a` is out of range.
+    Switch {
+        pc: u32,
+        a: Reg,
+        cases: Vec<Target>,
+        default: Target,
+    },
+    /// A specialization guard: continue if `reg == value` (and from here on
+    /// treat `reg` as that constant), else leave with a guard exit that
+    /// resumes at `resume`.
+    Guard { reg: Reg, value: i64, resume: u32 },
+    /// An unconditional transfer (a `jmp`, or the fall-through at the end
+    /// of the trace).
+    Goto(Target),
+    /// Leave so the interpreter runs the instruction at `pc` (calls,
+    /// returns, output): the region ends here.
+    Interpret { pc: u32, instr: Instr },
+}
+
+/// A single-entry region of one function, ready for code generation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// The function index.
+    pub func: u32,
+    /// The head's offset: where the runtime enters the region.
+    pub head: u32,
+    pub steps: Vec<Step>,
+}
+
+impl Region {
+    /// The head as a global pc.
+    pub fn head_pc(&self) -> Pc {
+        Pc::new(self.func, self.head)
+    }
+
+    /// Bytecode instructions the region holds (its size for the size cap).
+    pub fn instr_count(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s,
+                    Step::Op { .. } | Step::Branch { .. } | Step::Switch { .. }
+                )
+            })
+            .count()
+    }
+
+    /// Whether some path jumps back to the head (a loop in compiled code).
+    pub fn loops(&self) -> bool {
+        self.targets().any(|t| t == Target::Head)
+    }
+
+    /// The region's guards as `(register, value, resume offset)`.
+    pub fn guards(&self) -> impl Iterator<Item = (Reg, i64, u32)> + '_ {
+        self.steps.iter().filter_map(|s| match *s {
+            Step::Guard { reg, value, resume } => Some((reg, value, resume)),
+            _ => None,
+        })
+    }
+
+    fn targets(&self) -> impl Iterator<Item = Target> + '_ {
+        self.steps.iter().flat_map(|s| {
+            let v: Vec<Target> = match s {
+                Step::Branch { taken, fall, .. } => vec![*taken, *fall],
+                Step::Switch { cases, default, .. } => {
+                    cases.iter().copied().chain([*default]).collect()
+                }
+                Step::Goto(t) => vec![*t],
+                _ => vec![],
+            };
+            v
+        })
+    }
+
+    /// The exits the region's control flow names, in step order: one per
+    /// off-trace branch direction (deduplicated per step and offset), per
+    /// guard and per interpreted instruction. The code generator adds an
+    /// `Interpret` exit before each instruction that could trap; see
+    /// [`crate::CompiledRegion::exits`] for the final counter layout.
+    pub fn control_exits(&self) -> Vec<ExitSite> {
+        let mut out = Vec::new();
+        for s in &self.steps {
+            match s {
+                Step::Guard { resume, .. } => out.push(ExitSite {
+                    kind: ExitKind::Guard,
+                    resume: *resume,
+                }),
+                Step::Interpret { pc, .. } => out.push(ExitSite {
+                    kind: ExitKind::Interpret,
+                    resume: *pc,
+                }),
+                Step::Branch { taken, fall, .. } => push_side(&mut out, &[*taken, *fall]),
+                Step::Switch { cases, default, .. } => {
+                    let all: Vec<Target> = cases.iter().copied().chain([*default]).collect();
+                    push_side(&mut out, &all)
+                }
+                Step::Goto(t) => push_side(&mut out, &[*t]),
+                Step::Block { .. } | Step::Op { .. } => {}
+            }
+        }
+        out
+    }
+
+    /// Parses the text form (see the module docs).
+    pub fn parse(text: &str) -> Result<Region> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, strip_comment(l).trim()))
+            .filter(|(_, l)| !l.is_empty());
+        let (line, header) = lines.next().ok_or(Error::Parse {
+            line: 1,
+            msg: "empty region text: expected `region fF:OFFSET`".into(),
+        })?;
+        let pc = header
+            .strip_prefix("region ")
+            .and_then(|rest| parse_pc(rest.trim()))
+            .ok_or_else(|| perr(line, "expected `region fF:OFFSET`"))?;
+        let mut steps = Vec::new();
+        for (line, l) in lines {
+            steps.push(parse_step(l).map_err(|msg| perr(line, &msg))?);
+        }
+        Ok(Region {
+            func: pc.func(),
+            head: pc.offset(),
+            steps,
+        })
+    }
+}
+
+fn push_side(out: &mut Vec<ExitSite>, targets: &[Target]) {
+    let mut seen: Vec<u32> = Vec::new();
+    for t in targets {
+        if let Target::Exit(to) = *t
+            && !seen.contains(&to)
+        {
+            seen.push(to);
+            out.push(ExitSite {
+                kind: ExitKind::Side,
+                resume: to,
+            });
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Next => f.write_str("next"),
+            Target::Head => f.write_str("head"),
+            Target::Exit(to) => write!(f, "exit {to}"),
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::Block {
+                offset,
+                weight,
+                duplicated,
+            } => {
+                write!(f, "block {offset} weight={weight}")?;
+                if *duplicated {
+                    f.write_str(" dup")?;
+                }
+                Ok(())
+            }
+            Step::Op { pc, instr } => write!(f, "{pc}: {}", InstrText(instr)),
+            Step::Branch {
+                pc,
+                instr,
+                taken,
+                fall,
+            } => write!(f, "{pc}: {} -> {taken} | {fall}", InstrText(instr)),
+            Step::Switch {
+                pc,
+                a,
+                cases,
+                default,
+            } => {
+                let cases: Vec<String> = cases.iter().map(|t| t.to_string()).collect();
+                write!(f, "{pc}: jtab r{a} -> [{}] | {default}", cases.join(", "))
+            }
+            Step::Guard { reg, value, resume } => {
+                write!(f, "guard r{reg} == {value} | fail {resume}")
+            }
+            Step::Goto(t) => write!(f, "goto {t}"),
+            Step::Interpret { pc, instr } => write!(f, "{pc}: interpret {}", InstrText(instr)),
+        }
+    }
+}
+
+impl fmt::Display for Region {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "region {}", self.head_pc())?;
+        for s in &self.steps {
+            let indent = if matches!(s, Step::Block { .. }) {
+                "  "
+            } else {
+                "    "
+            };
+            writeln!(f, "{indent}{s}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An instruction in the region IR's syntax: the assembler's, with
+/// registers `rN`, labels `LN`, functions `fN` and tables `tN` by index
+/// (a region has no program at hand to name them).
+#[derive(Debug)]
+pub struct InstrText<'a>(pub &'a Instr);
+
+impl fmt::Display for InstrText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.op().mnemonic())?;
+        for (i, o) in self.0.operands().iter().enumerate() {
+            f.write_str(if i == 0 { " " } else { ", " })?;
+            match *o {
+                Operand::Reg(r) => write!(f, "r{r}")?,
+                Operand::Imm(v) => write!(f, "{v}")?,
+                Operand::Wide(v) => write!(f, "{v}")?,
+                Operand::Label(l) => write!(f, "L{l}")?,
+                Operand::Func(g) => write!(f, "f{g}")?,
+                Operand::Count(n) => write!(f, "{n}")?,
+                Operand::Table(t) => write!(f, "t{t}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parses one instruction in [`InstrText`] syntax.
+pub fn parse_instr(s: &str) -> std::result::Result<Instr, String> {
+    let s = s.trim();
+    let (mnemonic, rest) = s.split_once(char::is_whitespace).unwrap_or((s, ""));
+    let op = Op::from_mnemonic(mnemonic).ok_or_else(|| format!("unknown mnemonic `{mnemonic}`"))?;
+    let kinds = op.operand_kinds();
+    let words: Vec<&str> = if rest.trim().is_empty() {
+        Vec::new()
+    } else {
+        rest.split(',').map(str::trim).collect()
+    };
+    if words.len() != kinds.len() {
+        return Err(format!(
+            "`{mnemonic}` takes {} operands, {} given",
+            kinds.len(),
+            words.len()
+        ));
+    }
+    let mut ops = Vec::with_capacity(kinds.len());
+    for (&kind, w) in kinds.iter().zip(&words) {
+        let bad = || format!("`{w}` is not {}", kind.describe());
+        let num = |prefix: &str| w.strip_prefix(prefix).ok_or_else(bad);
+        ops.push(match kind {
+            OperandKind::Reg => Operand::Reg(num("r")?.parse().map_err(|_| bad())?),
+            OperandKind::Imm => Operand::Imm(w.parse().map_err(|_| bad())?),
+            OperandKind::Wide => Operand::Wide(w.parse().map_err(|_| bad())?),
+            OperandKind::Label => Operand::Label(num("L")?.parse().map_err(|_| bad())?),
+            OperandKind::Func => Operand::Func(num("f")?.parse().map_err(|_| bad())?),
+            OperandKind::Count => Operand::Count(w.parse().map_err(|_| bad())?),
+            OperandKind::Table => Operand::Table(num("t")?.parse().map_err(|_| bad())?),
+        });
+    }
+    Instr::from_operands(op, &ops).ok_or_else(|| format!("bad operands for `{mnemonic}`"))
+}
+
+fn perr(line: usize, msg: &str) -> Error {
+    Error::Parse {
+        line,
+        msg: msg.to_owned(),
+    }
+}
+
+fn strip_comment(l: &str) -> &str {
+    let cut = l.find(['#', ';']).unwrap_or(l.len());
+    &l[..cut]
+}
+
+/// `f3:12`.
+fn parse_pc(s: &str) -> Option<Pc> {
+    let (f, o) = s.strip_prefix('f')?.split_once(':')?;
+    Some(Pc::new(f.parse().ok()?, o.parse().ok()?))
+}
+
+fn parse_target(s: &str) -> std::result::Result<Target, String> {
+    match s.trim() {
+        "next" => Ok(Target::Next),
+        "head" => Ok(Target::Head),
+        t => t
+            .strip_prefix("exit ")
+            .and_then(|n| n.trim().parse().ok())
+            .map(Target::Exit)
+            .ok_or_else(|| format!("`{t}` is not a target (`next`, `head` or `exit N`)")),
+    }
+}
+
+fn parse_num<T: std::str::FromStr>(s: &str, what: &str) -> std::result::Result<T, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("`{}` is not {what}", s.trim()))
+}
+
+fn parse_step(l: &str) -> std::result::Result<Step, String> {
+    if let Some(rest) = l.strip_prefix("block ") {
+        let mut words = rest.split_whitespace();
+        let offset = parse_num(words.next().unwrap_or(""), "a block offset")?;
+        let weight = words
+            .next()
+            .and_then(|w| w.strip_prefix("weight="))
+            .ok_or("expected `block OFFSET weight=W [dup]`")?;
+        let weight = parse_num(weight, "a weight")?;
+        let duplicated = match words.next() {
+            None => false,
+            Some("dup") => true,
+            Some(w) => return Err(format!("unexpected `{w}` after the block weight")),
+        };
+        return Ok(Step::Block {
+            offset,
+            weight,
+            duplicated,
+        });
+    }
+    if let Some(rest) = l.strip_prefix("guard ") {
+        let (cond, resume) = rest
+            .split_once("| fail")
+            .ok_or("expected `guard rN == VALUE | fail OFFSET`")?;
+        let (reg, value) = cond
+            .split_once("==")
+            .ok_or("expected `guard rN == VALUE | fail OFFSET`")?;
+        let reg = reg
+            .trim()
+            .strip_prefix('r')
+            .ok_or("a guard names a register `rN`")?;
+        return Ok(Step::Guard {
+            reg: parse_num(reg, "a register number")?,
+            value: parse_num(value, "a 64-bit value")?,
+            resume: parse_num(resume, "a resume offset")?,
+        });
+    }
+    if let Some(rest) = l.strip_prefix("goto ") {
+        return Ok(Step::Goto(parse_target(rest)?));
+    }
+    let (pc, rest) = l
+        .split_once(':')
+        .ok_or("expected `OFFSET: instruction`, `block`, `guard` or `goto`")?;
+    let pc: u32 = parse_num(pc, "an instruction offset")?;
+    let rest = rest.trim();
+    if let Some(instr) = rest.strip_prefix("interpret ") {
+        return Ok(Step::Interpret {
+            pc,
+            instr: parse_instr(instr)?,
+        });
+    }
+    let Some((instr, targets)) = rest.split_once("->") else {
+        return Ok(Step::Op {
+            pc,
+            instr: parse_instr(rest)?,
+        });
+    };
+    let (first, default) = targets
+        .rsplit_once('|')
+        .ok_or("expected `-> TAKEN | FALL` after a branch")?;
+    if let Some(reg) = instr.trim().strip_prefix("jtab ") {
+        let reg = reg
+            .trim()
+            .strip_prefix('r')
+            .ok_or("jtab names a register")?;
+        let list = first
+            .trim()
+            .strip_prefix('[')
+            .and_then(|l| l.strip_suffix(']'))
+            .ok_or("expected `jtab rN -> [T0, T1, ...] | DEFAULT`")?;
+        let cases = if list.trim().is_empty() {
+            Vec::new()
+        } else {
+            list.split(',')
+                .map(parse_target)
+                .collect::<std::result::Result<_, _>>()?
+        };
+        return Ok(Step::Switch {
+            pc,
+            a: parse_num(reg, "a register number")?,
+            cases,
+            default: parse_target(default)?,
+        });
+    }
+    Ok(Step::Branch {
+        pc,
+        instr: parse_instr(instr)?,
+        taken: parse_target(first)?,
+        fall: parse_target(default)?,
+    })
+}
+
+/// Renders a region for humans and logs, with a trailing summary line of
+/// its exits (used by `--jit-log`).
+pub fn describe(region: &Region) -> String {
+    let mut s = region.to_string();
+    let exits = region.control_exits();
+    let _ = writeln!(
+        s,
+        "  ; {} instructions, {} exits, {}",
+        region.instr_count(),
+        exits.len(),
+        if region.loops() {
+            "loops to head"
+        } else {
+            "no loop"
+        }
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "\
+region f0:3
+    guard r0 == 100 | fail 3
+  block 3 weight=90000
+    3: mul r4, r1, r2
+    4: ld r5, r4, -2
+    guard r5 == 8 | fail 5
+    5: lk r6, -9223372036854775808
+  block 6 weight=10 dup
+    6: loop r2, r0, L3 -> head | exit 7
+    7: jtab r3 -> [exit 12, next] | exit 8
+    9: interpret calli r1, r2, r3, 2
+";
+
+    #[test]
+    fn text_round_trips() {
+        let r = Region::parse(TEXT).unwrap();
+        assert_eq!(r.head_pc(), Pc::new(0, 3));
+        assert_eq!(r.steps.len(), 10);
+        assert_eq!(r.to_string(), TEXT);
+        assert_eq!(r.instr_count(), 5);
+        assert!(r.loops());
+        assert_eq!(r.guards().collect::<Vec<_>>(), [(0, 100, 3), (5, 8, 5)]);
+    }
+
+    #[test]
+    fn comments_and_blank_lines_are_ignored() {
+        let r = Region::parse("# a comment\nregion f2:0 ; head\n\n  goto exit 4 # end\n").unwrap();
+        assert_eq!(r.func, 2);
+        assert_eq!(r.steps, [Step::Goto(Target::Exit(4))]);
+    }
+
+    #[test]
+    fn control_exits_follow_step_order() {
+        let r = Region::parse(TEXT).unwrap();
+        let kinds: Vec<(ExitKind, u32)> = r
+            .control_exits()
+            .iter()
+            .map(|e| (e.kind, e.resume))
+            .collect();
+        use ExitKind::*;
+        assert_eq!(
+            kinds,
+            [
+                (Guard, 3),
+                (Guard, 5),
+                (Side, 7),
+                (Side, 12),
+                (Side, 8),
+                (Interpret, 9)
+            ]
+        );
+    }
+
+    #[test]
+    fn parse_errors_name_the_line() {
+        let e = Region::parse("region f0:0\n  block 0 weight=1\n  3: frob r1\n").unwrap_err();
+        assert_eq!(e.to_string(), "region IR, line 3: unknown mnemonic `frob`");
+        let e = Region::parse("region f0:0\n  3: add r1, r2\n").unwrap_err();
+        assert!(e.to_string().contains("takes 3 operands, 2 given"), "{e}");
+        let e = Region::parse("regio f0:0\n").unwrap_err();
+        assert!(e.to_string().contains("line 1"), "{e}");
+        let e = Region::parse("region f0:0\n  1: jnz r1, L0 -> elsewhere | next\n").unwrap_err();
+        assert!(e.to_string().contains("is not a target"), "{e}");
+    }
+}

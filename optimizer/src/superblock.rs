@@ -1,0 +1,393 @@
+//! Superblock formation, IMPACT style (Hwu et al.; Conte et al. 002,
+//! section 3.5 and Figure 5).
+//!
+//! 1. Seed a trace at the heaviest block not yet in a trace.
+//! 2. Grow it forward along the most likely successor while that arc's
+//!    probability (arc weight / node weight) is at least the threshold
+//!    (0.6, the value the paper's experiments use), the successor is in no
+//!    trace yet, and the size cap holds. Growth stops at a back edge to the
+//!    trace head, which becomes a jump back to the region head: the loop
+//!    stays in compiled code.
+//! 3. Remove side entrances by tail duplication: a dynamic optimizer never
+//!    rewrites the bytecode, so the region is a copy of its trace and is
+//!    entered only at its head. A trace block other than the head that has
+//!    off-trace predecessors is thereby duplicated (marked `dup` in the
+//!    region IR); those predecessors keep reaching the original block in the
+//!    interpreter, exactly the `D` / `D'` split of the paper's Figure 5.
+//!
+//! Where this differs from a static compiler: growth also stops after a
+//! block that ends in a call, `ret` or `halt`, or at an instruction compiled
+//! code hands to the interpreter (`putn`, `putc`, `inlen`), since nothing
+//! after it is reachable inside the region.
+
+use toyvm_vm::Function;
+use toyvm_vm::isa::{Instr, Op};
+
+use crate::cfg::{BlockId, WeightedCfg};
+use crate::region::{Region, Step, Target};
+
+/// Knobs of superblock formation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SuperblockConfig {
+    /// Least probability of the arc a trace grows along (IMPACT's 0.6).
+    pub threshold: f64,
+    /// Most bytecode instructions in one trace.
+    pub max_instrs: usize,
+    /// Blocks lighter than this seed no trace.
+    pub min_weight: u64,
+}
+
+impl Default for SuperblockConfig {
+    fn default() -> Self {
+        SuperblockConfig {
+            threshold: 0.6,
+            max_instrs: 200,
+            min_weight: 1,
+        }
+    }
+}
+
+/// Whether compiled code leaves this instruction to the interpreter.
+pub fn is_interpreted(i: &Instr) -> bool {
+    matches!(
+        i.op(),
+        Op::Call | Op::Calli | Op::Ret | Op::Halt | Op::Putn | Op::Putc | Op::Inlen
+    )
+}
+
+/// The traces of `wcfg` as lists of blocks, heaviest seed first.
+pub fn select_traces(
+    wcfg: &WeightedCfg,
+    f: &Function,
+    cfg: &SuperblockConfig,
+) -> Vec<Vec<BlockId>> {
+    let blocks = wcfg.cfg().blocks();
+    let mut order: Vec<BlockId> = (0..blocks.len())
+        .filter(|&b| wcfg.weight(b) >= cfg.min_weight.max(1))
+        .collect();
+    // Heaviest first; ties go to the earlier block (a loop header precedes
+    // its body), so the result does not depend on hash order.
+    order.sort_by_key(|&b| (std::cmp::Reverse(wcfg.weight(b)), b));
+    let mut placed = vec![false; blocks.len()];
+    let mut traces = Vec::new();
+    for seed in order {
+        if placed[seed] {
+            continue;
+        }
+        placed[seed] = true;
+        // A trace that would leave to the interpreter at once buys nothing.
+        if is_interpreted(&f.code[blocks[seed].start as usize]) {
+            continue;
+        }
+        let mut trace = vec![seed];
+        let mut size = blocks[seed].len();
+        loop {
+            let cur = *trace.last().expect("a trace has its seed");
+            if stops_growth(f, blocks[cur].start, blocks[cur].end) {
+                break;
+            }
+            let Some(&(next, w)) = wcfg
+                .out_arcs(cur)
+                .iter()
+                .max_by_key(|&&(s, w)| (w, std::cmp::Reverse(s)))
+            else {
+                break;
+            };
+            let node = wcfg.weight(cur);
+            if w == 0 || node == 0 || (w as f64) < cfg.threshold * node as f64 {
+                break;
+            }
+            if next == seed || placed[next] || size + blocks[next].len() > cfg.max_instrs {
+                break;
+            }
+            placed[next] = true;
+            size += blocks[next].len();
+            trace.push(next);
+        }
+        traces.push(trace);
+    }
+    traces
+}
+
+/// Whether a trace cannot continue past block `start..end`.
+fn stops_growth(f: &Function, start: u32, end: u32) -> bool {
+    f.code[start as usize..end as usize]
+        .iter()
+        .any(is_interpreted)
+}
+
+/// Forms the superblocks of one function: [`select_traces`], then each
+/// trace laid out as a [`Region`] (side entrances removed by tail
+/// duplication, off-trace arcs turned into side exits).
+pub fn form_superblocks(wcfg: &WeightedCfg, f: &Function, cfg: &SuperblockConfig) -> Vec<Region> {
+    select_traces(wcfg, f, cfg)
+        .iter()
+        .map(|t| layout(wcfg, f, t))
+        .collect()
+}
+
+/// Lays a trace out as a region.
+pub fn layout(wcfg: &WeightedCfg, f: &Function, trace: &[BlockId]) -> Region {
+    let c = wcfg.cfg();
+    let blocks = c.blocks();
+    let head = blocks[trace[0]].start;
+    let mut steps = Vec::new();
+    for (n, &b) in trace.iter().enumerate() {
+        let blk = blocks[b];
+        let next_start = trace.get(n + 1).map(|&nb| blocks[nb].start);
+        let target = |to: u32| {
+            if Some(to) == next_start {
+                Target::Next
+            } else if to == head {
+                Target::Head
+            } else {
+                Target::Exit(to)
+            }
+        };
+        let previous = n.checked_sub(1).map(|k| trace[k]);
+        let duplicated = n > 0 && c.preds(b).iter().any(|&p| Some(p) != previous);
+        steps.push(Step::Block {
+            offset: blk.start,
+            weight: wcfg.weight(b),
+            duplicated,
+        });
+        for pc in blk.start..blk.end {
+            let instr = f.code[pc as usize];
+            if is_interpreted(&instr) {
+                steps.push(Step::Interpret { pc, instr });
+                return Region {
+                    func: c.func(),
+                    head,
+                    steps,
+                };
+            }
+            match instr {
+                Instr::Jmp { target: to } => {
+                    if target(to) != Target::Next {
+                        steps.push(Step::Goto(target(to)));
+                    }
+                }
+                Instr::Jtab { a, t } => steps.push(Step::Switch {
+                    pc,
+                    a,
+                    cases: f
+                        .tables
+                        .get(t as usize)
+                        .map(|tab| tab.iter().map(|&to| target(to)).collect())
+                        .unwrap_or_default(),
+                    default: target(pc + 1),
+                }),
+                _ if instr.op().is_conditional_branch() => {
+                    let to = instr.label().expect("branches have a label");
+                    steps.push(Step::Branch {
+                        pc,
+                        instr,
+                        taken: target(to),
+                        fall: target(pc + 1),
+                    });
+                }
+                _ => {
+                    steps.push(Step::Op { pc, instr });
+                    // The trace's last block falls through off the trace.
+                    if pc + 1 == blk.end && next_start.is_none() {
+                        steps.push(Step::Goto(target(blk.end)));
+                    }
+                }
+            }
+        }
+    }
+    Region {
+        func: c.func(),
+        head,
+        steps,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfg::{EdgeCounts, edge_counts};
+    use toyvm_vm::asm::assemble;
+    use toyvm_vm::{Pc, Program, interp};
+
+    fn regions(src: &str, args: &[i64], cfg: &SuperblockConfig) -> (Program, Vec<Region>) {
+        let p = assemble(src).unwrap();
+        let mut tuples = Vec::new();
+        let input = interp::Input { args, file: &[] };
+        interp::run_with_sink(&p, input, &mut Vec::new(), &mut tuples, &Default::default())
+            .unwrap();
+        let w = WeightedCfg::build(&p, 0, &edge_counts(&tuples)).unwrap();
+        let r = form_superblocks(&w, &p.functions[0], cfg);
+        (p, r)
+    }
+
+    fn text(rs: &[Region]) -> String {
+        rs.iter().map(|r| r.to_string()).collect()
+    }
+
+    #[test]
+    fn a_counted_loop_stays_inside_its_region() {
+        let (_, rs) = regions(
+            "
+            .func main(n)
+                .reg s, i, j, t
+                li s, 0
+                li i, 1
+            outer:
+                li j, 1
+            inner:
+                mul t, i, j
+                remi t, t, 7
+                add s, s, t
+                loop j, n, inner
+                loop i, n, outer
+                putn s
+                ret s
+            .end",
+            &[10],
+            &SuperblockConfig::default(),
+        );
+        assert_eq!(
+            text(&rs),
+            "\
+region f0:3
+  block 3 weight=100
+    3: mul r4, r2, r3
+    4: remi r4, r4, 7
+    5: add r1, r1, r4
+    6: loop r3, r0, L3 -> head | exit 7
+region f0:2
+  block 2 weight=10
+    2: li r3, 1
+    goto exit 3
+region f0:7
+  block 7 weight=10
+    7: loop r2, r0, L2 -> exit 2 | exit 8
+region f0:0
+  block 0 weight=1
+    0: li r1, 0
+    1: li r2, 1
+    goto exit 2
+"
+        );
+        assert!(rs[0].loops());
+    }
+
+    const DIAMOND: &str = "
+        .func main(n)
+            .reg i, s, t
+            li i, 0
+            li s, 0
+        top:                    # 2
+            andi t, i, 7
+            beqi t, 7, rare     # 3: taken 1 time in 8
+            addi s, s, 1        # 4: hot side
+            jmp join            # 5
+        rare:
+            subi s, s, 5        # 6
+        join:
+            add s, s, i         # 7
+            addi i, i, 1
+            blt i, n, top       # 9
+            ret s
+        .end";
+
+    #[test]
+    fn a_hot_path_through_a_diamond_tail_duplicates_the_join() {
+        let (_, rs) = regions(DIAMOND, &[800], &SuperblockConfig::default());
+        assert_eq!(
+            rs[0].to_string(),
+            "\
+region f0:2
+  block 2 weight=800
+    2: andi r3, r1, 7
+    3: beqi r3, 7, L6 -> exit 6 | next
+  block 4 weight=700
+    4: addi r2, r2, 1
+  block 7 weight=800 dup
+    7: add r2, r2, r1
+    8: addi r1, r1, 1
+    9: blt r1, r0, L2 -> head | exit 10
+"
+        );
+    }
+
+    #[test]
+    fn growth_stops_below_the_threshold() {
+        // Taken half the time: neither successor is likely enough.
+        let src = DIAMOND
+            .replace("andi t, i, 7", "andi t, i, 1")
+            .replace("beqi t, 7", "beqi t, 1");
+        let (_, rs) = regions(&src, &[800], &SuperblockConfig::default());
+        assert_eq!(
+            rs[0].to_string(),
+            "\
+region f0:2
+  block 2 weight=800
+    2: andi r3, r1, 1
+    3: beqi r3, 1, L6 -> exit 6 | exit 4
+"
+        );
+        // A lower threshold takes the likelier (here: first listed) arc.
+        let cfg = SuperblockConfig {
+            threshold: 0.5,
+            ..Default::default()
+        };
+        let (_, rs) = regions(&src, &[800], &cfg);
+        assert_eq!(rs[0].instr_count(), 6);
+    }
+
+    #[test]
+    fn the_size_cap_and_interpreted_instructions_end_a_trace() {
+        let cfg = SuperblockConfig {
+            max_instrs: 4,
+            ..Default::default()
+        };
+        let (_, rs) = regions(DIAMOND, &[800], &cfg);
+        assert_eq!(rs[0].instr_count(), 3);
+        assert_eq!(rs[0].steps.last(), Some(&Step::Goto(Target::Exit(7))));
+
+        let src = "
+            .func main(n)
+                .reg i
+                li i, 0
+            top:
+                putn i
+                addi i, i, 1
+                blt i, n, top
+                ret i
+            .end";
+        let (_, rs) = regions(src, &[50], &SuperblockConfig::default());
+        // The loop's only block starts with `putn`: nothing worth compiling.
+        assert!(rs.iter().all(|r| r.head != 1), "{}", text(&rs));
+    }
+
+    #[test]
+    fn traces_do_not_grow_into_blocks_of_other_traces() {
+        let p = assemble(DIAMOND).unwrap();
+        let e = |a: u32, b: u32| (Pc::new(0, a), Pc::new(0, b));
+        // A profile where the rare side is as hot as the common one.
+        let edges: EdgeCounts = [
+            (e(3, 6), 500),
+            (e(3, 4), 500),
+            (e(9, 2), 999),
+            (e(9, 10), 1),
+        ]
+        .into_iter()
+        .collect();
+        let w = WeightedCfg::build(&p, 0, &edges).unwrap();
+        let rs = form_superblocks(&w, &p.functions[0], &SuperblockConfig::default());
+        // Seed 2 (weight 1000) cannot grow (0.5 < 0.6); 7 (weight 1000)
+        // loops back to 2, not to its own head, so it exits there.
+        assert_eq!(
+            rs[1].to_string(),
+            "\
+region f0:7
+  block 7 weight=1000
+    7: add r2, r2, r1
+    8: addi r1, r1, 1
+    9: blt r1, r0, L2 -> exit 2 | exit 10
+"
+        );
+    }
+}

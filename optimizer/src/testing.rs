@@ -1,0 +1,295 @@
+//! Test support: a reference evaluator over bytecode, and a mixed-mode
+//! runner that enters compiled regions at their heads.
+//!
+//! The evaluator is deliberately plain (one instruction at a time, through
+//! `toyvm_vm::semantics`) so that the JIT is checked against the VM's own
+//! definition of each op; `toyvm_vm::interp` is the oracle for whole runs.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use toyvm_vm::isa::Instr;
+use toyvm_vm::semantics::{as_binary, as_branch};
+use toyvm_vm::{Pc, Program, Tuple, interp};
+
+use crate::jit::CompiledRegion;
+use crate::{Exit, ExitKind};
+
+/// What one instruction did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stepped {
+    Next(u32),
+    Call { d: u8, f: u32, a: u8, n: u8 },
+    Ret(i64),
+    Halt(i64),
+    Trap,
+}
+
+/// Executes the instruction at `pc` of function `func`.
+pub fn step(
+    p: &Program,
+    func: u32,
+    pc: u32,
+    regs: &mut [i64; 256],
+    mem: &mut [i64],
+    out: &mut Vec<u8>,
+    input_len: i64,
+) -> Stepped {
+    let f = &p.functions[func as usize];
+    let i = f.code[pc as usize];
+    let r = |x: u8| regs[x as usize];
+    if let Some((op, d, a, rhs)) = as_binary(&i) {
+        let y = match rhs {
+            toyvm_vm::semantics::Rhs::Reg(b) => r(b),
+            toyvm_vm::semantics::Rhs::Imm(k) => k,
+        };
+        return match op.eval(r(a), y) {
+            Ok(v) => {
+                regs[d as usize] = v;
+                Stepped::Next(pc + 1)
+            }
+            Err(_) => Stepped::Trap,
+        };
+    }
+    if let Some((cond, a, rhs, target)) = as_branch(&i) {
+        let y = match rhs {
+            toyvm_vm::semantics::Rhs::Reg(b) => r(b),
+            toyvm_vm::semantics::Rhs::Imm(k) => k,
+        };
+        return Stepped::Next(if cond.holds(r(a), y) { target } else { pc + 1 });
+    }
+    let next = Stepped::Next(pc + 1);
+    match i {
+        Instr::Nop {} => next,
+        Instr::Mov { d, a } => {
+            regs[d as usize] = r(a);
+            next
+        }
+        Instr::Li { d, imm } => {
+            regs[d as usize] = imm as i64;
+            next
+        }
+        Instr::Lk { d, k } => {
+            regs[d as usize] = k;
+            next
+        }
+        Instr::Fref { d, f } => {
+            regs[d as usize] = f as i64;
+            next
+        }
+        Instr::Neg { d, a } => {
+            regs[d as usize] = r(a).wrapping_neg();
+            next
+        }
+        Instr::Not { d, a } => {
+            regs[d as usize] = !r(a);
+            next
+        }
+        Instr::Ld { d, a, imm } => {
+            let addr = r(a).wrapping_add(imm as i64) as u64 as usize;
+            match mem.get(addr) {
+                Some(&v) => {
+                    regs[d as usize] = v;
+                    next
+                }
+                None => Stepped::Trap,
+            }
+        }
+        Instr::St { a, imm, b } => {
+            let addr = r(a).wrapping_add(imm as i64) as u64 as usize;
+            match mem.get_mut(addr) {
+                Some(slot) => {
+                    *slot = r(b);
+                    next
+                }
+                None => Stepped::Trap,
+            }
+        }
+        Instr::Jmp { target } => Stepped::Next(target),
+        Instr::Loop { a, b, target } => {
+            let (x, y) = (r(a), r(b));
+            let v = x.wrapping_add(1);
+            regs[a as usize] = v;
+            Stepped::Next(if v <= y { target } else { pc + 1 })
+        }
+        Instr::Jtab { a, t } => {
+            let table = &f.tables[t as usize];
+            let to = usize::try_from(r(a))
+                .ok()
+                .and_then(|k| table.get(k))
+                .copied();
+            Stepped::Next(to.unwrap_or(pc + 1))
+        }
+        Instr::Call { d, f, a, n } => Stepped::Call { d, f, a, n },
+        Instr::Calli { d, f, a, n } => match u32::try_from(r(f)) {
+            Ok(callee)
+                if p.functions
+                    .get(callee as usize)
+                    .is_some_and(|g| g.params == n) =>
+            {
+                Stepped::Call { d, f: callee, a, n }
+            }
+            _ => Stepped::Trap,
+        },
+        Instr::Ret { a } => Stepped::Ret(r(a)),
+        Instr::Halt { a } => Stepped::Halt(r(a)),
+        Instr::Putn { a } => {
+            let _ = write!(Utf8(out), "{}", r(a));
+            next
+        }
+        Instr::Putc { a } => {
+            out.push(r(a) as u8);
+            next
+        }
+        Instr::Inlen { d } => {
+            regs[d as usize] = input_len;
+            next
+        }
+        _ => unreachable!("binary ops and branches are handled above: {i:?}"),
+    }
+}
+
+struct Utf8<'a>(&'a mut Vec<u8>);
+impl std::fmt::Write for Utf8<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// How a whole run ended: output and value, or the pc of a trap.
+pub type RunResult = Result<(Vec<u8>, i64), Pc>;
+
+/// What the JIT did during a mixed run.
+#[derive(Debug, Default)]
+pub struct JitStats {
+    pub entries: u64,
+    pub exits: HashMap<ExitKind, u64>,
+}
+
+/// Runs a program with the reference evaluator, entering `regions` (keyed
+/// by `(func, head)`) whenever control reaches a head, except right after
+/// an exit at that pc (the interpreter then runs at least one instruction:
+/// the `Interpret` contract, and what keeps a guard that resumes at the
+/// head from re-entering forever).
+pub fn run_mixed(
+    p: &Program,
+    args: &[i64],
+    file: &[u8],
+    regions: &HashMap<(u32, u32), CompiledRegion>,
+    max_steps: u64,
+) -> (RunResult, JitStats) {
+    let mut mem = vec![0i64; p.memory_words as usize];
+    for seg in &p.data {
+        mem[seg.addr as usize..seg.addr as usize + seg.words.len()].copy_from_slice(&seg.words);
+    }
+    for (k, &b) in file.iter().enumerate() {
+        mem[p.input_base as usize + k] = b as i64;
+    }
+    let mut counters: HashMap<(u32, u32), Vec<u64>> = regions
+        .iter()
+        .map(|(&k, r)| (k, vec![0; r.exits().len()]))
+        .collect();
+    let mut stats = JitStats::default();
+    let mut out = Vec::new();
+    let mut func = p.entry;
+    let mut pc = 0u32;
+    let mut regs = Box::new([0i64; 256]);
+    regs[..args.len()].copy_from_slice(args);
+    let mut frames: Vec<(u32, u32, u8, Box<[i64; 256]>)> = Vec::new();
+    let mut just_exited = false;
+    for _ in 0..max_steps {
+        if !just_exited && let Some(r) = regions.get(&(func, pc)) {
+            let c = counters
+                .get_mut(&(func, pc))
+                .expect("one counter set per region");
+            let Exit { kind, resume } = r.run(&mut regs, &mut mem, c);
+            stats.entries += 1;
+            *stats.exits.entry(kind).or_insert(0) += 1;
+            pc = resume;
+            just_exited = true;
+            continue;
+        }
+        just_exited = false;
+        match step(
+            p,
+            func,
+            pc,
+            &mut regs,
+            &mut mem,
+            &mut out,
+            file.len() as i64,
+        ) {
+            Stepped::Next(n) => pc = n,
+            Stepped::Call { d, f, a, n } => {
+                let mut callee = Box::new([0i64; 256]);
+                callee[..n as usize].copy_from_slice(&regs[a as usize..(a + n) as usize]);
+                let caller = std::mem::replace(&mut regs, callee);
+                frames.push((func, pc + 1, d, caller));
+                func = f;
+                pc = 0;
+            }
+            Stepped::Ret(v) => match frames.pop() {
+                Some((f, ret, d, caller)) => {
+                    regs = caller;
+                    regs[d as usize] = v;
+                    func = f;
+                    pc = ret;
+                }
+                None => return (Ok((out, v)), stats),
+            },
+            Stepped::Halt(v) => return (Ok((out, v)), stats),
+            Stepped::Trap => return (Err(Pc::new(func, pc)), stats),
+        }
+    }
+    panic!("run_mixed: no end after {max_steps} steps");
+}
+
+/// The oracle: `toyvm_vm::interp` on the same input.
+pub fn run_oracle(p: &Program, args: &[i64], file: &[u8]) -> RunResult {
+    let mut out = Vec::new();
+    let input = interp::Input { args, file };
+    match interp::run(p, input, &mut out, &Default::default()) {
+        Ok(o) => Ok((out, o.value)),
+        Err(toyvm_vm::Error::Trap(t)) => Err(t.pc),
+        Err(e) => panic!("oracle failed outside a trap: {e}"),
+    }
+}
+
+/// All tuples of a run (for edge, value and call profiles).
+pub fn tuples(p: &Program, args: &[i64], file: &[u8]) -> Vec<Tuple> {
+    let mut t = Vec::new();
+    let input = interp::Input { args, file };
+    let _ = interp::run_with_sink(p, input, &mut Vec::new(), &mut t, &Default::default());
+    t
+}
+
+/// Whether running the reference from `head` on `(regs, mem)` passes
+/// through `exit.resume` with exactly `(regs_after, mem_after)` within
+/// `max_steps` instructions of function `func` (stopping at calls and
+/// returns, which regions never cross).
+#[allow(clippy::too_many_arguments)]
+pub fn reaches(
+    p: &Program,
+    func: u32,
+    head: u32,
+    mut regs: Box<[i64; 256]>,
+    mut mem: Vec<i64>,
+    exit: Exit,
+    regs_after: &[i64; 256],
+    mem_after: &[i64],
+    max_steps: usize,
+) -> bool {
+    let mut pc = head;
+    let mut out = Vec::new();
+    for _ in 0..=max_steps {
+        if pc == exit.resume && *regs == *regs_after && mem == mem_after {
+            return true;
+        }
+        match step(p, func, pc, &mut regs, &mut mem, &mut out, 0) {
+            Stepped::Next(n) => pc = n,
+            _ => return false,
+        }
+    }
+    false
+}

@@ -1,0 +1,478 @@
+//! The runtime's JIT: what to compile, recompile or drop at each interval
+//! end, and entering compiled code.
+//!
+//! Each region head moves through a small state machine (after yk's):
+//!
+//! ```text
+//!            candidates form a region             idle, hot exits or failing guards
+//! Counting ---------------------------> Compiled ----------------------------------> Counting
+//!    ^  (not before the back-off ends)                (back-off 2^k intervals)          |
+//!    |                                                                                 |
+//!    +------------------------------- k < max_recompiles -------------------------------+
+//!                                     k = max_recompiles: DontCompile (interpreted for good)
+//! ```
+//!
+//! Compiled code emits no tuples, so a compiled region's own candidates
+//! vanish from the profile as soon as it runs. What tells the runtime that a
+//! region no longer fits is what the region itself counts: its entries
+//! (none for `idle_intervals` intervals: the program's phase moved on, so
+//! the region is dropped), its guard failures (a guarded value stopped
+//! being constant) and its side exits that resume inside its own code (a
+//! branch inside the trace changed direction). Dropped code is interpreted,
+//! and so profiled, again, and the next intervals' candidates decide anew.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use toyvm_optimizer::{
+    CodeCache, CompiledRegion, ExitKind, PlanConfig, Profile, Region, Step, plan_regions,
+};
+use toyvm_profiler::Candidate;
+use toyvm_vm::{Kind, Program, Tuple};
+
+/// Knobs of the JIT policy.
+#[derive(Clone, Debug)]
+pub struct JitOptions {
+    /// Region formation and specialization.
+    pub plan: PlanConfig,
+    /// Intervals without an entry after which a region is dropped.
+    pub idle_intervals: u32,
+    /// Recompiles of one head before it is left to the interpreter.
+    pub max_recompiles: u32,
+    /// An exit back into the region's own code taken on at least this share
+    /// of entries (in an interval) makes the region be re-formed.
+    pub hot_exit_share: f64,
+    /// Guard failures on at least this share of entries make the region be
+    /// re-specialized.
+    pub guard_failure_share: f64,
+    /// Fewer entries per interval than this are too few to judge exits by.
+    pub min_entries: u64,
+    /// A region that does not loop needs at least this many instructions.
+    pub min_straight_instrs: usize,
+    /// Print every decision on standard error.
+    pub log: bool,
+    /// Write each region's Cranelift IR here.
+    pub dump_clif: Option<PathBuf>,
+    /// Time compiled code (two clock reads per region entry).
+    pub timing: bool,
+}
+
+impl Default for JitOptions {
+    fn default() -> Self {
+        JitOptions {
+            plan: PlanConfig::default(),
+            idle_intervals: 3,
+            max_recompiles: 4,
+            hot_exit_share: 0.5,
+            guard_failure_share: 0.1,
+            min_entries: 8,
+            min_straight_instrs: 8,
+            log: false,
+            dump_clif: None,
+            timing: false,
+        }
+    }
+}
+
+/// What the JIT did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct JitStats {
+    pub compiles: u64,
+    pub recompiles: u64,
+    pub drops: u64,
+    pub compile_failures: u64,
+    pub region_entries: u64,
+    pub side_exits: u64,
+    pub guard_failures: u64,
+    /// Exits that hand one instruction (a call, `ret`, output, a trap) to
+    /// the interpreter.
+    pub interpret_exits: u64,
+    pub compile_seconds: f64,
+    /// Time inside compiled code (when timed).
+    pub compiled_seconds: f64,
+    pub code_bytes: u64,
+    pub live_regions: u64,
+}
+
+struct Installed {
+    code: CompiledRegion,
+    /// Offsets of the instructions the region compiles (its own code).
+    covers: Vec<u32>,
+    counters: Vec<u64>,
+    seen: Vec<u64>,
+    entries: u64,
+    entries_seen: u64,
+    idle: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum HeadState {
+    Counting { recompiles: u32, not_before: u64 },
+    Compiled { slot: u32, recompiles: u32 },
+    DontCompile,
+}
+
+/// The JIT of one run.
+pub struct Jit<'p> {
+    program: &'p Program,
+    opts: JitOptions,
+    cache: CodeCache,
+    slots: Vec<Option<Installed>>,
+    /// Per function, per instruction offset: installed slot + 1, or 0.
+    heads: Vec<Vec<u32>>,
+    states: HashMap<(u32, u32), HeadState>,
+    versions: HashMap<(u32, u32), u32>,
+    pub stats: JitStats,
+    compiled_time: Duration,
+    /// Per function, the offsets control can transfer to: its entry and
+    /// every branch or jump-table target.
+    entry_points: Vec<std::collections::BTreeSet<u32>>,
+}
+
+impl std::fmt::Debug for Jit<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Jit")
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+fn describe(p: &Program, func: u32, head: u32) -> String {
+    format!(
+        "`{}`+{head} (f{func}:{head})",
+        p.functions[func as usize].name
+    )
+}
+
+impl<'p> Jit<'p> {
+    pub fn new(program: &'p Program, opts: JitOptions) -> crate::Result<Self> {
+        let mut cache = CodeCache::new().map_err(|e| crate::Error::Usage(format!("JIT: {e}")))?;
+        if let Some(dir) = &opts.dump_clif {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| crate::Error::Usage(format!("{}: {e}", dir.display())))?;
+            cache.set_dump_clif(true);
+        }
+        Ok(Jit {
+            program,
+            heads: program
+                .functions
+                .iter()
+                .map(|f| vec![0; f.code.len()])
+                .collect(),
+            opts,
+            cache,
+            slots: Vec::new(),
+            states: HashMap::new(),
+            versions: HashMap::new(),
+            stats: JitStats::default(),
+            compiled_time: Duration::ZERO,
+            entry_points: program
+                .functions
+                .iter()
+                .map(|f| {
+                    let mut s: std::collections::BTreeSet<u32> =
+                        f.code.iter().filter_map(|i| i.label()).collect();
+                    s.extend(f.tables.iter().flatten());
+                    s.insert(0);
+                    s
+                })
+                .collect(),
+        })
+    }
+
+    fn log(&self, interval: u64, msg: std::fmt::Arguments<'_>) {
+        if self.opts.log {
+            eprintln!("jit: interval {interval}: {msg}");
+        }
+    }
+
+    /// The region installed at `func`'s offset `pc`.
+    #[inline(always)]
+    pub fn region_at(&self, func: u32, pc: u32) -> Option<u32> {
+        let v = *self.heads.get(func as usize)?.get(pc as usize)?;
+        (v != 0).then(|| v - 1)
+    }
+
+    /// Runs installed region `slot`; returns where to resume.
+    pub fn run(&mut self, slot: u32, regs: &mut [i64; 256], mem: &mut [i64]) -> u32 {
+        let r = self.slots[slot as usize]
+            .as_mut()
+            .expect("only installed regions are offered");
+        r.entries += 1;
+        let exit = if self.opts.timing {
+            let start = Instant::now();
+            let e = r.code.run(regs, mem, &mut r.counters);
+            self.compiled_time += start.elapsed();
+            e
+        } else {
+            r.code.run(regs, mem, &mut r.counters)
+        };
+        exit.resume
+    }
+
+    fn uninstall(&mut self, slot: u32) -> Installed {
+        let r = self.slots[slot as usize].take().expect("installed");
+        self.heads[r.code.func() as usize][r.code.head() as usize] = 0;
+        self.account(&r);
+        r
+    }
+
+    fn account(&mut self, r: &Installed) {
+        self.stats.region_entries += r.entries;
+        for (site, n) in r.code.exits().iter().zip(&r.counters) {
+            match site.kind {
+                ExitKind::Side => self.stats.side_exits += n,
+                ExitKind::Guard => self.stats.guard_failures += n,
+                ExitKind::Interpret => self.stats.interpret_exits += n,
+            }
+        }
+    }
+
+    /// Reviews installed regions and compiles what the candidates call for.
+    pub fn on_interval(&mut self, index: u64, candidates: &[Candidate]) {
+        self.review(index);
+        let pairs: Vec<(Tuple, u64)> = candidates
+            .iter()
+            .map(|c| {
+                let kind = match c.tuple.kind {
+                    toyvm_profiler::Kind::Value => Kind::Value,
+                    toyvm_profiler::Kind::Edge => Kind::Edge,
+                    toyvm_profiler::Kind::Call => Kind::Call,
+                };
+                (
+                    Tuple {
+                        kind,
+                        a: c.tuple.a,
+                        b: c.tuple.b,
+                    },
+                    c.count,
+                )
+            })
+            .collect();
+        let profile = Profile::from_candidates(&pairs);
+        if profile.edges.is_empty() {
+            return;
+        }
+        for region in plan_regions(self.program, &profile, &self.opts.plan) {
+            let key = (region.func, region.head);
+            // The interpreter looks for compiled code only where control
+            // transfers (see `TupleSink`): a head nothing jumps to would
+            // never be entered.
+            if !self.entry_points[key.0 as usize].contains(&key.1) {
+                continue;
+            }
+            // Entering and leaving compiled code costs a few dozen
+            // instructions: a region must loop, or be long enough, to win.
+            if !region.loops() && region.instr_count() < self.opts.min_straight_instrs {
+                continue;
+            }
+            let recompiles = match self.states.get(&key) {
+                None => 0,
+                Some(HeadState::Counting {
+                    recompiles,
+                    not_before,
+                }) if *not_before <= index => *recompiles,
+                Some(_) => continue,
+            };
+            self.install(index, region, recompiles);
+        }
+    }
+
+    fn install(&mut self, index: u64, region: Region, recompiles: u32) {
+        let key = (region.func, region.head);
+        let what = describe(self.program, region.func, region.head);
+        let compiled = match self.cache.compile(&region) {
+            Ok(c) => c,
+            Err(e) => {
+                self.stats.compile_failures += 1;
+                self.states.insert(key, HeadState::DontCompile);
+                self.log(
+                    index,
+                    format_args!("cannot compile {what}: {e}; left to the interpreter"),
+                );
+                return;
+            }
+        };
+        self.stats.compile_seconds += compiled.compile_time().as_secs_f64();
+        self.stats.code_bytes += compiled.code_size() as u64;
+        if recompiles > 0 {
+            self.stats.recompiles += 1;
+        } else {
+            self.stats.compiles += 1;
+        }
+        let version = self.versions.entry(key).or_insert(0);
+        *version += 1;
+        if let (Some(dir), Some(clif)) = (&self.opts.dump_clif, compiled.clif()) {
+            let path = dir.join(format!("f{}_{}_v{}.clif", key.0, key.1, version));
+            if let Err(e) = std::fs::write(&path, clif) {
+                eprintln!("toyvm: {}: {e}", path.display());
+            }
+        }
+        let guards: Vec<String> = region
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Guard { reg, value, .. } => Some(format!("r{reg} == {value}")),
+                _ => None,
+            })
+            .collect();
+        let blocks = region
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Block { .. }))
+            .count();
+        self.log(
+            index,
+            format_args!(
+                "{} {what}: {blocks} blocks, {} instructions, head weight {}{}, {} exits, {:.3} ms, {} bytes",
+                if recompiles > 0 { "recompile" } else { "compile" },
+                region.instr_count(),
+                toyvm_optimizer::plan::region_weight(&region),
+                if guards.is_empty() { String::new() } else { format!(", guards [{}]", guards.join(", ")) },
+                compiled.exits().len(),
+                compiled.compile_time().as_secs_f64() * 1e3,
+                compiled.code_size()
+            ),
+        );
+        let covers = region
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Op { pc, .. } | Step::Branch { pc, .. } | Step::Switch { pc, .. } => {
+                    Some(*pc)
+                }
+                _ => None,
+            })
+            .collect();
+        let n = compiled.exits().len();
+        let slot = match self.slots.iter().position(Option::is_none) {
+            Some(s) => s,
+            None => {
+                self.slots.push(None);
+                self.slots.len() - 1
+            }
+        };
+        self.heads[key.0 as usize][key.1 as usize] = slot as u32 + 1;
+        self.slots[slot] = Some(Installed {
+            code: compiled,
+            covers,
+            counters: vec![0; n],
+            seen: vec![0; n],
+            entries: 0,
+            entries_seen: 0,
+            idle: 0,
+        });
+        self.states.insert(
+            key,
+            HeadState::Compiled {
+                slot: slot as u32,
+                recompiles,
+            },
+        );
+    }
+
+    /// Drops regions that went idle and re-forms those whose exits or
+    /// guards turned hot.
+    fn review(&mut self, index: u64) {
+        let keys: Vec<((u32, u32), u32, u32)> = self
+            .states
+            .iter()
+            .filter_map(|(k, s)| match s {
+                HeadState::Compiled { slot, recompiles } => Some((*k, *slot, *recompiles)),
+                _ => None,
+            })
+            .collect();
+        for (key, slot, recompiles) in keys {
+            let r = self.slots[slot as usize].as_mut().expect("installed");
+            let ever = r.entries;
+            let entered = r.entries - r.entries_seen;
+            r.entries_seen = r.entries;
+            let mut guard_failures = 0;
+            let mut hot_exit: Option<(u32, u64)> = None;
+            for (i, site) in r.code.exits().iter().enumerate() {
+                let d = r.counters[i] - r.seen[i];
+                r.seen[i] = r.counters[i];
+                match site.kind {
+                    ExitKind::Guard => guard_failures += d,
+                    ExitKind::Side
+                        if r.covers.contains(&site.resume)
+                            && hot_exit.is_none_or(|(_, n)| d > n) =>
+                    {
+                        hot_exit = Some((site.resume, d));
+                    }
+                    _ => {}
+                }
+            }
+            r.idle = if entered == 0 { r.idle + 1 } else { 0 };
+            let what = describe(self.program, key.0, key.1);
+            let reason = if r.idle >= self.opts.idle_intervals {
+                Some(format!("idle for {} intervals (its phase is over)", r.idle))
+            } else if entered >= self.opts.min_entries
+                && guard_failures as f64 >= self.opts.guard_failure_share * entered as f64
+            {
+                Some(format!(
+                    "guards failed on {guard_failures} of {entered} entries"
+                ))
+            } else if let Some((at, n)) = hot_exit.filter(|&(_, n)| {
+                entered >= self.opts.min_entries
+                    && n as f64 >= self.opts.hot_exit_share * entered as f64
+            }) {
+                Some(format!(
+                    "side exit to offset {at} taken on {n} of {entered} entries"
+                ))
+            } else {
+                None
+            };
+            let Some(reason) = reason else { continue };
+            // Idle after real use is the phase moving on; never entered at
+            // all means the region was a poor choice.
+            let idle = reason.starts_with("idle") && ever > 0;
+            self.uninstall(slot);
+            self.stats.drops += 1;
+            // Going idle is no fault of the region: it may come back at
+            // once. Hot exits and failing guards back off exponentially and
+            // count toward the limit.
+            let next = if idle { recompiles } else { recompiles + 1 };
+            let state = if next > self.opts.max_recompiles {
+                HeadState::DontCompile
+            } else {
+                HeadState::Counting {
+                    recompiles: next,
+                    not_before: if idle {
+                        index
+                    } else {
+                        index + (1u64 << next.min(16))
+                    },
+                }
+            };
+            match state {
+                HeadState::DontCompile => self.log(
+                    index,
+                    format_args!("drop {what}: {reason}; recompiled {recompiles} times, left to the interpreter"),
+                ),
+                HeadState::Counting { not_before, .. } => self.log(
+                    index,
+                    format_args!("drop {what}: {reason}; may recompile from interval {not_before}"),
+                ),
+                HeadState::Compiled { .. } => unreachable!("just dropped"),
+            }
+            self.states.insert(key, state);
+        }
+    }
+
+    /// Final statistics (folds in the regions still installed).
+    pub fn finish(&mut self) -> JitStats {
+        let live: Vec<u32> = (0..self.slots.len() as u32)
+            .filter(|&s| self.slots[s as usize].is_some())
+            .collect();
+        self.stats.live_regions = live.len() as u64;
+        for s in live {
+            let r = self.slots[s as usize].take().expect("live");
+            self.account(&r);
+        }
+        self.stats.compiled_seconds = self.compiled_time.as_secs_f64();
+        self.stats.clone()
+    }
+}

@@ -1,0 +1,123 @@
+//! The interpreter is the oracle: every program prints the same output and
+//! returns the same value interpreted and under the JIT driven by every
+//! profiler model, at interval lengths short enough that regions really are
+//! compiled (and, on the phase-change program, dropped and recompiled).
+
+mod common;
+
+use toyvm::Runtime;
+use toyvm::runtime::JitOptions;
+use toyvm_vm::asm;
+use toyvm_vm::interp::Input;
+
+fn check_model(spec: &str) {
+    let mut compiled_somewhere = false;
+    for case in common::all() {
+        let program = asm::assemble(&case.source).unwrap();
+        let input = case.input_bytes();
+        let run = |jit: Option<JitOptions>, spec: &str| {
+            let mut out = Vec::new();
+            let report = Runtime::builder(program.clone())
+                .profile_str(spec)
+                .unwrap()
+                .jit(jit)
+                .build()
+                .run(
+                    Input {
+                        args: &case.args,
+                        file: &input,
+                    },
+                    &mut out,
+                )
+                .unwrap_or_else(|e| panic!("{} under {spec}: {e}", case.name));
+            (out, report)
+        };
+        let (want, oracle) = run(None, "none");
+        let (got, report) = run(Some(JitOptions::default()), spec);
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want),
+            "{} under {spec}",
+            case.name
+        );
+        assert_eq!(
+            report.outcome.value, oracle.outcome.value,
+            "{} under {spec}",
+            case.name
+        );
+        let jit = report.stats.jit.expect("the JIT was on");
+        compiled_somewhere |= jit.compiles > 0;
+    }
+    assert!(compiled_somewhere, "{spec}: no program compiled a region");
+}
+
+#[test]
+fn perfect() {
+    check_model("perfect:interval=2000");
+}
+
+#[test]
+fn multihash() {
+    check_model("multihash:interval=2000");
+}
+
+#[test]
+fn singlehash() {
+    check_model("singlehash:interval=2000");
+}
+
+#[test]
+fn stratified() {
+    check_model("stratified:interval=2000");
+}
+
+#[test]
+fn tagged() {
+    check_model("tagged:interval=2000");
+}
+
+#[test]
+fn rap() {
+    check_model("rap:interval=2000");
+}
+
+#[test]
+fn conte() {
+    check_model("conte:interval=2000");
+}
+
+#[test]
+fn the_phase_change_program_drops_and_recompiles() {
+    let case = common::load(&common::root().join("programs/phase.tasm"));
+    let program = asm::assemble(&case.source).unwrap();
+    // The kernel shared by the phases is short; let the JIT take short
+    // regions so its branch flip between phases shows.
+    let jit = JitOptions {
+        min_straight_instrs: 2,
+        log: true,
+        ..JitOptions::default()
+    };
+    let report = Runtime::builder(program)
+        .profile_str("perfect:interval=2000")
+        .unwrap()
+        .jit(Some(jit))
+        .build()
+        .run(
+            Input {
+                args: &case.args,
+                file: &[],
+            },
+            &mut std::io::sink(),
+        )
+        .unwrap();
+    let jit = report.stats.jit.unwrap();
+    assert!(jit.compiles >= 2, "{jit:?}");
+    assert!(
+        jit.drops >= 1,
+        "a phase change must retire a region: {jit:?}"
+    );
+    assert!(
+        jit.recompiles >= 1,
+        "a region must be re-formed after its exits turn hot: {jit:?}"
+    );
+}
