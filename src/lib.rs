@@ -21,6 +21,7 @@
 //! # Ok::<(), toyvm_vm::Error>(())
 //! ```
 
+pub mod compare;
 pub mod record;
 pub mod runtime;
 pub mod verify;

@@ -196,7 +196,8 @@ impl<'p> Jit<'p> {
     }
 
     /// Runs installed region `slot`; returns where to resume.
-    pub fn run(&mut self, slot: u32, regs: &mut [i64; 256], mem: &mut [i64]) -> u32 {
+    pub fn run(&mut self, slot: u32, regs: &mut [i64; 256], mem: &mut [i64], depth: usize) -> u32 {
+        let _ = depth;
         let r = self.slots[slot as usize]
             .as_mut()
             .expect("only installed regions are offered");

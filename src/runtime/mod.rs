@@ -214,8 +214,14 @@ impl TupleSink for JitHost<'_> {
         self.jit.region_at(func, pc)
     }
 
-    fn run_region(&mut self, id: u32, regs: &mut [i64; 256], mem: &mut [i64]) -> u32 {
-        self.jit.run(id, regs, mem)
+    fn run_region(
+        &mut self,
+        id: u32,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        depth: usize,
+    ) -> Result<u32, toyvm_vm::interp::Trap> {
+        Ok(self.jit.run(id, regs, mem, depth))
     }
 }
 

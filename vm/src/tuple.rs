@@ -18,6 +18,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::interp::Trap;
+
 /// What a tuple describes.  The discriminants are the trace encoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -120,7 +122,10 @@ pub const BATCH: usize = 1024;
 ///    returned instruction offset.  The instruction there is interpreted
 ///    without another `region_at` check.
 /// 3. `run_region` must leave registers and memory exactly as interpreting
-///    from that pc up to the returned offset would have.
+///    from that pc up to the returned offset would have; or, if
+///    interpreting would have trapped (possibly in a callee compiled code
+///    called natively), return that trap, which ends the run exactly as the
+///    interpreter's own trap would.
 pub trait TupleSink {
     /// `false` only for sinks that never want a tuple; the interpreter is
     /// then compiled without any emission code.
@@ -136,10 +141,17 @@ pub trait TupleSink {
         let _ = (func, pc);
         None
     }
-    /// Runs compiled region `id`; returns the instruction offset in the
-    /// same function where interpretation resumes.
-    fn run_region(&mut self, id: u32, regs: &mut [i64; 256], mem: &mut [i64]) -> u32 {
-        let _ = (regs, mem);
+    /// Runs compiled region `id` with the current call depth; returns the
+    /// instruction offset in the same function where interpretation
+    /// resumes, or the trap that ends the run.
+    fn run_region(
+        &mut self,
+        id: u32,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        depth: usize,
+    ) -> Result<u32, Trap> {
+        let _ = (regs, mem, depth);
         unreachable!("region {id} was never offered: this sink has no compiled code")
     }
 }
@@ -183,8 +195,14 @@ impl<S: TupleSink + ?Sized> TupleSink for &mut S {
     fn region_at(&mut self, func: u32, pc: u32) -> Option<u32> {
         (**self).region_at(func, pc)
     }
-    fn run_region(&mut self, id: u32, regs: &mut [i64; 256], mem: &mut [i64]) -> u32 {
-        (**self).run_region(id, regs, mem)
+    fn run_region(
+        &mut self,
+        id: u32,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        depth: usize,
+    ) -> Result<u32, Trap> {
+        (**self).run_region(id, regs, mem, depth)
     }
 }
 

@@ -307,7 +307,13 @@ fn hosts_can_run_compiled_regions_and_resume() {
         fn region_at(&mut self, func: u32, pc: u32) -> Option<u32> {
             (func == 0 && pc == 2).then_some(7)
         }
-        fn run_region(&mut self, id: u32, regs: &mut [i64; 256], _mem: &mut [i64]) -> u32 {
+        fn run_region(
+            &mut self,
+            id: u32,
+            regs: &mut [i64; 256],
+            _mem: &mut [i64],
+            _depth: usize,
+        ) -> Result<u32, toyvm_vm::interp::Trap> {
             assert_eq!(id, 7);
             self.entered += 1;
             // The loop `top: add r1, r1, r2; loop r2, n, top`, run natively
@@ -316,7 +322,7 @@ fn hosts_can_run_compiled_regions_and_resume() {
                 regs[1] = regs[1].wrapping_add(regs[2]);
                 regs[2] += 1;
                 if regs[2] > regs[0] {
-                    return 4;
+                    return Ok(4);
                 }
             }
         }

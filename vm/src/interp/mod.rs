@@ -275,7 +275,15 @@ impl<'p, 'o> Machine<'p, 'o> {
                         em.flush();
                     }
                     if let Some(id) = em.sink.region_at(fidx as u32, pc as u32) {
-                        pc = em.sink.run_region(id, regs, &mut self.mem) as usize;
+                        match em.sink.run_region(id, regs, &mut self.mem, frames.len()) {
+                            Ok(resume) => pc = resume as usize,
+                            Err(trap) => {
+                                self.stack = stack;
+                                self.frames = frames;
+                                self.steps = steps;
+                                return Err(Error::Trap(trap));
+                            }
+                        }
                     }
                 }
             };

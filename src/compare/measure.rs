@@ -1,0 +1,297 @@
+//! Running the comparison: timed runs of every (program, configuration)
+//! pair, each checked against the interpreter's output, and one error pass
+//! per program that measures every model against the perfect profiler.
+//!
+//! The error pass streams the interpreter's tuples (JIT off, every kind)
+//! through [`toyvm_profiler::report::profile_stream`]: error is measured on
+//! the stream the interpreter emits, the same for every model. The timed
+//! runs have the JIT on, and compiled code emits no tuples, so the model
+//! that drives a JIT run sees less than the whole stream; its state bytes,
+//! messages and cycles in the table are those of the timed run.
+//!
+//! [`Runner`] is the seam between the comparison and the runtime: tests
+//! substitute one that tampers with an output to prove that a mismatch is
+//! caught.
+
+use std::sync::mpsc;
+
+use toyvm_profiler::ProfilerSpec;
+use toyvm_profiler::report::{ModelReport, profile_stream};
+use toyvm_vm::interp::{self, Input};
+use toyvm_vm::{Tuple, TupleSink};
+
+use super::specs::Config;
+use super::suite::Case;
+use crate::Stats;
+use crate::runtime::JitOptions;
+
+/// What one run printed and returned, and its statistics.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub output: Vec<u8>,
+    pub value: i64,
+    pub stats: Stats,
+}
+
+/// Runs programs for the comparison.
+pub trait Runner: Sync {
+    /// Runs `case` once under `config`: the interpreter alone for
+    /// [`Config::Interpreter`], the model driving the JIT otherwise.
+    fn run(&self, case: &Case, config: &Config) -> Result<Run, String>;
+
+    /// Every model of `specs` against the perfect profiler over the
+    /// interpreter's tuple stream, in the order given.
+    fn errors(&self, case: &Case, specs: &[ProfilerSpec]) -> Result<Vec<ModelReport>, String> {
+        interpreter_errors(case, specs)
+    }
+}
+
+/// The real runtime.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RuntimeRunner;
+
+impl Runner for RuntimeRunner {
+    fn run(&self, case: &Case, config: &Config) -> Result<Run, String> {
+        let (spec, jit) = match config {
+            Config::Interpreter => (None, None),
+            Config::Model(s) => (Some(s.clone()), Some(JitOptions::default())),
+        };
+        let rt = crate::Runtime::builder(case.program.clone())
+            .profile(spec)
+            .jit(jit)
+            .build();
+        let mut output = Vec::new();
+        let report = rt
+            .run(
+                Input {
+                    args: &case.args,
+                    file: &case.input,
+                },
+                &mut output,
+            )
+            .map_err(|e| e.to_string())?;
+        Ok(Run {
+            output,
+            value: report.outcome.value,
+            stats: report.stats,
+        })
+    }
+}
+
+/// Hands the interpreter's batches to the thread that profiles them.
+struct ChannelSink {
+    tx: mpsc::SyncSender<Vec<toyvm_profiler::Tuple>>,
+    closed: bool,
+}
+
+impl TupleSink for ChannelSink {
+    fn accept(&mut self, batch: &[Tuple]) {
+        if self.closed {
+            return;
+        }
+        let b = batch.iter().map(crate::record::to_profiler).collect();
+        // The receiver only goes away when profiling failed; the run goes
+        // on (its output is not used) and the error is reported.
+        self.closed = self.tx.send(b).is_err();
+    }
+}
+
+/// Runs the interpreter and every spec over its tuple stream, without
+/// keeping the stream: the interpreter runs on its own thread and hands
+/// batches through a bounded channel.
+pub fn interpreter_errors(case: &Case, specs: &[ProfilerSpec]) -> Result<Vec<ModelReport>, String> {
+    if specs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (tx, rx) = mpsc::sync_channel(16);
+    std::thread::scope(|s| {
+        let producer = s.spawn(move || {
+            let mut sink = ChannelSink { tx, closed: false };
+            let cfg = interp::Config::default();
+            let input = Input {
+                args: &case.args,
+                file: &case.input,
+            };
+            interp::run_with_sink(&case.program, input, &mut std::io::sink(), &mut sink, &cfg)
+                .map(|_| ())
+        });
+        let report = profile_stream(rx.into_iter().flatten().map(Ok), specs);
+        let ran = producer
+            .join()
+            .map_err(|_| "the interpreter thread panicked".to_owned())?;
+        ran.map_err(|e| format!("recording the tuple stream: {e}"))?;
+        report
+            .map(|r| r.models)
+            .map_err(|e| format!("profiling the tuple stream: {e}"))
+    })
+}
+
+/// The median of `xs` (the mean of the middle two for an even count).
+pub fn median(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// FNV-1a, 64 bits: outputs are compared by hash and length so that runs
+/// need not keep them.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// A timed run, reduced to what the report needs.
+#[derive(Clone, Debug)]
+pub struct Timed {
+    pub output_hash: u64,
+    pub output_len: usize,
+    pub value: i64,
+    pub stats: Stats,
+}
+
+/// What one unit of work produced.
+#[derive(Debug)]
+pub enum Done {
+    Time {
+        case: usize,
+        config: usize,
+        rep: usize,
+        result: Result<Timed, String>,
+    },
+    Errors {
+        case: usize,
+        /// Config index and its report.
+        result: Result<Vec<(usize, ModelReport)>, String>,
+    },
+}
+
+/// One unit of work.
+#[derive(Clone, Debug)]
+pub enum Job {
+    Time {
+        case: usize,
+        config: usize,
+        rep: usize,
+    },
+    /// The error pass over `configs` (indices of model configurations).
+    Errors { case: usize, configs: Vec<usize> },
+}
+
+/// The work of a comparison, in the order a single thread runs it: per
+/// program its error pass, then `repeat` rounds over every configuration
+/// (rounds rather than runs in a row, so slow drift of the machine spreads
+/// over all configurations). With `jobs > 1` the error pass is split in
+/// `jobs` parts that run side by side.
+pub fn jobs(cases: usize, configs: &[Config], repeat: usize, jobs: usize) -> Vec<Job> {
+    let models: Vec<usize> = (0..configs.len())
+        .filter(|&i| configs[i].spec().is_some())
+        .collect();
+    let parts = jobs.clamp(1, models.len().max(1));
+    let mut v = Vec::new();
+    for case in 0..cases {
+        for p in 0..parts {
+            let chunk: Vec<usize> = models.iter().copied().skip(p).step_by(parts).collect();
+            if !chunk.is_empty() {
+                v.push(Job::Errors {
+                    case,
+                    configs: chunk,
+                });
+            }
+        }
+        for rep in 0..repeat {
+            for config in 0..configs.len() {
+                v.push(Job::Time { case, config, rep });
+            }
+        }
+    }
+    v
+}
+
+/// Does one unit of work.
+pub fn execute(job: &Job, cases: &[Case], configs: &[Config], runner: &dyn Runner) -> Done {
+    match job {
+        Job::Time { case, config, rep } => {
+            let result = runner.run(&cases[*case], &configs[*config]).map(|r| Timed {
+                output_hash: fnv1a64(&r.output),
+                output_len: r.output.len(),
+                value: r.value,
+                stats: r.stats,
+            });
+            Done::Time {
+                case: *case,
+                config: *config,
+                rep: *rep,
+                result,
+            }
+        }
+        Job::Errors {
+            case,
+            configs: which,
+        } => {
+            let specs: Vec<ProfilerSpec> = which
+                .iter()
+                .filter_map(|&i| configs[i].spec().cloned())
+                .collect();
+            let result = runner
+                .errors(&cases[*case], &specs)
+                .map(|models| which.iter().copied().zip(models).collect());
+            Done::Errors {
+                case: *case,
+                result,
+            }
+        }
+    }
+}
+
+/// A short description of a job for the progress bar.
+pub fn describe(job: &Job, cases: &[Case], labels: &[String]) -> String {
+    match job {
+        Job::Time { case, config, rep } => {
+            format!("{} {} #{}", cases[*case].name, labels[*config], rep + 1)
+        }
+        Job::Errors { case, configs } => {
+            format!(
+                "{} error pass ({} models)",
+                cases[*case].name,
+                configs.len()
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn jobs_cover_every_pair_and_split_the_error_pass() {
+        let configs = super::super::specs::plan(&["multihash,perfect,conte".into()], &[]).unwrap();
+        let j = jobs(2, &configs, 3, 2);
+        let timed = j.iter().filter(|j| matches!(j, Job::Time { .. })).count();
+        assert_eq!(timed, 2 * 3 * 4);
+        let errors: Vec<&Vec<usize>> = j
+            .iter()
+            .filter_map(|j| match j {
+                Job::Errors { case: 0, configs } => Some(configs),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(errors, [&vec![1, 3], &vec![2]]);
+    }
+}

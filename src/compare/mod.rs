@@ -1,0 +1,348 @@
+//! `toyvm compare`: every profiler model on every program, side by side.
+//!
+//! For each program (by default every one in `programs/`, run with its
+//! header's `# args:`, or `# bench-args:` with `--bench`) and each
+//! configuration (by default the interpreter alone, `none`, and every model
+//! at its papers' defaults driving the JIT), the comparison reports:
+//!
+//! - the median wall time over `--repeat` runs, the speedup over the
+//!   interpreter and relative to the perfect-profile JIT;
+//! - the model's error E against the perfect profiler, its four parts
+//!   (false/neutral positive/negative), precision and recall. **Error is
+//!   measured on the interpreter's tuple stream** (JIT off, every kind),
+//!   one pass per program for all models: compiled code emits no tuples, so
+//!   the stream a JIT run's model sees depends on what that model had
+//!   compiled, and would not be comparable across models;
+//! - modeled state bytes, messages to software and modeled cycles, the time
+//!   inside the model, and what the JIT did (compiles, recompiles, side
+//!   exits), all from the timed run.
+//!
+//! Every run's output and result are checked against the interpreter's; a
+//! pair that differs is a failure (its timings are not reported and the
+//! exit status is 1).
+//!
+//! `--sweep 'multihash:tables=1|2|4|8,entries=512|2048'` adds the grid's
+//! cartesian product, runs side by side on every core, and the summary
+//! marks the configurations on the Pareto front of mean error against state
+//! bytes. Reports record the toyvm version, canonical specs, arguments,
+//! machine and date; `--baseline OLD.json` shows what changed since.
+//!
+//! Pieces: [`suite`] finds programs and reads their headers, [`specs`]
+//! expands `--profiles` and `--sweep`, [`measure`] runs (behind the
+//! [`measure::Runner`] seam), [`report`] assembles rows, summary, Pareto
+//! marks and baseline changes, [`render`] prints them, [`chart`] draws SVG.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+
+pub mod chart;
+pub mod measure;
+pub mod meta;
+pub mod render;
+pub mod report;
+pub mod specs;
+pub mod suite;
+
+pub use measure::{Run, Runner, RuntimeRunner};
+pub use report::{Column, IntervalSeries, Report, Row, Status, SummaryRow};
+
+/// How the report is printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A readable table.
+    #[default]
+    Table,
+    Csv,
+    Json,
+    Markdown,
+}
+
+/// Run every profiler model on every program and compare speedup, profile
+/// error, modeled state and overhead.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct CompareArgs {
+    /// Programs: files, or names of programs in the program folder
+    /// (default: every program there).
+    pub programs: Vec<String>,
+    /// Configurations to compare (default: none and every model at its
+    /// papers' defaults). Specs contain commas: in a comma list a part
+    /// without `=` starts a new spec; `;` also separates. The interpreter
+    /// (`none`) is always run: it is the baseline and the output oracle.
+    #[arg(long, value_name = "SPEC,SPEC,...")]
+    pub profiles: Vec<String>,
+    /// Timed runs per (program, configuration); the median is reported.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeat: usize,
+    /// Run programs with their `# bench-args:` instead of `# args:`.
+    #[arg(long)]
+    pub bench: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write the report here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Draw speedup per program and model, and error against state bytes,
+    /// as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub chart: Option<PathBuf>,
+    /// A design-space grid, e.g. `multihash:tables=1|2|4|8,entries=512|2048`:
+    /// the cartesian product of the `|` alternatives is compared (with
+    /// `none` and `perfect` as references unless `--profiles` is given).
+    #[arg(long, value_name = "GRID")]
+    pub sweep: Vec<String>,
+    /// Runs side by side (default: 1, or every core with `--sweep`).
+    /// Timings are noisier above 1.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Write each (program, model) pair's error per interval as CSV.
+    #[arg(long, value_name = "FILE.csv")]
+    pub intervals: Option<PathBuf>,
+    /// Draw the error per interval of two models side by side (SVG).
+    #[arg(long, value_name = "FILE.svg")]
+    pub interval_chart: Option<PathBuf>,
+    /// The two configurations `--interval-chart` shows (labels as given
+    /// to `--profiles`; default: the first two models other than perfect).
+    #[arg(long, value_name = "A,B")]
+    pub interval_models: Option<String>,
+    /// An earlier JSON report: show how speedups and errors changed.
+    #[arg(long, value_name = "OLD.json")]
+    pub baseline: Option<PathBuf>,
+    /// Where to find programs by name (default: `programs/`).
+    #[arg(long, value_name = "DIR")]
+    pub program_dir: Option<PathBuf>,
+}
+
+/// A finished comparison: the report and the per-interval error series.
+#[derive(Clone, Debug)]
+pub struct Comparison {
+    pub report: Report,
+    pub series: Vec<IntervalSeries>,
+    pub columns: Vec<Column>,
+}
+
+/// The configurations `args` asks for, with their labels.
+pub fn columns(args: &CompareArgs) -> Result<Vec<Column>, String> {
+    let configs = specs::plan(&args.profiles, &args.sweep)?;
+    let mut labels: Vec<String> = Vec::new();
+    if !args.profiles.is_empty() || !args.sweep.is_empty() {
+        labels.push("none".into());
+        if args.profiles.is_empty() {
+            labels.push("perfect".into());
+        }
+        labels.extend(specs::split_specs(&args.profiles));
+        for g in &args.sweep {
+            labels.extend(specs::expand_sweep(g)?);
+        }
+    }
+    // Labels follow the plan's order; duplicates were dropped there, so
+    // match each configuration to the first label that parses to it.
+    Ok(configs
+        .into_iter()
+        .map(|config| {
+            let canonical = config.spec_string();
+            let label = labels
+                .iter()
+                .find(|l| specs::parse_config(l).is_ok_and(|c| c.spec_string() == canonical))
+                .cloned()
+                .unwrap_or_else(|| config.model_name().to_owned());
+            Column { label, config }
+        })
+        .collect())
+}
+
+/// The programs `args` asks for, loaded.
+pub fn cases(args: &CompareArgs) -> Result<Vec<suite::Case>, String> {
+    let dir = args.program_dir.clone().unwrap_or_else(suite::default_dir);
+    let paths = if args.programs.is_empty() {
+        suite::list(&dir)?
+    } else {
+        args.programs
+            .iter()
+            .map(|p| suite::resolve(p, &dir))
+            .collect::<Result<_, _>>()?
+    };
+    paths.iter().map(|p| suite::load(p, args.bench)).collect()
+}
+
+/// Runs the comparison with `runner`, `jobs` runs at a time, reporting
+/// progress on `bar`.
+pub fn compare(
+    cases: &[suite::Case],
+    columns: &[Column],
+    repeat: usize,
+    jobs: usize,
+    runner: &dyn Runner,
+    bar: &ProgressBar,
+) -> (Vec<Row>, Vec<IntervalSeries>) {
+    let configs: Vec<specs::Config> = columns.iter().map(|c| c.config.clone()).collect();
+    let labels: Vec<String> = columns.iter().map(|c| c.label.clone()).collect();
+    let work = measure::jobs(cases.len(), &configs, repeat.max(1), jobs);
+    bar.set_length(work.len() as u64);
+    let step = |job: &measure::Job| {
+        bar.set_message(measure::describe(job, cases, &labels));
+        let d = measure::execute(job, cases, &configs, runner);
+        bar.inc(1);
+        d
+    };
+    let done: Vec<measure::Done> = if jobs <= 1 {
+        work.iter().map(step).collect()
+    } else {
+        match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+            Ok(pool) => pool.install(|| work.par_iter().map(step).collect()),
+            Err(_) => work.iter().map(step).collect(),
+        }
+    };
+    bar.finish_and_clear();
+    report::assemble(cases, columns, done)
+}
+
+fn progress_bar() -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(0), target);
+    if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{wide_bar}] {pos}/{len} (eta {eta}) {msg}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Builds the whole report for `args` with `runner` (no output written).
+pub fn build(
+    args: &CompareArgs,
+    runner: &dyn Runner,
+    bar: &ProgressBar,
+) -> Result<Comparison, String> {
+    if args.repeat == 0 {
+        return Err("--repeat must be at least 1".into());
+    }
+    let columns = columns(args)?;
+    let cases = cases(args)?;
+    let baseline = match &args.baseline {
+        Some(p) => {
+            let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let old: Report = serde_json::from_slice(&bytes)
+                .map_err(|e| format!("{}: not a compare JSON report: {e}", p.display()))?;
+            Some((p.display().to_string(), old))
+        }
+        None => None,
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = args
+        .jobs
+        .unwrap_or(if args.sweep.is_empty() { 1 } else { cores })
+        .max(1);
+    let (rows, series) = compare(&cases, &columns, args.repeat, jobs, runner, bar);
+    let summary = report::summarize(&columns, &rows);
+    let failures = rows.iter().filter(|r| r.status != Status::Ok).count() as u64;
+    let mut report = Report {
+        toyvm_version: env!("CARGO_PKG_VERSION").to_owned(),
+        date: meta::now_utc(),
+        machine: meta::Machine::this(),
+        settings: report::Settings {
+            repeat: args.repeat as u64,
+            bench: args.bench,
+            jobs: jobs as u64,
+            error_stream: "interpreter's tuple stream (JIT off, every kind)".into(),
+        },
+        programs: report::programs(&cases),
+        specs: columns.iter().map(|c| c.config.spec_string()).collect(),
+        rows,
+        summary,
+        failures,
+        baseline: None,
+    };
+    if let Some((file, old)) = baseline {
+        report.baseline = Some(report::diff(&old, &report, &file));
+    }
+    Ok(Comparison {
+        report,
+        series,
+        columns,
+    })
+}
+
+/// The two configurations of the interval chart.
+fn interval_models(args: &CompareArgs, columns: &[Column]) -> Result<[String; 2], String> {
+    let chosen: Vec<String> = match &args.interval_models {
+        Some(s) => specs::split_specs(std::slice::from_ref(s)),
+        None => columns
+            .iter()
+            .filter(|c| !matches!(c.config.model_name(), "none" | "perfect"))
+            .map(|c| c.label.clone())
+            .collect(),
+    };
+    let find = |want: &str| -> Result<String, String> {
+        columns
+            .iter()
+            .find(|c| c.label == want || c.config.spec_string() == want)
+            .or_else(|| columns.iter().find(|c| c.config.model_name() == want))
+            .filter(|c| c.config.spec().is_some())
+            .map(|c| c.label.clone())
+            .ok_or_else(|| format!("--interval-models: `{want}` is not one of the compared models"))
+    };
+    match chosen.as_slice() {
+        [a, b, ..] => Ok([find(a)?, find(b)?]),
+        [a] => Ok([find(a)?, find(a)?]),
+        [] => Err("--interval-chart needs two models other than perfect".into()),
+    }
+}
+
+/// `toyvm compare`: exit status 0, or 1 when any pair mismatched or failed.
+pub fn run(args: &CompareArgs) -> Result<u8, String> {
+    // Fail on a bad option before minutes of runs, not after.
+    let shown = match &args.interval_chart {
+        Some(_) => Some(interval_models(args, &columns(args)?)?),
+        None => None,
+    };
+    let bar = progress_bar();
+    let c = build(args, &RuntimeRunner, &bar)?;
+    let text = match args.format {
+        Format::Table => render::table(&c.report),
+        Format::Csv => render::csv(&c.report),
+        Format::Json => render::json(&c.report),
+        Format::Markdown => render::markdown(&c.report),
+    };
+    match &args.output {
+        Some(p) => write_file(p, &text)?,
+        None => std::io::stdout()
+            .write_all(text.as_bytes())
+            .map_err(|e| format!("writing the report: {e}"))?,
+    }
+    if let Some(p) = &args.chart {
+        chart::summary(&c.report, p)?;
+    }
+    if let Some(p) = &args.intervals {
+        write_file(p, &render::intervals_csv(&c.series))?;
+    }
+    if let (Some(p), Some([a, b])) = (&args.interval_chart, shown) {
+        let shown: Vec<IntervalSeries> = c
+            .series
+            .iter()
+            .filter(|s| s.label == a || s.label == b)
+            .cloned()
+            .collect();
+        chart::intervals(&shown, [a.as_str(), b.as_str()], p)?;
+    }
+    if c.report.failures > 0 {
+        eprintln!(
+            "toyvm compare: {} pairs failed (output mismatch or error); see the report",
+            c.report.failures
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}

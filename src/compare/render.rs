@@ -1,0 +1,454 @@
+//! A report as a readable table, Markdown, CSV or JSON, and the
+//! per-interval series as CSV.
+
+use std::fmt::Write as _;
+
+use super::report::{COLUMNS, IntervalSeries, Report, Row, Status, SummaryRow};
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_owned(), |x| format!("{:.2}", 100.0 * x))
+}
+
+fn times(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_owned(), |x| format!("{x:.2}x"))
+}
+
+fn ms(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_owned(), |x| format!("{:.2}", x * 1e3))
+}
+
+fn ratio(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"))
+}
+
+/// Numbers in one cell with thousands kept readable.
+fn count(n: u64) -> String {
+    if n >= 10_000_000 {
+        format!("{:.1}M", n as f64 / 1e6)
+    } else if n >= 100_000 {
+        format!("{:.0}k", n as f64 / 1e3)
+    } else {
+        n.to_string()
+    }
+}
+
+const ROW_HEAD: &[&str] = &[
+    "program",
+    "config",
+    "ms",
+    "x interp",
+    "x perfect",
+    "E %",
+    "fp/fn/np/nn %",
+    "P/R",
+    "state B",
+    "msgs",
+    "cycles",
+    "model ms",
+    "jit c/r/x",
+    "status",
+];
+
+fn row_cells(r: &Row) -> Vec<String> {
+    let parts = match (
+        r.false_positive,
+        r.false_negative,
+        r.neutral_positive,
+        r.neutral_negative,
+    ) {
+        (Some(a), Some(b), Some(c), Some(d)) => format!(
+            "{:.1}/{:.1}/{:.1}/{:.1}",
+            100.0 * a,
+            100.0 * b,
+            100.0 * c,
+            100.0 * d
+        ),
+        _ => "-".to_owned(),
+    };
+    let pr = match (r.precision, r.recall) {
+        (Some(p), Some(q)) => format!("{p:.2}/{q:.2}"),
+        _ => "-".to_owned(),
+    };
+    let model = r.model != "none";
+    vec![
+        r.program.clone(),
+        r.label.clone(),
+        ms(r.median_seconds),
+        times(r.speedup_vs_interpreter),
+        times(r.speedup_vs_perfect),
+        pct(r.error),
+        parts,
+        pr,
+        if model {
+            count(r.state_bytes)
+        } else {
+            "-".into()
+        },
+        if model { count(r.messages) } else { "-".into() },
+        if model { count(r.cycles) } else { "-".into() },
+        if model {
+            format!("{:.2}", r.model_seconds * 1e3)
+        } else {
+            "-".into()
+        },
+        if model {
+            format!("{}/{}/{}", r.compiles, r.recompiles, count(r.side_exits))
+        } else {
+            "-".into()
+        },
+        r.status.word().to_owned(),
+    ]
+}
+
+const SUMMARY_HEAD: &[&str] = &[
+    "config",
+    "programs",
+    "x interp (geomean)",
+    "x perfect (geomean)",
+    "mean E %",
+    "mean P/R",
+    "state B (max)",
+    "msgs (sum)",
+    "model ms (sum)",
+    "pareto",
+];
+
+fn summary_cells(s: &SummaryRow) -> Vec<String> {
+    let pr = match (s.precision, s.recall) {
+        (Some(p), Some(q)) => format!("{p:.2}/{q:.2}"),
+        _ => "-".to_owned(),
+    };
+    let model = s.model != "none";
+    vec![
+        s.label.clone(),
+        if s.failures > 0 {
+            format!("{} ({} failed)", s.programs, s.failures)
+        } else {
+            s.programs.to_string()
+        },
+        times(s.speedup_vs_interpreter),
+        times(s.speedup_vs_perfect),
+        pct(s.error),
+        pr,
+        if model {
+            count(s.state_bytes)
+        } else {
+            "-".into()
+        },
+        if model { count(s.messages) } else { "-".into() },
+        if model {
+            format!("{:.1}", s.model_seconds * 1e3)
+        } else {
+            "-".into()
+        },
+        if s.pareto { "*".into() } else { String::new() },
+    ]
+}
+
+const CHANGE_HEAD: &[&str] = &[
+    "program",
+    "config",
+    "x interp before",
+    "after",
+    "change %",
+    "E % before",
+    "after",
+    "change pts",
+    "status",
+];
+
+fn change_cells(r: &Report) -> Vec<Vec<String>> {
+    let Some(b) = &r.baseline else {
+        return Vec::new();
+    };
+    b.changes
+        .iter()
+        .map(|c| {
+            vec![
+                c.program.clone(),
+                c.label.clone(),
+                times(c.speedup_before),
+                times(c.speedup_after),
+                c.speedup_change_percent
+                    .map_or_else(|| "-".into(), |x| format!("{x:+.1}")),
+                pct(c.error_before),
+                pct(c.error_after),
+                c.error_change_points
+                    .map_or_else(|| "-".into(), |x| format!("{x:+.2}")),
+                if c.status_before == c.status_after {
+                    c.status_after.word().to_owned()
+                } else {
+                    format!("{} -> {}", c.status_before.word(), c.status_after.word())
+                },
+            ]
+        })
+        .collect()
+}
+
+/// A plain text table: the first `left` columns aligned left, the rest right.
+fn text_table(out: &mut String, head: &[&str], rows: &[Vec<String>], left: usize) {
+    let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |out: &mut String, cells: &mut dyn Iterator<Item = &str>| {
+        let mut s = String::new();
+        for (i, c) in cells.enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            let pad = w[i].saturating_sub(c.chars().count());
+            if i < left {
+                s.push_str(c);
+                s.push_str(&" ".repeat(pad));
+            } else {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(c);
+            }
+        }
+        let _ = writeln!(out, "{}", s.trim_end());
+    };
+    line(out, &mut head.iter().copied());
+    let total: usize = w.iter().sum::<usize>() + 2 * (w.len() - 1);
+    let _ = writeln!(out, "{}", "-".repeat(total));
+    for r in rows {
+        line(out, &mut r.iter().map(String::as_str));
+    }
+}
+
+fn md_table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    let esc = |s: &str| s.replace('|', "\\|");
+    let _ = writeln!(out, "| {} |", head.join(" | "));
+    let _ = writeln!(
+        out,
+        "|{}",
+        head.iter()
+            .enumerate()
+            .map(|(i, _)| if i < 2 { " --- |" } else { " ---: |" })
+            .collect::<String>()
+    );
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(|c| esc(c)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+}
+
+fn preamble(r: &Report) -> Vec<String> {
+    let m = &r.machine;
+    let mut v = vec![
+        format!(
+            "toyvm {} compare, {} (UTC); {} cores{}, {}/{}",
+            r.toyvm_version,
+            r.date,
+            m.cores,
+            m.cpu
+                .as_ref()
+                .map_or_else(String::new, |c| format!(", {c}")),
+            m.os,
+            m.arch
+        ),
+        format!(
+            "median of {} runs per pair ({} at a time), {} arguments; error E against perfect on the {}",
+            r.settings.repeat,
+            r.settings.jobs,
+            if r.settings.bench { "bench" } else { "test" },
+            r.settings.error_stream
+        ),
+    ];
+    let args: Vec<String> = r
+        .programs
+        .iter()
+        .map(|p| {
+            let a: Vec<String> = p.args.iter().map(i64::to_string).collect();
+            format!("{}({})", p.name, a.join(" "))
+        })
+        .collect();
+    v.push(format!("programs: {}", args.join(", ")));
+    v
+}
+
+fn specs_list(r: &Report) -> Vec<String> {
+    r.summary
+        .iter()
+        .filter(|s| s.label != s.spec)
+        .map(|s| format!("{} = {}", s.label, s.spec))
+        .collect()
+}
+
+fn failures(r: &Report) -> Vec<String> {
+    r.rows
+        .iter()
+        .filter(|x| x.status != Status::Ok)
+        .map(|x| {
+            format!(
+                "{} {} under {}: {}",
+                x.status.word(),
+                x.program,
+                x.label,
+                x.detail.as_deref().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+/// The human table.
+pub fn table(r: &Report) -> String {
+    let mut s = String::new();
+    for l in preamble(r) {
+        let _ = writeln!(s, "{l}");
+    }
+    let _ = writeln!(s);
+    let rows: Vec<Vec<String>> = r.rows.iter().map(row_cells).collect();
+    text_table(&mut s, ROW_HEAD, &rows, 2);
+    let _ = writeln!(
+        s,
+        "\nper configuration (* = Pareto-optimal on mean E vs state bytes):"
+    );
+    let rows: Vec<Vec<String>> = r.summary.iter().map(summary_cells).collect();
+    text_table(&mut s, SUMMARY_HEAD, &rows, 1);
+    let specs = specs_list(r);
+    if !specs.is_empty() {
+        let _ = writeln!(s, "\nspecs:");
+        for l in specs {
+            let _ = writeln!(s, "  {l}");
+        }
+    }
+    if let Some(b) = &r.baseline {
+        let _ = writeln!(
+            s,
+            "\nchanges since {} (toyvm {}, {}); {} pairs only there, {} only here:",
+            b.file, b.toyvm_version, b.date, b.only_before, b.only_after
+        );
+        text_table(&mut s, CHANGE_HEAD, &change_cells(r), 2);
+    }
+    let f = failures(r);
+    if !f.is_empty() {
+        let _ = writeln!(s, "\n{} failed pairs:", f.len());
+        for l in f {
+            let _ = writeln!(s, "  {l}");
+        }
+    }
+    s
+}
+
+/// The same as Markdown.
+pub fn markdown(r: &Report) -> String {
+    let mut s = String::new();
+    for l in preamble(r) {
+        let _ = writeln!(s, "{l}  ");
+    }
+    let _ = writeln!(s);
+    let rows: Vec<Vec<String>> = r.rows.iter().map(row_cells).collect();
+    md_table(&mut s, ROW_HEAD, &rows);
+    let _ = writeln!(
+        s,
+        "\nPer configuration (* = Pareto-optimal on mean E vs state bytes):\n"
+    );
+    let rows: Vec<Vec<String>> = r.summary.iter().map(summary_cells).collect();
+    md_table(&mut s, SUMMARY_HEAD, &rows);
+    let specs = specs_list(r);
+    if !specs.is_empty() {
+        let _ = writeln!(s, "\nSpecs:\n");
+        for l in specs {
+            let _ = writeln!(s, "- `{l}`");
+        }
+    }
+    if let Some(b) = &r.baseline {
+        let _ = writeln!(
+            s,
+            "\nChanges since {} (toyvm {}, {}):\n",
+            b.file, b.toyvm_version, b.date
+        );
+        md_table(&mut s, CHANGE_HEAD, &change_cells(r));
+    }
+    let f = failures(r);
+    if !f.is_empty() {
+        let _ = writeln!(s, "\n**{} failed pairs:**\n", f.len());
+        for l in f {
+            let _ = writeln!(s, "- {l}");
+        }
+    }
+    s
+}
+
+/// The report as pretty JSON.
+pub fn json(r: &Report) -> String {
+    serde_json::to_string_pretty(r).expect("a report holds only serializable data") + "\n"
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// One line per row, the columns of [`COLUMNS`]; absent values are empty.
+pub fn csv(r: &Report) -> String {
+    let mut s = COLUMNS.join(",") + "\n";
+    for row in &r.rows {
+        let v = serde_json::to_value(row).expect("rows serialize");
+        let cells: Vec<String> = COLUMNS
+            .iter()
+            .map(|c| match &v[*c] {
+                serde_json::Value::Null => String::new(),
+                serde_json::Value::String(x) => csv_field(x),
+                other => other.to_string(),
+            })
+            .collect();
+        s.push_str(&cells.join(","));
+        s.push('\n');
+    }
+    s
+}
+
+/// The per-interval error series, one line per (program, model, interval).
+pub fn intervals_csv(series: &[IntervalSeries]) -> String {
+    let mut s = String::from(
+        "program,label,spec,interval,tuples,error,false_positive,false_negative,neutral_positive,neutral_negative\n",
+    );
+    for x in series {
+        for p in &x.points {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{},{}",
+                csv_field(&x.program),
+                csv_field(&x.label),
+                csv_field(&x.spec),
+                p.index,
+                p.tuples,
+                p.error,
+                p.false_positive,
+                p.false_negative,
+                p.neutral_positive,
+                p.neutral_negative
+            );
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_fields_with_commas() {
+        assert_eq!(csv_field("a"), "a");
+        assert_eq!(
+            csv_field("multihash:tables=1,entries=512"),
+            "\"multihash:tables=1,entries=512\""
+        );
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+
+    #[test]
+    fn counts_stay_short() {
+        assert_eq!(count(999), "999");
+        assert_eq!(count(123_456), "123k");
+        assert_eq!(count(12_345_678), "12.3M");
+    }
+}

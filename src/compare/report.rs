@@ -1,0 +1,643 @@
+//! The comparison's results: one row per (program, configuration), a
+//! summary per configuration with its Pareto mark, what a report records to
+//! be reproduced, and the changes against an earlier report.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use toyvm_profiler::report::ModelReport;
+
+use super::measure::{Done, Timed, median};
+use super::meta::Machine;
+use super::specs::Config;
+use super::suite::Case;
+
+/// How a pair's runs went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every run printed and returned what the interpreter did.
+    Ok,
+    /// A run's output or result differs from the interpreter's.
+    Mismatch,
+    /// A run failed (a trap, a compile error, the error pass failed).
+    Error,
+}
+
+impl Status {
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Mismatch => "MISMATCH",
+            Status::Error => "ERROR",
+        }
+    }
+}
+
+/// One (program, configuration) pair.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub program: String,
+    /// The model's name (`none`: the interpreter alone).
+    pub model: String,
+    /// The configuration as given (`multihash`, `multihash:tables=2`).
+    pub label: String,
+    /// The canonical spec (every key).
+    pub spec: String,
+    pub status: Status,
+    /// What went wrong, when something did.
+    pub detail: Option<String>,
+    /// Timed runs.
+    pub runs: u64,
+    /// Median wall time; absent when the pair failed (a wrong result is
+    /// never timed).
+    pub median_seconds: Option<f64>,
+    pub min_seconds: Option<f64>,
+    pub max_seconds: Option<f64>,
+    /// Interpreter time over this time.
+    pub speedup_vs_interpreter: Option<f64>,
+    /// The perfect-profile JIT's time over this time.
+    pub speedup_vs_perfect: Option<f64>,
+    /// Error E against the perfect profiler on the interpreter's stream
+    /// (a fraction), and its four parts.
+    pub error: Option<f64>,
+    pub false_positive: Option<f64>,
+    pub false_negative: Option<f64>,
+    pub neutral_positive: Option<f64>,
+    pub neutral_negative: Option<f64>,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    pub f1: Option<f64>,
+    /// Modeled hardware state, messages to software and their cycles, in
+    /// the timed run.
+    pub state_bytes: u64,
+    pub messages: u64,
+    pub cycles: u64,
+    /// Time inside the model in the timed run.
+    pub model_seconds: f64,
+    pub intervals: u64,
+    pub compiles: u64,
+    pub recompiles: u64,
+    pub drops: u64,
+    pub side_exits: u64,
+    pub guard_failures: u64,
+}
+
+/// The row's fields in CSV column order (a test checks it matches [`Row`]).
+pub const COLUMNS: &[&str] = &[
+    "program",
+    "model",
+    "label",
+    "spec",
+    "status",
+    "detail",
+    "runs",
+    "median_seconds",
+    "min_seconds",
+    "max_seconds",
+    "speedup_vs_interpreter",
+    "speedup_vs_perfect",
+    "error",
+    "false_positive",
+    "false_negative",
+    "neutral_positive",
+    "neutral_negative",
+    "precision",
+    "recall",
+    "f1",
+    "state_bytes",
+    "messages",
+    "cycles",
+    "model_seconds",
+    "intervals",
+    "compiles",
+    "recompiles",
+    "drops",
+    "side_exits",
+    "guard_failures",
+];
+
+/// One configuration over every program.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SummaryRow {
+    pub model: String,
+    pub label: String,
+    pub spec: String,
+    /// Programs whose runs all succeeded (the means are over these).
+    pub programs: u64,
+    pub failures: u64,
+    /// Geometric means of the speedups.
+    pub speedup_vs_interpreter: Option<f64>,
+    pub speedup_vs_perfect: Option<f64>,
+    /// Arithmetic means over programs.
+    pub error: Option<f64>,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    /// The largest state over programs.
+    pub state_bytes: u64,
+    /// Totals over programs.
+    pub messages: u64,
+    pub model_seconds: f64,
+    /// No other configuration has both less error and less state.
+    pub pareto: bool,
+}
+
+/// A program as it was run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProgramInfo {
+    pub name: String,
+    pub path: String,
+    pub args: Vec<i64>,
+    pub input: Option<String>,
+}
+
+/// How the comparison was run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Timed runs per pair.
+    pub repeat: u64,
+    /// Benchmark-size arguments (`# bench-args:`) rather than test size.
+    pub bench: bool,
+    /// Runs side by side (timings are noisier above 1).
+    pub jobs: u64,
+    /// Which stream error is measured on.
+    pub error_stream: String,
+}
+
+/// A whole comparison.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub toyvm_version: String,
+    /// When it ran (UTC, ISO 8601).
+    pub date: String,
+    pub machine: Machine,
+    pub settings: Settings,
+    pub programs: Vec<ProgramInfo>,
+    /// Canonical specs in column order (`none` first).
+    pub specs: Vec<String>,
+    pub rows: Vec<Row>,
+    pub summary: Vec<SummaryRow>,
+    /// Pairs that mismatched or failed.
+    pub failures: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineDiff>,
+}
+
+/// One interval's error, for `--intervals`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct IntervalPoint {
+    pub index: u64,
+    pub tuples: u64,
+    pub error: f64,
+    pub false_positive: f64,
+    pub false_negative: f64,
+    pub neutral_positive: f64,
+    pub neutral_negative: f64,
+}
+
+/// The per-interval error of one (program, model) pair.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IntervalSeries {
+    pub program: String,
+    pub label: String,
+    pub spec: String,
+    pub points: Vec<IntervalPoint>,
+}
+
+/// A configuration with the name it was given.
+#[derive(Clone, Debug)]
+pub struct Column {
+    pub label: String,
+    pub config: Config,
+}
+
+fn series(case: &str, col: &Column, m: &ModelReport) -> IntervalSeries {
+    IntervalSeries {
+        program: case.to_owned(),
+        label: col.label.clone(),
+        spec: m.spec.clone(),
+        points: m
+            .intervals
+            .iter()
+            .map(|i| IntervalPoint {
+                index: i.index,
+                tuples: i.tuples,
+                error: i.error.error,
+                false_positive: i.error.false_positive,
+                false_negative: i.error.false_negative,
+                neutral_positive: i.error.neutral_positive,
+                neutral_negative: i.error.neutral_negative,
+            })
+            .collect(),
+    }
+}
+
+/// Builds the rows from everything the jobs produced.
+pub fn assemble(
+    cases: &[Case],
+    columns: &[Column],
+    done: Vec<Done>,
+) -> (Vec<Row>, Vec<IntervalSeries>) {
+    type Runs = Vec<(usize, Result<Timed, String>)>;
+    let mut times: HashMap<(usize, usize), Runs> = HashMap::new();
+    let mut errors: HashMap<(usize, usize), Result<ModelReport, String>> = HashMap::new();
+    for d in done {
+        match d {
+            Done::Time {
+                case,
+                config,
+                rep,
+                result,
+            } => times.entry((case, config)).or_default().push((rep, result)),
+            Done::Errors { case, result } => match result {
+                Ok(models) => {
+                    for (config, m) in models {
+                        errors.insert((case, config), Ok(m));
+                    }
+                }
+                Err(e) => {
+                    for (config, c) in columns.iter().enumerate() {
+                        if c.config.spec().is_some() {
+                            errors
+                                .entry((case, config))
+                                .or_insert_with(|| Err(e.clone()));
+                        }
+                    }
+                }
+            },
+        }
+    }
+    for runs in times.values_mut() {
+        runs.sort_by_key(|r| r.0);
+    }
+    let interp = columns.iter().position(|c| c.config == Config::Interpreter);
+    let mut rows = Vec::new();
+    let mut all_series = Vec::new();
+    for (ci, case) in cases.iter().enumerate() {
+        let runs_of = |k: usize| times.get(&(ci, k)).map_or(&[][..], Vec::as_slice);
+        let reference: Result<&Timed, String> = match interp.map(runs_of) {
+            Some([(_, Ok(t)), ..]) => Ok(t),
+            Some([(_, Err(e)), ..]) => Err(format!("the interpreter failed: {e}")),
+            _ => Err("the interpreter did not run".to_owned()),
+        };
+        let mut case_rows: Vec<Row> = Vec::new();
+        for (k, col) in columns.iter().enumerate() {
+            let runs = runs_of(k);
+            let mut row = Row {
+                program: case.name.clone(),
+                model: col.config.model_name().to_owned(),
+                label: col.label.clone(),
+                spec: col.config.spec_string(),
+                status: Status::Ok,
+                detail: None,
+                runs: runs.len() as u64,
+                median_seconds: None,
+                min_seconds: None,
+                max_seconds: None,
+                speedup_vs_interpreter: None,
+                speedup_vs_perfect: None,
+                error: None,
+                false_positive: None,
+                false_negative: None,
+                neutral_positive: None,
+                neutral_negative: None,
+                precision: None,
+                recall: None,
+                f1: None,
+                state_bytes: 0,
+                messages: 0,
+                cycles: 0,
+                model_seconds: 0.0,
+                intervals: 0,
+                compiles: 0,
+                recompiles: 0,
+                drops: 0,
+                side_exits: 0,
+                guard_failures: 0,
+            };
+            let failed = runs.iter().find_map(|(_, r)| r.as_ref().err());
+            match (&reference, failed) {
+                (_, Some(e)) => {
+                    row.status = Status::Error;
+                    row.detail = Some(e.clone());
+                }
+                (Err(e), None) => {
+                    row.status = Status::Error;
+                    row.detail = Some(e.clone());
+                }
+                (Ok(want), None) => {
+                    let ok: Vec<&Timed> =
+                        runs.iter().filter_map(|(_, r)| r.as_ref().ok()).collect();
+                    let bad = ok
+                        .iter()
+                        .filter(|t| {
+                            (t.output_hash, t.output_len, t.value)
+                                != (want.output_hash, want.output_len, want.value)
+                        })
+                        .count();
+                    if bad > 0 {
+                        row.status = Status::Mismatch;
+                        row.detail = Some(format!(
+                            "output or result differs from the interpreter's in {bad} of {} runs",
+                            ok.len()
+                        ));
+                    } else if ok.is_empty() {
+                        row.status = Status::Error;
+                        row.detail = Some("no run".to_owned());
+                    }
+                    // Stats of the run nearest the median (runs are
+                    // deterministic, so only the timings differ).
+                    let secs: Vec<f64> = ok.iter().map(|t| t.stats.wall_seconds).collect();
+                    let med = median(&secs);
+                    if let Some(t) = ok.iter().min_by(|a, b| {
+                        (a.stats.wall_seconds - med)
+                            .abs()
+                            .total_cmp(&(b.stats.wall_seconds - med).abs())
+                    }) {
+                        let s = &t.stats;
+                        row.state_bytes = s.state_bytes;
+                        row.messages = s.messages;
+                        row.cycles = s.cycles;
+                        row.model_seconds = s.profiler_seconds;
+                        row.intervals = s.intervals;
+                        if let Some(j) = &s.jit {
+                            row.compiles = j.compiles;
+                            row.recompiles = j.recompiles;
+                            row.drops = j.drops;
+                            row.side_exits = j.side_exits;
+                            row.guard_failures = j.guard_failures;
+                        }
+                    }
+                    if row.status == Status::Ok {
+                        row.median_seconds = Some(med);
+                        row.min_seconds = secs.iter().copied().reduce(f64::min);
+                        row.max_seconds = secs.iter().copied().reduce(f64::max);
+                    }
+                }
+            }
+            match errors.get(&(ci, k)) {
+                Some(Ok(m)) => {
+                    let s = &m.summary;
+                    row.error = Some(s.error);
+                    row.false_positive = Some(s.false_positive);
+                    row.false_negative = Some(s.false_negative);
+                    row.neutral_positive = Some(s.neutral_positive);
+                    row.neutral_negative = Some(s.neutral_negative);
+                    row.precision = Some(s.precision);
+                    row.recall = Some(s.recall);
+                    row.f1 = Some(s.f1);
+                    all_series.push(series(&case.name, col, m));
+                }
+                Some(Err(e)) => {
+                    if row.status == Status::Ok {
+                        row.status = Status::Error;
+                    }
+                    let d = format!("error pass: {e}");
+                    row.detail = Some(match row.detail.take() {
+                        Some(x) => format!("{x}; {d}"),
+                        None => d,
+                    });
+                }
+                None => {}
+            }
+            case_rows.push(row);
+        }
+        let interp_time = interp.and_then(|k| case_rows[k].median_seconds);
+        let perfect_time = |spec: &Config| -> Option<f64> {
+            let oracle = spec.spec()?.oracle().to_string();
+            let k = columns
+                .iter()
+                .position(|c| c.config.spec_string() == oracle)
+                .or_else(|| {
+                    columns
+                        .iter()
+                        .position(|c| c.config.model_name() == "perfect")
+                })?;
+            case_rows[k].median_seconds
+        };
+        let perfect: Vec<Option<f64>> = columns.iter().map(|c| perfect_time(&c.config)).collect();
+        for (k, row) in case_rows.iter_mut().enumerate() {
+            if let Some(t) = row.median_seconds.filter(|t| *t > 0.0) {
+                row.speedup_vs_interpreter = interp_time.map(|i| i / t);
+                row.speedup_vs_perfect = perfect[k].map(|p| p / t);
+            }
+        }
+        rows.extend(case_rows);
+    }
+    (rows, all_series)
+}
+
+/// Marks the points no other point dominates, both coordinates minimized:
+/// `q` dominates `p` when it is no worse in both and better in one.
+pub fn pareto_front(points: &[(f64, f64)]) -> Vec<bool> {
+    points
+        .iter()
+        .map(|p| {
+            !points
+                .iter()
+                .any(|q| q.0 <= p.0 && q.1 <= p.1 && (q.0 < p.0 || q.1 < p.1))
+        })
+        .collect()
+}
+
+fn geomean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
+}
+
+fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// One summary row per configuration, Pareto-marked on (mean error, state
+/// bytes) among the models.
+pub fn summarize(columns: &[Column], rows: &[Row]) -> Vec<SummaryRow> {
+    let mut out: Vec<SummaryRow> = columns
+        .iter()
+        .map(|c| {
+            let spec = c.config.spec_string();
+            let mine: Vec<&Row> = rows.iter().filter(|r| r.spec == spec).collect();
+            let ok: Vec<&&Row> = mine.iter().filter(|r| r.status == Status::Ok).collect();
+            let collect = |f: fn(&Row) -> Option<f64>| -> Vec<f64> {
+                ok.iter().filter_map(|r| f(r)).collect()
+            };
+            SummaryRow {
+                model: c.config.model_name().to_owned(),
+                label: c.label.clone(),
+                spec,
+                programs: ok.len() as u64,
+                failures: (mine.len() - ok.len()) as u64,
+                speedup_vs_interpreter: geomean(&collect(|r| r.speedup_vs_interpreter)),
+                speedup_vs_perfect: geomean(&collect(|r| r.speedup_vs_perfect)),
+                error: mean(&collect(|r| r.error)),
+                precision: mean(&collect(|r| r.precision)),
+                recall: mean(&collect(|r| r.recall)),
+                state_bytes: ok.iter().map(|r| r.state_bytes).max().unwrap_or(0),
+                messages: ok.iter().map(|r| r.messages).sum(),
+                model_seconds: ok.iter().map(|r| r.model_seconds).sum(),
+                pareto: false,
+            }
+        })
+        .collect();
+    let candidates: Vec<usize> = (0..out.len())
+        .filter(|&i| out[i].error.is_some() && out[i].model != "none")
+        .collect();
+    let points: Vec<(f64, f64)> = candidates
+        .iter()
+        .map(|&i| (out[i].error.unwrap_or(0.0), out[i].state_bytes as f64))
+        .collect();
+    for (&i, p) in candidates.iter().zip(pareto_front(&points)) {
+        out[i].pareto = p;
+    }
+    out
+}
+
+/// The programs as they were run.
+pub fn programs(cases: &[Case]) -> Vec<ProgramInfo> {
+    cases
+        .iter()
+        .map(|c| ProgramInfo {
+            name: c.name.clone(),
+            path: c.path.display().to_string(),
+            args: c.args.clone(),
+            input: c.input_path.as_ref().map(|p| p.display().to_string()),
+        })
+        .collect()
+}
+
+/// One pair against an earlier report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub program: String,
+    pub label: String,
+    pub spec: String,
+    pub status_before: Status,
+    pub status_after: Status,
+    pub speedup_before: Option<f64>,
+    pub speedup_after: Option<f64>,
+    /// Relative change of the speedup over the interpreter, in percent.
+    pub speedup_change_percent: Option<f64>,
+    pub error_before: Option<f64>,
+    pub error_after: Option<f64>,
+    /// Change of E in percentage points.
+    pub error_change_points: Option<f64>,
+}
+
+/// What changed since an earlier report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BaselineDiff {
+    pub file: String,
+    pub toyvm_version: String,
+    pub date: String,
+    pub changes: Vec<Change>,
+    /// Pairs only one of the two reports has.
+    pub only_before: u64,
+    pub only_after: u64,
+}
+
+/// Matches pairs by program and canonical spec (or, when the spec's
+/// defaults changed, by program and label) and reports what moved.
+pub fn diff(before: &Report, after: &Report, file: &str) -> BaselineDiff {
+    let mut used = vec![false; before.rows.len()];
+    let mut changes = Vec::new();
+    for r in &after.rows {
+        let found = before
+            .rows
+            .iter()
+            .position(|b| b.program == r.program && b.spec == r.spec)
+            .or_else(|| {
+                before
+                    .rows
+                    .iter()
+                    .enumerate()
+                    .position(|(i, b)| !used[i] && b.program == r.program && b.label == r.label)
+            });
+        let Some(i) = found else { continue };
+        used[i] = true;
+        let b = &before.rows[i];
+        let both = |x: Option<f64>, y: Option<f64>| x.zip(y);
+        changes.push(Change {
+            program: r.program.clone(),
+            label: r.label.clone(),
+            spec: r.spec.clone(),
+            status_before: b.status,
+            status_after: r.status,
+            speedup_before: b.speedup_vs_interpreter,
+            speedup_after: r.speedup_vs_interpreter,
+            speedup_change_percent: both(b.speedup_vs_interpreter, r.speedup_vs_interpreter)
+                .map(|(x, y)| (y / x - 1.0) * 100.0),
+            error_before: b.error,
+            error_after: r.error,
+            error_change_points: both(b.error, r.error).map(|(x, y)| (y - x) * 100.0),
+        });
+    }
+    let matched = used.iter().filter(|u| **u).count() as u64;
+    BaselineDiff {
+        file: file.to_owned(),
+        toyvm_version: before.toyvm_version.clone(),
+        date: before.date.clone(),
+        only_before: before.rows.len() as u64 - matched,
+        only_after: after.rows.len() as u64 - changes.len() as u64,
+        changes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pareto_keeps_the_undominated_points() {
+        let pts = [
+            (0.10, 1000.0), // dominated by (0.05, 800)
+            (0.05, 800.0),
+            (0.01, 4000.0),
+            (0.20, 100.0),
+            (0.05, 800.0), // a tie dominates neither copy
+            (0.30, 100.0), // dominated by (0.20, 100): same state, more error
+        ];
+        assert_eq!(pareto_front(&pts), [false, true, true, true, true, false]);
+        assert!(pareto_front(&[]).is_empty());
+    }
+
+    #[test]
+    fn columns_name_every_field_of_a_row() {
+        let row = Row {
+            program: "p".into(),
+            model: "none".into(),
+            label: "none".into(),
+            spec: "none".into(),
+            status: Status::Ok,
+            detail: None,
+            runs: 1,
+            median_seconds: Some(1.0),
+            min_seconds: None,
+            max_seconds: None,
+            speedup_vs_interpreter: None,
+            speedup_vs_perfect: None,
+            error: None,
+            false_positive: None,
+            false_negative: None,
+            neutral_positive: None,
+            neutral_negative: None,
+            precision: None,
+            recall: None,
+            f1: None,
+            state_bytes: 0,
+            messages: 0,
+            cycles: 0,
+            model_seconds: 0.0,
+            intervals: 0,
+            compiles: 0,
+            recompiles: 0,
+            drops: 0,
+            side_exits: 0,
+            guard_failures: 0,
+        };
+        let v = serde_json::to_value(&row).unwrap();
+        let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut cols = COLUMNS.to_vec();
+        keys.sort_unstable();
+        cols.sort_unstable();
+        assert_eq!(keys, cols);
+    }
+}

@@ -1,0 +1,188 @@
+//! The programs a comparison runs: found in `programs/` (or named on the
+//! command line) and run with the arguments their header gives.
+//!
+//! A program's header is the `#` comment block the golden tests read too:
+//! `# args:` (test size, the default), `# bench-args:` (with `--bench`) and
+//! `# input:` (a file loaded at `.input`, relative to the repository root,
+//! the folder that holds `programs/`).
+
+use std::path::{Path, PathBuf};
+
+use toyvm_vm::Program;
+
+/// One program, loaded and ready to run.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Its name (the file stem).
+    pub name: String,
+    /// Where it was read from.
+    pub path: PathBuf,
+    pub program: Program,
+    /// The entry function's arguments.
+    pub args: Vec<i64>,
+    /// The input file, when the header names one.
+    pub input_path: Option<PathBuf>,
+    /// The input file's bytes (empty without one).
+    pub input: Vec<u8>,
+}
+
+/// What a header says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Header {
+    pub args: Vec<i64>,
+    pub bench_args: Option<Vec<i64>>,
+    pub input: Option<String>,
+}
+
+/// Reads the `# args:`, `# bench-args:` and `# input:` lines of a source.
+pub fn parse_header(source: &str) -> Result<Header, String> {
+    let mut h = Header::default();
+    let ints = |s: &str, line: usize| -> Result<Vec<i64>, String> {
+        s.split_whitespace()
+            .map(|a| {
+                a.replace('_', "")
+                    .parse()
+                    .map_err(|_| format!("line {line}: argument `{a}` is not an integer"))
+            })
+            .collect()
+    };
+    for (i, l) in source.lines().enumerate() {
+        let Some(c) = l.strip_prefix('#') else {
+            continue;
+        };
+        let c = c.trim();
+        if let Some(a) = c.strip_prefix("args:") {
+            h.args = ints(a, i + 1)?;
+        } else if let Some(a) = c.strip_prefix("bench-args:") {
+            h.bench_args = Some(ints(a, i + 1)?);
+        } else if let Some(a) = c.strip_prefix("input:") {
+            h.input = Some(a.trim().to_owned()).filter(|s| !s.is_empty());
+        }
+    }
+    Ok(h)
+}
+
+/// The default program folder: `programs/` in the working directory, else
+/// the one beside this crate's sources.
+pub fn default_dir() -> PathBuf {
+    let here = PathBuf::from("programs");
+    if here.is_dir() {
+        here
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("programs")
+    }
+}
+
+/// Every `.tasm` and `.bc` file of `dir`, sorted by name.
+pub fn list(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "tasm" || e == "bc"))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return Err(format!("{}: no .tasm or .bc programs", dir.display()));
+    }
+    Ok(paths)
+}
+
+/// A program given on the command line: a path, or the name of a program
+/// in `dir` (`sieve` for `dir/sieve.tasm`).
+pub fn resolve(name: &str, dir: &Path) -> Result<PathBuf, String> {
+    let p = PathBuf::from(name);
+    if p.is_file() {
+        return Ok(p);
+    }
+    for ext in ["tasm", "bc"] {
+        let q = dir.join(format!("{name}.{ext}"));
+        if q.is_file() {
+            return Ok(q);
+        }
+    }
+    let known: Vec<String> = list(dir)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    Err(format!(
+        "`{name}` is neither a file nor a program in {} (there: {})",
+        dir.display(),
+        known.join(", ")
+    ))
+}
+
+/// Loads a program with its header's arguments (`bench`: the benchmark
+/// size when the header gives one).
+pub fn load(path: &Path, bench: bool) -> Result<Case, String> {
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let bytes = std::fs::read(path).map_err(|e| at(&e))?;
+    let program = Program::load_any(&bytes).map_err(|e| at(&e))?;
+    let header = match std::str::from_utf8(&bytes) {
+        // Bytecode has no header: it runs without arguments.
+        Ok(text) if !bytes.starts_with(toyvm_vm::bytecode::MAGIC) => {
+            parse_header(text).map_err(|e| at(&e))?
+        }
+        _ => Header::default(),
+    };
+    let args = match (bench, &header.bench_args) {
+        (true, Some(b)) => b.clone(),
+        _ => header.args.clone(),
+    };
+    let input_path = header.input.as_deref().map(|rel| input_path(path, rel));
+    let input = match &input_path {
+        Some(p) => std::fs::read(p).map_err(|e| at(&format_args!("input {}: {e}", p.display())))?,
+        None => Vec::new(),
+    };
+    Ok(Case {
+        name: path.file_stem().map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        ),
+        path: path.to_owned(),
+        program,
+        args,
+        input_path,
+        input,
+    })
+}
+
+/// Headers name inputs relative to the repository root, the parent of the
+/// program's folder; the working directory is tried next.
+fn input_path(program: &Path, rel: &str) -> PathBuf {
+    let rel = Path::new(rel);
+    if rel.is_absolute() {
+        return rel.to_owned();
+    }
+    let root = program.parent().and_then(Path::parent).map(|p| {
+        if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        }
+    });
+    let candidates = [root.map(|r| r.join(rel)), Some(rel.to_owned())];
+    candidates
+        .iter()
+        .flatten()
+        .find(|p| p.is_file())
+        .cloned()
+        .unwrap_or_else(|| candidates[0].clone().unwrap_or_else(|| rel.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_give_arguments_and_input() {
+        let h = parse_header(
+            "# Sum.\n# args: 300 -2\n# bench-args: 10_000\n# input: ../shared/x.b\n.func main(n)\n",
+        )
+        .unwrap();
+        assert_eq!(h.args, [300, -2]);
+        assert_eq!(h.bench_args, Some(vec![10_000]));
+        assert_eq!(h.input.as_deref(), Some("../shared/x.b"));
+        assert!(parse_header("# args: x\n").unwrap_err().contains("line 1"));
+    }
+}
