@@ -1,65 +1,173 @@
-//! The whole-program harness: toyvm against the peers in `../shared/peers`
-//! on the same benchmarks, in the same run, as whole processes.
+//! The whole-program harness: toyvm (interpreter, and JIT driven by the
+//! perfect and multi-hash profilers) against the peers in `../shared/peers`
+//! and native Rust, on the same benchmarks, in the same run.
 //!
-//! `cargo bench --bench versus` (set `TOYVM_BENCH_RUNS`, default 5). For
-//! every benchmark it runs each command in interleaved rounds, checks that
-//! every command printed the same output, and reports the median wall time
-//! and toyvm's ratio to each peer, with the geometric mean over benchmarks.
-//! Peers that are not installed (`apt-get install lua5.4 luajit`) are
-//! skipped with a note.
+//! `cargo bench --bench versus [FILTER]` (set `TOYVM_BENCH_RUNS`, default 5).
+//! Every command runs in interleaved rounds; every contender's output is
+//! checked against toyvm's interpreter; the report gives median wall times
+//! (whole processes; native Rust is timed in-process), each toyvm mode's
+//! ratio to the peers, the JIT's speedup over toyvm's own interpreter, and
+//! geometric means. Peers that are not installed (`apt-get install lua5.4
+//! luajit`) are skipped with a note.
 
-use std::path::PathBuf;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
 struct Bench {
     name: &'static str,
-    arg: &'static str,
+    /// The program's argument (the peers' size argument too).
+    arg: Option<&'static str>,
+    /// A `.b` file under `../shared/peers/bf`, repeated this many times as
+    /// the input (for the Brainfuck interpreter).
+    bf_input: Option<(&'static str, usize)>,
+    /// Whether `../shared/peers/NAME.lua` exists for it.
+    lua: bool,
+    native: Option<fn(i64) -> String>,
 }
 
 const BENCHES: &[Bench] = &[
     Bench {
         name: "fib",
-        arg: "32",
+        arg: Some("32"),
+        bf_input: None,
+        lua: true,
+        native: Some(native_fib),
     },
     Bench {
         name: "loop",
-        arg: "10000",
+        arg: Some("10000"),
+        bf_input: None,
+        lua: true,
+        native: Some(native_loop),
     },
     Bench {
         name: "sieve",
-        arg: "10000000",
+        arg: Some("10000000"),
+        bf_input: None,
+        lua: true,
+        native: Some(native_sieve),
     },
     Bench {
         name: "poly",
-        arg: "20000000",
+        arg: Some("20000000"),
+        bf_input: None,
+        lua: true,
+        native: Some(native_poly),
+    },
+    Bench {
+        name: "bf",
+        arg: None,
+        bf_input: Some(("99beer.b", 20)),
+        lua: false,
+        native: None,
+    },
+    Bench {
+        name: "matmul",
+        arg: Some("340"),
+        bf_input: None,
+        lua: false,
+        native: None,
     },
 ];
 
-struct Contender {
-    label: &'static str,
-    program: &'static str,
-    args: &'static [&'static str],
+/// toyvm's modes: label and extra `toyvm run` flags.
+const MODES: &[(&str, &[&str])] = &[
+    ("interp", &[]),
+    ("jit/perfect", &["--profile", "perfect"]),
+    ("jit/multihash", &["--profile", "multihash"]),
+];
+
+const PEERS: &[(&str, &str, &[&str])] = &[
+    ("lua5.4", "lua5.4", &[]),
+    ("luajit -joff", "luajit", &["-joff"]),
+    ("luajit", "luajit", &[]),
+];
+
+fn native_fib(n: i64) -> String {
+    fn fib(n: i64) -> i64 {
+        if n < 2 { n } else { fib(n - 1) + fib(n - 2) }
+    }
+    fib(black_box(n)).to_string()
 }
 
-const PEERS: &[Contender] = &[
-    Contender {
-        label: "lua5.4",
-        program: "lua5.4",
-        args: &[],
-    },
-    Contender {
-        label: "luajit -joff",
-        program: "luajit",
-        args: &["-joff"],
-    },
-];
+fn native_loop(n: i64) -> String {
+    let n = black_box(n);
+    let mut s = 0i64;
+    for i in 1..=n {
+        for j in 1..=n {
+            s += (i * j) % 7;
+        }
+    }
+    s.to_string()
+}
+
+fn native_sieve(n: i64) -> String {
+    let n = black_box(n) as usize;
+    let mut composite = vec![false; n + 1];
+    let mut count = 0;
+    for i in 2..=n {
+        if !composite[i] {
+            count += 1;
+            let mut j = i * i;
+            while j <= n {
+                composite[j] = true;
+                j += i;
+            }
+        }
+    }
+    count.to_string()
+}
+
+fn native_poly(n: i64) -> String {
+    trait Obj {
+        fn f(&self, x: i64) -> i64;
+    }
+    struct A(i64);
+    struct B(i64);
+    struct C(i64);
+    struct D(i64);
+    impl Obj for A {
+        fn f(&self, x: i64) -> i64 {
+            x + self.0
+        }
+    }
+    impl Obj for B {
+        fn f(&self, x: i64) -> i64 {
+            x - self.0
+        }
+    }
+    impl Obj for C {
+        fn f(&self, x: i64) -> i64 {
+            x + x + self.0
+        }
+    }
+    impl Obj for D {
+        fn f(&self, _: i64) -> i64 {
+            self.0
+        }
+    }
+    let objs: Vec<Box<dyn Obj>> = vec![
+        Box::new(A(1)),
+        Box::new(B(2)),
+        Box::new(C(3)),
+        Box::new(D(4)),
+    ];
+    let objs = black_box(objs);
+    let mut acc = 0i64;
+    for i in 0..black_box(n) {
+        // Lua's % is floored.
+        acc = (acc + objs[(i % 4) as usize].f(i)).rem_euclid(1_000_003);
+    }
+    acc.to_string()
+}
 
 fn available(program: &str) -> bool {
     Command::new(program).arg("-v").output().is_ok()
 }
 
-fn time(cmd: &mut Command) -> (f64, Vec<u8>) {
+fn time(cmd: &mut Command) -> (f64, String) {
     let start = Instant::now();
     let out = cmd.output().expect("command runs");
     let secs = start.elapsed().as_secs_f64();
@@ -68,7 +176,7 @@ fn time(cmd: &mut Command) -> (f64, Vec<u8>) {
         "{cmd:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    (secs, out.stdout)
+    (secs, String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -76,8 +184,11 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+fn geomean(v: &[f64]) -> f64 {
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
 fn main() {
-    // `cargo bench` passes `--bench`; a filter argument selects benchmarks.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let runs: usize = std::env::var("TOYVM_BENCH_RUNS")
         .ok()
@@ -86,76 +197,148 @@ fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let peers_dir = root.join("../shared/peers");
     let toyvm = env!("CARGO_BIN_EXE_toyvm");
-    let peers: Vec<&Contender> = PEERS
+    let peers: Vec<_> = PEERS
         .iter()
         .filter(|p| {
-            let ok = available(p.program);
+            let ok = available(p.1) && peers_dir.is_dir();
             if !ok {
-                eprintln!("note: {} is not installed; skipping it", p.program);
+                eprintln!(
+                    "note: {} (or ../shared/peers) is not available; skipping it",
+                    p.1
+                );
             }
             ok
         })
         .collect();
-    if !peers_dir.is_dir() {
-        eprintln!(
-            "note: {} not found; only toyvm is timed",
-            peers_dir.display()
-        );
-    }
+    let tmp = std::env::temp_dir().join(format!("toyvm-versus-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
 
-    println!("whole-program medians over {runs} runs (seconds); ratio = toyvm / peer");
-    let mut header = format!("{:<8} {:>10}", "bench", "toyvm");
-    for p in &peers {
-        header += &format!(" {:>13} {:>7}", p.label, "ratio");
+    let mut columns: Vec<String> = MODES.iter().map(|m| format!("toyvm {}", m.0)).collect();
+    columns.extend(peers.iter().map(|p| p.0.to_owned()));
+    columns.push("rust".into());
+    println!("whole-program medians over {runs} runs, seconds");
+    print!("{:<8}", "bench");
+    for c in &columns {
+        print!(" {c:>18}");
     }
-    println!("{header}");
-    let mut log_ratios: Vec<Vec<f64>> = vec![Vec::new(); peers.len()];
+    println!();
+
+    // (bench, column) -> median
+    let mut table: Vec<(&str, Vec<Option<f64>>)> = Vec::new();
     for b in BENCHES {
         if filter.as_deref().is_some_and(|f| !b.name.contains(f)) {
             continue;
         }
         let program = root.join(format!("programs/{}.tasm", b.name));
         let lua = peers_dir.join(format!("{}.lua", b.name));
-        let mut times = vec![Vec::new(); 1 + peers.len()];
-        let mut outputs: Vec<Vec<u8>> = vec![Vec::new(); 1 + peers.len()];
+        let input: Option<PathBuf> = b.bf_input.map(|(file, times)| {
+            let src =
+                std::fs::read(peers_dir.join("bf").join(file)).expect("the .b file is readable");
+            let path = tmp.join(format!("{file}.x{times}"));
+            std::fs::write(&path, src.repeat(times)).unwrap();
+            path
+        });
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); columns.len()];
+        let mut reference: Option<String> = None;
+        let mut check = |label: &str, out: String| match &reference {
+            None => reference = Some(out),
+            Some(r) => assert!(
+                *r == out,
+                "{}: {label} printed something else than toyvm's interpreter",
+                b.name
+            ),
+        };
         for _ in 0..runs {
-            let (t, out) = time(Command::new(toyvm).arg("run").arg(&program).arg(b.arg));
-            times[0].push(t);
-            outputs[0] = out;
-            for (i, p) in peers.iter().enumerate() {
-                if !lua.exists() {
+            for (i, (label, flags)) in MODES.iter().enumerate() {
+                let mut cmd = Command::new(toyvm);
+                cmd.arg("run").arg(&program).args(*flags);
+                if let Some(a) = b.arg {
+                    cmd.arg(a);
+                }
+                if let Some(inp) = &input {
+                    cmd.arg("--input").arg(inp);
+                }
+                let (t, out) = time(&mut cmd);
+                times[i].push(t);
+                check(label, out);
+            }
+            for (j, p) in peers.iter().enumerate() {
+                let col = MODES.len() + j;
+                let mut cmd = Command::new(p.1);
+                cmd.args(p.2);
+                if b.lua {
+                    cmd.arg(&lua).arg(b.arg.unwrap_or_default());
+                } else if let Some(inp) = &input {
+                    cmd.arg(peers_dir.join("bf.lua")).arg(inp);
+                } else {
                     continue;
                 }
-                let (t, out) = time(Command::new(p.program).args(p.args).arg(&lua).arg(b.arg));
-                times[i + 1].push(t);
-                outputs[i + 1] = out;
+                let (t, out) = time(&mut cmd);
+                times[col].push(t);
+                check(p.0, out);
+            }
+            if let (Some(f), Some(a)) = (b.native, b.arg) {
+                let n: i64 = a.parse().unwrap();
+                let start = Instant::now();
+                let out = f(n);
+                times[columns.len() - 1].push(start.elapsed().as_secs_f64());
+                check("rust", out);
             }
         }
-        let mine = median(&mut times[0]);
-        let mut line = format!("{:<8} {:>10.3}", b.name, mine);
-        for (i, _) in peers.iter().enumerate() {
-            if times[i + 1].is_empty() {
-                line += &format!(" {:>13} {:>7}", "-", "-");
-                continue;
+        let medians: Vec<Option<f64>> = times
+            .iter_mut()
+            .map(|t| (!t.is_empty()).then(|| median(t)))
+            .collect();
+        print!("{:<8}", b.name);
+        for m in &medians {
+            match m {
+                Some(m) => print!(" {m:>18.3}"),
+                None => print!(" {:>18}", "-"),
             }
-            assert_eq!(
-                String::from_utf8_lossy(&outputs[0]).trim(),
-                String::from_utf8_lossy(&outputs[i + 1]).trim(),
-                "{}: toyvm and {} disagree",
-                b.name,
-                peers[i].label
+        }
+        println!();
+        table.push((b.name, medians));
+    }
+
+    let col = |name: &str| columns.iter().position(|c| c == name);
+    let ratio = |a: usize, b: usize, only: &[&str]| -> Option<(f64, usize)> {
+        let v: Vec<f64> = table
+            .iter()
+            .filter(|(n, _)| only.is_empty() || only.contains(n))
+            .filter_map(|(_, m)| Some(m[a]? / m[b]?))
+            .collect();
+        (!v.is_empty()).then(|| (geomean(&v), v.len()))
+    };
+    println!();
+    let lua_set = ["fib", "loop", "sieve", "poly"];
+    let interp = col("toyvm interp").unwrap();
+    for (peer, set) in [("lua5.4", &lua_set[..]), ("luajit -joff", &lua_set[..])] {
+        if let Some(p) = col(peer)
+            && let Some((g, n)) = ratio(interp, p, set)
+        {
+            println!("toyvm interp / {peer}: geometric mean {g:.2} over {n} benchmarks");
+        }
+    }
+    for mode in ["toyvm jit/perfect", "toyvm jit/multihash"] {
+        let m = col(mode).unwrap();
+        if let Some((g, n)) = ratio(interp, m, &[]) {
+            println!(
+                "{mode}: speedup over the interpreter, geometric mean {g:.2} over {n} benchmarks"
             );
-            let theirs = median(&mut times[i + 1]);
-            log_ratios[i].push((mine / theirs).ln());
-            line += &format!(" {:>13.3} {:>7.2}", theirs, mine / theirs);
         }
-        println!("{line}");
-    }
-    for (i, p) in peers.iter().enumerate() {
-        let r = &log_ratios[i];
-        if !r.is_empty() {
-            let geo = (r.iter().sum::<f64>() / r.len() as f64).exp();
-            println!("geometric mean of toyvm / {}: {geo:.2}", p.label);
+        for (name, medians) in &table {
+            if let (Some(i), Some(j)) = (medians[interp], medians[m]) {
+                println!("    {name:<8} {:.2}x", i / j);
+            }
+        }
+        for peer in ["luajit", "rust"] {
+            if let Some(p) = col(peer)
+                && let Some((g, n)) = ratio(m, p, &lua_set)
+            {
+                println!("  {mode} / {peer}: geometric mean {g:.2} over {n} benchmarks");
+            }
         }
     }
+    let _ = std::fs::remove_dir_all(&tmp);
+    let _: &Path = &tmp;
 }

@@ -1,25 +1,31 @@
 //! toyvm: a profile-driven dynamic optimizer runtime.
 //!
-//! This crate ties the VM ([`toyvm_vm`]) to the profiler models
-//! ([`toyvm_profiler`]).  Today it offers recording a program's tuple
-//! stream; the optimizing runtime builds on the same pieces.
+//! A bytecode VM ([`toyvm_vm`]) streams value, edge and call tuples into a
+//! model of a hardware profiler ([`toyvm_profiler`]); at every interval end
+//! the model's hot candidates drive superblock formation and value
+//! specialization compiled with Cranelift ([`toyvm_optimizer`]), with
+//! guarded side exits back to the interpreter. [`Runtime`] ties them
+//! together:
 //!
 //! ```
-//! use toyvm::record::RecordSink;
-//! use toyvm_profiler::trace::{read_all, Format};
-//! use toyvm_vm::{asm, interp};
+//! use toyvm::Runtime;
+//! use toyvm_vm::{asm, interp::Input};
 //!
 //! let program = asm::assemble(
-//!     ".func main(n)\n li r1, 0\n top: loop r1, n, top\n ret r1\n.end",
+//!     ".func main(n)\n li r1, 0\n li r2, 1\n top: add r1, r1, r2\n loop r2, n, top\n ret r1\n.end",
 //! )?;
-//! let mut sink = RecordSink::new(Vec::new(), Format::Text).unwrap();
-//! let input = interp::Input { args: &[3], file: &[] };
-//! interp::run_with_sink(&program, input, &mut std::io::sink(), &mut sink, &Default::default())?;
-//! let trace = sink.finish().unwrap();
-//! // One Value tuple for `n` at entry, then four loop edges (three taken, one not).
-//! assert_eq!(read_all(&trace).unwrap().len(), 5);
-//! # Ok::<(), toyvm_vm::Error>(())
+//! let report = Runtime::builder(program)
+//!     .profile_str("multihash:interval=1000")?
+//!     .build()
+//!     .run(Input { args: &[100_000], file: &[] }, &mut std::io::sink())?;
+//! assert_eq!(report.outcome.value, 5_000_050_000);
+//! // The loop became hot in the first interval and ran as compiled code.
+//! assert!(report.stats.jit.unwrap().compiles >= 1);
+//! # Ok::<(), toyvm::Error>(())
 //! ```
+//!
+//! [`record::RecordSink`] writes a run's tuple stream as a trace for
+//! `toyvm profile`; [`verify`] is the two-pass verification of a model.
 
 pub mod compare;
 pub mod record;
@@ -41,5 +47,6 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+pub use toyvm_optimizer as optimizer;
 pub use toyvm_profiler as profiler;
 pub use toyvm_vm as vm;

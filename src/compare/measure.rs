@@ -165,7 +165,7 @@ pub enum Done {
         case: usize,
         config: usize,
         rep: usize,
-        result: Result<Timed, String>,
+        result: Result<Box<Timed>, String>,
     },
     Errors {
         case: usize,
@@ -220,11 +220,13 @@ pub fn jobs(cases: usize, configs: &[Config], repeat: usize, jobs: usize) -> Vec
 pub fn execute(job: &Job, cases: &[Case], configs: &[Config], runner: &dyn Runner) -> Done {
     match job {
         Job::Time { case, config, rep } => {
-            let result = runner.run(&cases[*case], &configs[*config]).map(|r| Timed {
-                output_hash: fnv1a64(&r.output),
-                output_len: r.output.len(),
-                value: r.value,
-                stats: r.stats,
+            let result = runner.run(&cases[*case], &configs[*config]).map(|r| {
+                Box::new(Timed {
+                    output_hash: fnv1a64(&r.output),
+                    output_len: r.output.len(),
+                    value: r.value,
+                    stats: r.stats,
+                })
             });
             Done::Time {
                 case: *case,

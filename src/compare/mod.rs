@@ -63,7 +63,7 @@ pub enum Format {
 
 /// Run every profiler model on every program and compare speedup, profile
 /// error, modeled state and overhead.
-#[derive(clap::Args, Clone, Debug, Default)]
+#[derive(clap::Args, Clone, Debug)]
 pub struct CompareArgs {
     /// Programs: files, or names of programs in the program folder
     /// (default: every program there).
@@ -115,6 +115,28 @@ pub struct CompareArgs {
     /// Where to find programs by name (default: `programs/`).
     #[arg(long, value_name = "DIR")]
     pub program_dir: Option<PathBuf>,
+}
+
+impl Default for CompareArgs {
+    /// What the command line gives without flags.
+    fn default() -> Self {
+        CompareArgs {
+            programs: Vec::new(),
+            profiles: Vec::new(),
+            repeat: 3,
+            bench: false,
+            format: Format::Table,
+            output: None,
+            chart: None,
+            sweep: Vec::new(),
+            jobs: None,
+            intervals: None,
+            interval_chart: None,
+            interval_models: None,
+            baseline: None,
+            program_dir: None,
+        }
+    }
 }
 
 /// A finished comparison: the report and the per-interval error series.
@@ -303,13 +325,18 @@ fn interval_models(args: &CompareArgs, columns: &[Column]) -> Result<[String; 2]
 
 /// `toyvm compare`: exit status 0, or 1 when any pair mismatched or failed.
 pub fn run(args: &CompareArgs) -> Result<u8, String> {
+    run_with(args, &RuntimeRunner)
+}
+
+/// [`run`] with another runner (tests use one that tampers with outputs).
+pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8, String> {
     // Fail on a bad option before minutes of runs, not after.
     let shown = match &args.interval_chart {
         Some(_) => Some(interval_models(args, &columns(args)?)?),
         None => None,
     };
     let bar = progress_bar();
-    let c = build(args, &RuntimeRunner, &bar)?;
+    let c = build(args, runner, &bar)?;
     let text = match args.format {
         Format::Table => render::table(&c.report),
         Format::Csv => render::csv(&c.report),

@@ -17,10 +17,6 @@ fn ms(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_owned(), |x| format!("{:.2}", x * 1e3))
 }
 
-fn ratio(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"))
-}
-
 /// Numbers in one cell with thousands kept readable.
 fn count(n: u64) -> String {
     if n >= 10_000_000 {
@@ -304,7 +300,7 @@ pub fn table(r: &Report) -> String {
     text_table(&mut s, ROW_HEAD, &rows, 2);
     let _ = writeln!(
         s,
-        "\nper configuration (* = Pareto-optimal on mean E vs state bytes):"
+        "\nper configuration (* = Pareto-optimal among the hardware models on mean E vs state bytes):"
     );
     let rows: Vec<Vec<String>> = r.summary.iter().map(summary_cells).collect();
     text_table(&mut s, SUMMARY_HEAD, &rows, 1);
@@ -344,7 +340,7 @@ pub fn markdown(r: &Report) -> String {
     md_table(&mut s, ROW_HEAD, &rows);
     let _ = writeln!(
         s,
-        "\nPer configuration (* = Pareto-optimal on mean E vs state bytes):\n"
+        "\nPer configuration (* = Pareto-optimal among the hardware models on mean E vs state bytes):\n"
     );
     let rows: Vec<Vec<String>> = r.summary.iter().map(summary_cells).collect();
     md_table(&mut s, SUMMARY_HEAD, &rows);

@@ -138,7 +138,9 @@ pub struct SummaryRow {
     /// Totals over programs.
     pub messages: u64,
     pub model_seconds: f64,
-    /// No other configuration has both less error and less state.
+    /// No other hardware model has both less error and less state (the
+    /// perfect profiler is the reference, not a candidate: its exact table
+    /// grows with the program).
     pub pareto: bool,
 }
 
@@ -238,7 +240,7 @@ pub fn assemble(
     columns: &[Column],
     done: Vec<Done>,
 ) -> (Vec<Row>, Vec<IntervalSeries>) {
-    type Runs = Vec<(usize, Result<Timed, String>)>;
+    type Runs = Vec<(usize, Result<Box<Timed>, String>)>;
     let mut times: HashMap<(usize, usize), Runs> = HashMap::new();
     let mut errors: HashMap<(usize, usize), Result<ModelReport, String>> = HashMap::new();
     for d in done {
@@ -327,7 +329,7 @@ pub fn assemble(
                 }
                 (Ok(want), None) => {
                     let ok: Vec<&Timed> =
-                        runs.iter().filter_map(|(_, r)| r.as_ref().ok()).collect();
+                        runs.iter().filter_map(|(_, r)| r.as_deref().ok()).collect();
                     let bad = ok
                         .iter()
                         .filter(|t| {
@@ -449,7 +451,7 @@ fn mean(xs: &[f64]) -> Option<f64> {
 }
 
 /// One summary row per configuration, Pareto-marked on (mean error, state
-/// bytes) among the models.
+/// bytes) among the hardware models.
 pub fn summarize(columns: &[Column], rows: &[Row]) -> Vec<SummaryRow> {
     let mut out: Vec<SummaryRow> = columns
         .iter()
@@ -479,7 +481,7 @@ pub fn summarize(columns: &[Column], rows: &[Row]) -> Vec<SummaryRow> {
         })
         .collect();
     let candidates: Vec<usize> = (0..out.len())
-        .filter(|&i| out[i].error.is_some() && out[i].model != "none")
+        .filter(|&i| out[i].error.is_some() && !matches!(out[i].model.as_str(), "none" | "perfect"))
         .collect();
     let points: Vec<(f64, f64)> = candidates
         .iter()

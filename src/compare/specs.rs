@@ -38,16 +38,21 @@ impl Config {
     }
 }
 
-/// Splits `--profiles` values as `toyvm run` and `toyvm profile` do: `;`
-/// always separates, and in a comma list a part without `=` (a model name)
-/// starts a new spec.
+/// Splits `--profiles` values as `toyvm profile` does: `;` always
+/// separates, and in a comma list a part without `=` (a model name) starts
+/// a new spec, as does a part whose key carries a model (`perfect:interval=
+/// 1000`: keys never contain `:`).
 pub fn split_specs(values: &[String]) -> Vec<String> {
+    let starts_spec = |part: &str| match part.split_once('=') {
+        None => true,
+        Some((key, _)) => key.contains(':'),
+    };
     let mut specs: Vec<String> = Vec::new();
     for v in values {
         for chunk in v.split(';').map(str::trim).filter(|c| !c.is_empty()) {
             let mut current = String::new();
             for part in chunk.split(',').map(str::trim) {
-                if !part.contains('=') && !current.is_empty() {
+                if starts_spec(part) && !current.is_empty() {
                     specs.push(std::mem::take(&mut current));
                 }
                 if !current.is_empty() {
@@ -169,7 +174,7 @@ mod tests {
     fn profile_lists_split_at_model_names() {
         let v = vec![
             "multihash:tables=4,entries=2048,perfect".to_owned(),
-            "rap:eps=1%;conte".to_owned(),
+            "rap:eps=1%;conte,perfect:interval=1000,threshold=5%".to_owned(),
         ];
         assert_eq!(
             split_specs(&v),
@@ -177,7 +182,8 @@ mod tests {
                 "multihash:tables=4,entries=2048",
                 "perfect",
                 "rap:eps=1%",
-                "conte"
+                "conte",
+                "perfect:interval=1000,threshold=5%"
             ]
         );
     }

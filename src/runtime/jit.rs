@@ -227,6 +227,8 @@ impl<'p> Jit<'p> {
                 ExitKind::Side => self.stats.side_exits += n,
                 ExitKind::Guard => self.stats.guard_failures += n,
                 ExitKind::Interpret => self.stats.interpret_exits += n,
+                // A trap ends the run; nothing to count toward policy.
+                ExitKind::Trap => {}
             }
         }
     }

@@ -1,0 +1,241 @@
+//! `toyvm compare` on small programs: the report's shape, CSV, sweeps,
+//! baselines, charts, and that a run whose output differs from the
+//! interpreter's is a failure.
+
+use std::path::PathBuf;
+
+use indicatif::ProgressBar;
+use toyvm::compare::report::COLUMNS;
+use toyvm::compare::specs::Config;
+use toyvm::compare::suite::Case;
+use toyvm::compare::{self, CompareArgs, Run, Runner, RuntimeRunner, Status, render, specs};
+
+fn programs() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("programs")
+}
+
+fn temp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("toyvm-compare-{}-{name}", std::process::id()))
+}
+
+/// loop and sieve at test size, the interpreter and two models, one run.
+fn small() -> CompareArgs {
+    CompareArgs {
+        programs: vec!["loop".into(), "sieve".into()],
+        profiles: vec!["multihash,perfect".into()],
+        repeat: 1,
+        program_dir: Some(programs()),
+        ..CompareArgs::default()
+    }
+}
+
+#[test]
+fn a_small_comparison_reports_every_column_as_json() {
+    let c = compare::build(&small(), &RuntimeRunner, &ProgressBar::hidden()).unwrap();
+    let text = render::json(&c.report);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 3, "{text}");
+    for row in rows {
+        for col in COLUMNS {
+            assert!(row.get(*col).is_some(), "row lacks `{col}`: {row}");
+        }
+        assert_eq!(row["status"], "ok", "{row}");
+        assert!(row["median_seconds"].as_f64().unwrap() > 0.0);
+        assert!(row["speedup_vs_interpreter"].as_f64().unwrap() > 0.0);
+    }
+    let models: Vec<&str> = rows.iter().map(|r| r["model"].as_str().unwrap()).collect();
+    assert_eq!(
+        models,
+        [
+            "none",
+            "multihash",
+            "perfect",
+            "none",
+            "multihash",
+            "perfect"
+        ]
+    );
+    // The model rows carry error figures; perfect against itself is exact.
+    let perfect = &rows[2];
+    assert_eq!(perfect["error"], 0.0);
+    assert_eq!(perfect["recall"], 1.0);
+    assert_eq!(perfect["speedup_vs_perfect"], 1.0);
+    assert!(rows[1]["state_bytes"].as_u64().unwrap() > 0);
+    assert!(rows[0]["error"].is_null(), "the interpreter has no error");
+    // What makes the report reproducible.
+    assert_eq!(v["toyvm_version"], env!("CARGO_PKG_VERSION"));
+    assert!(v["date"].as_str().unwrap().ends_with('Z'));
+    assert!(v["machine"]["cores"].as_u64().unwrap() >= 1);
+    assert_eq!(v["programs"][0]["args"], serde_json::json!([300]));
+    assert!(
+        v["specs"][1]
+            .as_str()
+            .unwrap()
+            .starts_with("multihash:tables=4,")
+    );
+    assert_eq!(v["summary"].as_array().unwrap().len(), 3);
+    assert_eq!(v["failures"], 0);
+    // The JSON reads back as a report (what --baseline loads).
+    // (JSON keeps floats to the last digit or so; compare the rest.)
+    let back: compare::Report = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.specs, c.report.specs);
+    assert_eq!(back.programs, c.report.programs);
+    let statuses = |r: &compare::Report| r.rows.iter().map(|x| x.status).collect::<Vec<_>>();
+    assert_eq!(statuses(&back), statuses(&c.report));
+    // The table names every pair.
+    let table = render::table(&c.report);
+    assert!(
+        table.contains("sieve") && table.contains("multihash"),
+        "{table}"
+    );
+    // Every model has a per-interval error series.
+    assert_eq!(c.series.len(), 2 * 2);
+    assert!(c.series.iter().all(|s| !s.points.is_empty()));
+}
+
+#[test]
+fn csv_has_one_header_and_a_line_per_pair() {
+    let c = compare::build(&small(), &RuntimeRunner, &ProgressBar::hidden()).unwrap();
+    let csv = render::csv(&c.report);
+    let mut lines = csv.lines();
+    assert_eq!(lines.next().unwrap(), COLUMNS.join(","));
+    assert!(csv.starts_with("program,model,label,spec,status,"));
+    let body: Vec<&str> = lines.collect();
+    assert_eq!(body.len(), 6);
+    // The canonical spec contains commas: it is quoted.
+    assert!(
+        body[1].starts_with("loop,multihash,multihash,\"multihash:tables=4,"),
+        "{}",
+        body[1]
+    );
+    let intervals = render::intervals_csv(&c.series);
+    assert!(intervals.starts_with("program,label,spec,interval,tuples,error,"));
+}
+
+/// Passes everything to the runtime but prints one extra byte under one
+/// model: the comparison must notice.
+struct Tamper {
+    model: &'static str,
+}
+
+impl Runner for Tamper {
+    fn run(&self, case: &Case, config: &Config) -> Result<Run, String> {
+        let mut r = RuntimeRunner.run(case, config)?;
+        if config.model_name() == self.model {
+            r.output.push(b'!');
+        }
+        Ok(r)
+    }
+}
+
+#[test]
+fn a_run_whose_output_differs_is_a_failure() {
+    let tamper = Tamper { model: "multihash" };
+    let c = compare::build(&small(), &tamper, &ProgressBar::hidden()).unwrap();
+    assert_eq!(c.report.failures, 2);
+    for r in &c.report.rows {
+        if r.model == "multihash" {
+            assert_eq!(r.status, Status::Mismatch, "{r:?}");
+            assert!(r.detail.as_deref().unwrap().contains("differs"));
+            assert_eq!(r.median_seconds, None, "a wrong result is never timed");
+            assert_eq!(r.speedup_vs_interpreter, None);
+        } else {
+            assert_eq!(r.status, Status::Ok, "{r:?}");
+        }
+    }
+    assert!(render::table(&c.report).contains("MISMATCH"));
+    // And the command's exit status says so.
+    let out = temp("mismatch.csv");
+    let args = CompareArgs {
+        format: compare::Format::Csv,
+        output: Some(out.clone()),
+        ..small()
+    };
+    assert_eq!(compare::run_with(&args, &tamper), Ok(1));
+    let csv = std::fs::read_to_string(&out).unwrap();
+    assert!(csv.contains(",mismatch,"), "{csv}");
+    let _ = std::fs::remove_file(out);
+    // A tampered interpreter makes every model "differ".
+    let c = compare::build(&small(), &Tamper { model: "none" }, &ProgressBar::hidden()).unwrap();
+    assert_eq!(c.report.failures, 4);
+}
+
+#[test]
+fn sweeps_expand_run_in_parallel_and_mark_the_frontier() {
+    let grid = specs::expand_sweep("multihash:tables=1|2|4|8,entries=512|2048").unwrap();
+    assert_eq!(grid.len(), 8);
+    assert!(grid.contains(&"multihash:tables=2,entries=512".to_owned()));
+    let args = CompareArgs {
+        programs: vec!["loop".into()],
+        sweep: vec!["singlehash:entries=256|2048".into()],
+        repeat: 1,
+        jobs: Some(2),
+        program_dir: Some(programs()),
+        ..CompareArgs::default()
+    };
+    let c = compare::build(&args, &RuntimeRunner, &ProgressBar::hidden()).unwrap();
+    let labels: Vec<&str> = c.report.summary.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "none",
+            "perfect",
+            "singlehash:entries=256",
+            "singlehash:entries=2048"
+        ]
+    );
+    assert_eq!(c.report.failures, 0);
+    assert!(c.report.summary.iter().any(|s| s.pareto));
+    assert!(
+        !c.report.summary[0].pareto,
+        "the interpreter is not a model"
+    );
+    assert!(!c.report.summary[1].pareto, "perfect is the reference");
+}
+
+#[test]
+fn baselines_charts_and_interval_views_are_written() {
+    let json = temp("base.json");
+    let chart = temp("chart.svg");
+    let ichart = temp("intervals.svg");
+    let icsv = temp("intervals.csv");
+    let first = CompareArgs {
+        programs: vec!["loop".into()],
+        profiles: vec!["multihash;singlehash".into()],
+        format: compare::Format::Json,
+        output: Some(json.clone()),
+        ..small()
+    };
+    assert_eq!(compare::run(&first), Ok(0));
+    let second = CompareArgs {
+        format: compare::Format::Markdown,
+        output: Some(temp("report.md")),
+        baseline: Some(json.clone()),
+        chart: Some(chart.clone()),
+        interval_chart: Some(ichart.clone()),
+        intervals: Some(icsv.clone()),
+        ..first.clone()
+    };
+    assert_eq!(compare::run(&second), Ok(0));
+    let md = std::fs::read_to_string(temp("report.md")).unwrap();
+    assert!(md.contains("Changes since"), "{md}");
+    assert!(md.contains("| loop | multihash |"), "{md}");
+    for svg in [&chart, &ichart] {
+        let s = std::fs::read_to_string(svg).unwrap();
+        assert!(s.starts_with("<svg"), "{}", &s[..s.len().min(200)]);
+    }
+    let s = std::fs::read_to_string(&ichart).unwrap();
+    assert!(s.contains("multihash: error per interval") && s.contains("singlehash"));
+    let rows = std::fs::read_to_string(&icsv).unwrap();
+    assert!(rows.lines().count() > 2);
+    // A model not compared is refused before anything runs.
+    let bad = CompareArgs {
+        interval_models: Some("rap,conte".into()),
+        ..second
+    };
+    assert!(compare::run(&bad).unwrap_err().contains("rap"));
+    for p in [json, chart, ichart, icsv, temp("report.md")] {
+        let _ = std::fs::remove_file(p);
+    }
+}
