@@ -1,5 +1,6 @@
 //! Quick ns-per-tuple figures (best of 7 passes over 1M tuples) for every model on a Zipf stream, without criterion:
-//! `cargo run --release -p toyvm-profiler --example ingest_quick -- [s|edges] [spec;spec...]`.
+//! `cargo run --release -p toyvm-profiler --example ingest_quick -- [s|edges] [spec;spec...] [len]`.
+//! A short `len` (e.g. 100000) makes a small run for `valgrind --tool=callgrind`.
 
 use std::time::Instant;
 use toyvm_profiler::synth::{program_edges, zipf_stream};
@@ -12,14 +13,18 @@ fn main() {
     let specs = args.next().unwrap_or_else(|| {
         "multihash;singlehash;stratified;tagged;rap;rap:buffer=0;perfect".to_string()
     });
+    let len: usize = args
+        .next()
+        .map_or(1_000_000, |s| s.parse().expect("len"))
+        .max(1);
     let stream = match which.parse::<f64>() {
-        Ok(s) => zipf_stream(1_000_000, 100_000, s, 42),
-        Err(_) => program_edges(1_000_000, 24, 40, 17),
+        Ok(s) => zipf_stream(len, 100_000, s, 42),
+        Err(_) => program_edges(len, 24, 40, 17),
     };
     for spec in parse_specs(&specs).expect("specs") {
         let mut d = IntervalDriver::new(&spec);
         let mut intervals = 0;
-        d.observe_batch(&stream[..100_000], |_| {});
+        d.observe_batch(&stream[..len.min(100_000)], |_| {});
         // The best of several passes: the machine may be shared.
         let mut ns = f64::INFINITY;
         for _ in 0..7 {

@@ -11,8 +11,8 @@
 //! bytes, and `xor_fold` xors the `bits`-wide chunks together.  Independent hash functions
 //! use independent random tables.  Because `xor_fold` is linear over xor, the index is the
 //! xor of one folded contribution per input byte; we precompute those contributions
-//! (16 byte positions x 256 byte values) so a hash costs 16 loads instead of 16 lookups,
-//! shifts and a fold loop.  Up to four 16-bit indices (one per hash function) are packed
+//! (16 byte positions x 256 byte values) so a hash costs 16 independent loads and xors
+//! instead of 16 lookups, shifts and a fold loop.  Up to four 16-bit indices (one per hash function) are packed
 //! into one `u64` so a 4-table multi-hash computes all its indices with 16 loads.  The
 //! result is bit-identical to evaluating the paper's formula directly (a unit test checks).
 //!
@@ -133,7 +133,7 @@ impl PaperHash {
         }
         // Re-base each position on its zero byte: table[pos][0] becomes 0 and its old
         // value moves into the per-kind constant, so a zero byte (the high bytes of small
-        // values and pcs) contributes nothing and need not be looked up at all.
+        // values and pcs) contributes nothing.
         for (w, tab) in table.iter_mut().enumerate() {
             for row in tab.iter_mut() {
                 let zero = row[0];
@@ -186,16 +186,45 @@ impl PaperHash {
     /// Word `w` of the packed indices: hash function `4w + j` is in bits `16j..16j+16`.
     #[inline]
     pub fn word(&self, t: &Tuple, w: usize) -> u64 {
-        // Bytes above the highest non-zero one contribute nothing (see `new`), so each
-        // half stops there: a small value costs one lookup instead of eight.
         if let Some(tab) = &self.narrow {
-            let acc = self.kind_sig[t.kind as usize] as u16;
-            return (acc ^ fold_bytes(&tab[..8], t.a) ^ fold_bytes(&tab[8..], t.b)) as u64;
+            return Self::narrow_word(tab, self.kind_sig[t.kind as usize] as u16, t) as u64;
         }
-        let tab: &[[u64; 256]; 16] = &self.table[w];
-        self.kind_sig[t.kind as usize * self.words + w]
-            ^ fold_bytes(&tab[..8], t.a)
-            ^ fold_bytes(&tab[8..], t.b)
+        Self::wide_word(
+            &self.table[w],
+            self.kind_sig[t.kind as usize * self.words + w],
+            t,
+        )
+    }
+
+    /// [`PaperHash::word`] for word 0 as a closure holding its table and per-kind
+    /// constants, for hot loops: nothing is re-fetched through `self` per tuple.
+    #[inline]
+    pub fn word0_fn(&self) -> impl Fn(&Tuple) -> u64 + Copy + '_ {
+        let sig = [0, 1, 2].map(|k| self.kind_sig[k * self.words]);
+        let wide: &[[u64; 256]; 16] = &self.table[0];
+        move |t: &Tuple| sig[t.kind as usize] ^ fold16(wide, t.a, t.b)
+    }
+
+    /// The single function's index as a closure over the narrow (8 KB) table, for hot
+    /// loops over a one-function bank.
+    #[inline]
+    pub fn single_fn(&self) -> impl Fn(&Tuple) -> u16 + Copy + '_ {
+        let tab: &[[u16; 256]; 16] = self.narrow.as_deref().expect("a one-function bank");
+        let sig = [0, 1, 2].map(|k| self.kind_sig[k] as u16);
+        move |t: &Tuple| sig[t.kind as usize] ^ fold16(tab, t.a, t.b)
+    }
+
+    // All 16 byte positions are looked up unconditionally (a zero byte reads its row's
+    // 0 entry, which `new` made 0): sixteen independent loads and no data-dependent
+    // loop, whose trip count (the operands' widths) would mispredict.
+    #[inline(always)]
+    fn wide_word(tab: &[[u64; 256]; 16], sig: u64, t: &Tuple) -> u64 {
+        sig ^ fold16(tab, t.a, t.b)
+    }
+
+    #[inline(always)]
+    fn narrow_word(tab: &[[u16; 256]; 16], sig: u16, t: &Tuple) -> u16 {
+        sig ^ fold16(tab, t.a, t.b)
     }
 
     /// The index of hash function `f` (convenience; hot paths use [`PaperHash::word`]).
@@ -220,20 +249,17 @@ impl PaperHash {
     }
 }
 
-/// Xors `rows[i][byte i of x]` over the bytes of `x` up to its highest non-zero one.
-#[inline]
-fn fold_bytes<T: Copy + std::ops::BitXor<Output = T> + Default>(
-    rows: &[[T; 256]],
-    mut x: u64,
-) -> T {
-    let mut acc = T::default();
-    let mut i = 0;
-    while x != 0 {
-        acc = acc ^ rows[i][(x & 0xff) as usize];
-        x >>= 8;
-        i += 1;
-    }
-    acc
+/// Xors `tab[i][byte i of a]` and `tab[8 + i][byte i of b]` over all 16 bytes.
+#[inline(always)]
+fn fold16<T: Copy + std::ops::BitXor<Output = T>>(tab: &[[T; 256]; 16], a: u64, b: u64) -> T {
+    // Two bytes per 16-bit step (x86 reads both from a register's low byte pairs).
+    let pair =
+        |x: u64, row: usize| tab[row][x as u8 as usize] ^ tab[row + 1][(x >> 8) as u8 as usize];
+    let pa = pair(a, 0) ^ pair(a >> 16, 2);
+    let pb = pair(a >> 32, 4) ^ pair(a >> 48, 6);
+    let va = pair(b, 8) ^ pair(b >> 16, 10);
+    let vb = pair(b >> 32, 12) ^ pair(b >> 48, 14);
+    (pa ^ pb) ^ (va ^ vb)
 }
 
 /// A cheap, good-enough mixer for indexing software-side tables (accumulator index,

@@ -43,6 +43,9 @@ use crate::tuple::{KindSet, Tuple};
 /// The most hash tables a model may have.
 pub const MAX_TABLES: usize = 16;
 
+/// Counter slots addressable by a 16-bit lane of a packed hash word.
+const FAST_SPAN: usize = 1 << 16;
+
 /// The multi-hash (or single-hash) profiler.
 #[derive(Debug)]
 pub struct MultiHash {
@@ -53,7 +56,17 @@ pub struct MultiHash {
     n: usize,
     size: usize,
     pow2: bool,
+    /// Table f's counters are `f * size .. (f + 1) * size`.  When the fast path applies
+    /// the vector is padded to `FAST_SPAN` entries so a 16-bit index needs no bounds
+    /// check; only the first `n * size` are ever touched.
     counters: Vec<u32>,
+    /// Whether `observe_batch` may use the specialized loop: at most four tables (one
+    /// packed hash word) of a power-of-two size of at least 2 (so `bits = log2(size)`),
+    /// `n * size <= FAST_SPAN`.
+    fast: bool,
+    /// `f * size` in lane f of a packed hash word: xor-ed into the word it turns each
+    /// lane into its counter's index (a lane is below `size`, a power of two).
+    lane_offsets: u64,
     max: u32,
     acc: Accumulator,
 }
@@ -75,13 +88,20 @@ impl MultiHash {
         } else {
             (1u32 << opts.counter_bits) - 1
         };
+        let pow2 = size.is_power_of_two();
+        let fast = n <= 4 && pow2 && size >= 2 && n * size <= FAST_SPAN;
+        let lane_offsets = (0..n.min(4))
+            .map(|f| ((f * size) as u64) << (16 * f))
+            .fold(0, |a, x| a | x);
         MultiHash {
             hash: PaperHash::new(n, bits, spec.seed),
             threshold,
             n,
             size,
-            pow2: size.is_power_of_two(),
-            counters: vec![0; n * size],
+            pow2,
+            counters: vec![0; if fast { FAST_SPAN } else { n * size }],
+            fast,
+            lane_offsets: if fast { lane_offsets } else { 0 },
             max,
             acc: Accumulator::new(cap.clamp(1, u16::MAX as usize - 1)),
             spec,
@@ -182,8 +202,36 @@ impl Profiler for MultiHash {
     }
 
     fn observe_batch(&mut self, batch: &[Tuple]) {
-        for &t in batch {
-            self.observe(t);
+        if !(self.fast && self.opts.shield) {
+            for &t in batch {
+                self.observe(t);
+            }
+            return;
+        }
+        // One dispatch per batch to a loop specialized on the table count and update
+        // rule, with the hash tables and counters borrowed once.
+        let counters: &mut [u32; FAST_SPAN] = (&mut self.counters[..FAST_SPAN])
+            .try_into()
+            .expect("the fast path pads the counters");
+        let mut fast = Fast {
+            counters,
+            acc: &mut self.acc,
+            lane_offsets: self.lane_offsets,
+            max: self.max,
+            threshold: self.threshold,
+            reset: self.opts.reset,
+        };
+        let single = || self.hash.single_fn();
+        let wide = || self.hash.word0_fn();
+        match (self.n, self.opts.conservative) {
+            (1, false) => fast.ingest::<1, false, _>(batch, single()),
+            (1, true) => fast.ingest::<1, true, _>(batch, single()),
+            (2, false) => fast.ingest::<2, false, _>(batch, wide()),
+            (2, true) => fast.ingest::<2, true, _>(batch, wide()),
+            (3, false) => fast.ingest::<3, false, _>(batch, wide()),
+            (3, true) => fast.ingest::<3, true, _>(batch, wide()),
+            (4, false) => fast.ingest::<4, false, _>(batch, wide()),
+            _ => fast.ingest::<4, true, _>(batch, wide()),
         }
     }
 
@@ -200,7 +248,7 @@ impl Profiler for MultiHash {
             .collect();
         sort_candidates(&mut out);
         self.acc.end_interval(self.opts.retain, self.threshold);
-        self.counters.fill(0);
+        self.counters[..self.n * self.size].fill(0);
         out
     }
 
@@ -210,6 +258,70 @@ impl Profiler for MultiHash {
 
     fn overhead(&self) -> Overhead {
         Overhead::default()
+    }
+}
+
+/// The state the specialized ingest loop touches, borrowed once per batch.
+struct Fast<'a> {
+    counters: &'a mut [u32; FAST_SPAN],
+    acc: &'a mut Accumulator,
+    lane_offsets: u64,
+    max: u32,
+    threshold: u64,
+    reset: bool,
+}
+
+impl Fast<'_> {
+    /// `observe` (shielding on) over a batch for `N <= 4` power-of-two tables, with
+    /// conservative update on or off: the same steps as `observe` and `update_tables`,
+    /// without per-tuple option checks or bounds checks on the counters.
+    #[inline(always)]
+    fn ingest<const N: usize, const CU: bool, W: Into<u64>>(
+        &mut self,
+        batch: &[Tuple],
+        hash: impl Fn(&Tuple) -> W,
+    ) {
+        for &t in batch {
+            if let Some(i) = self.acc.find(&t) {
+                self.acc.hit(i, self.threshold);
+                continue;
+            }
+            let word = hash(&t).into() ^ self.lane_offsets;
+            let idx: [usize; N] = std::array::from_fn(|f| (word >> (16 * f)) as u16 as usize);
+            let max = self.max;
+            let new_min = if CU {
+                let vals = idx.map(|i| self.counters[i]);
+                let min = vals.iter().copied().min().unwrap_or(0);
+                // Branch-free, as in `update_tables`.
+                let bump = (min < max) as u32;
+                for (&i, &c) in idx.iter().zip(vals.iter()) {
+                    self.counters[i] = c + ((c == min) as u32 & bump);
+                }
+                min + bump
+            } else {
+                let mut m = u32::MAX;
+                for &i in &idx {
+                    let c = &mut self.counters[i];
+                    *c = (*c + 1).min(max);
+                    m = m.min(*c);
+                }
+                m
+            };
+            if new_min as u64 >= self.threshold {
+                self.promote(t, new_min, &idx);
+            }
+        }
+    }
+
+    /// Step 3: promotion (and reset on promotion) once every counter reached T.
+    #[cold]
+    #[inline(never)]
+    fn promote(&mut self, t: Tuple, min: u32, idx: &[usize]) {
+        if self.acc.promote(t, min as u64) && self.reset {
+            for &i in idx {
+                self.counters[i] = 0;
+            }
+        }
     }
 }
 

@@ -30,9 +30,10 @@
 //! range's estimate (the sum of the counts of the nodes inside it) never exceeds its true
 //! count and misses at most the counts held by its at most h strict ancestors.
 //!
-//! Walks are the cost of an update (h = 64 dependent loads for b = 4).  A small
-//! direct-mapped cache of walk hints, keyed by the top 64 key bits, lets an update start
-//! at depth 64/k when the path there exists; it changes no result.
+//! Walks are the cost of an update (h = 64 dependent loads for b = 4).  Two direct-mapped
+//! caches of walk hints change no result: one keyed by the full key holds the node the
+//! key's last walk ended at (a repeated key resumes there), one keyed by the top 64 key
+//! bits the node at depth 64/k on that path.  They are allocated on a tree's first add.
 //!
 //! Nodes live in two parallel arrays; a node's children are a contiguous block of b
 //! slots, recycled through a free list, so an update allocates nothing.
@@ -82,9 +83,19 @@ pub struct RapTree {
     version: u32,
     /// Per node, its count at the last [`RapTree::take_point_growth`] (0 when created).
     marks: Vec<u64>,
+    /// The point nodes (with their keys) whose count differs from their mark: what
+    /// [`RapTree::take_point_growth`] visits instead of the whole tree.  A point joins
+    /// when an add first moves its count off its mark; a merge (which may free points)
+    /// rebuilds the list from the tree.
+    touched: Vec<(u32, u128)>,
 }
 
-const WALK_CACHE: usize = 1024;
+/// log2 of the walk-hint cache's slots (one per top key half).
+const WALK_BITS: u32 = 12;
+const WALK_CACHE: usize = 1 << WALK_BITS;
+/// log2 of the leaf-hint cache's slots (one per full key).
+const LEAF_BITS: u32 = 16;
+const LEAF_CACHE: usize = 1 << LEAF_BITS;
 
 /// The leaf a full key reached last time: repeated keys (the buffer's evictions of hot
 /// events) skip the whole walk.  Same validity rule as [`WalkHint`].
@@ -126,10 +137,11 @@ impl RapTree {
             live: 0,
             peak: 0,
             last_merge: 0,
-            walk_cache: vec![WalkHint::default(); WALK_CACHE],
-            leaf_cache: vec![LeafHint::default(); WALK_CACHE],
+            walk_cache: Vec::new(),
+            leaf_cache: Vec::new(),
             version: 0,
             marks: Vec::new(),
+            touched: Vec::new(),
         };
         t.reset();
         t
@@ -140,6 +152,7 @@ impl RapTree {
         self.counts.clear();
         self.children.clear();
         self.marks.clear();
+        self.touched.clear();
         self.free.clear();
         self.counts.push(0);
         self.children.push(0);
@@ -203,9 +216,48 @@ impl RapTree {
         self.eps * self.n as f64 / self.height as f64
     }
 
-    #[inline]
-    fn digit(&self, key: u128, depth: u32) -> usize {
-        ((key >> (128 - self.k * (depth + 1))) as usize) & (self.b - 1)
+    /// Walks from `node` at `depth` down `key`'s path to the leaf, remembering the node
+    /// at the anchor depth 64/k on the way; returns the leaf and its depth.  `K` is k:
+    /// k divides 64, so a digit never straddles the key's halves and the walk shifts one
+    /// 64-bit half by a constant per level instead of the u128 key by a variable amount.
+    #[inline(always)]
+    fn descend<const K: u32>(
+        &mut self,
+        key: u128,
+        mut node: usize,
+        mut depth: u32,
+        slot: usize,
+    ) -> (usize, u32) {
+        debug_assert_eq!(K, self.k);
+        let (top, low) = ((key >> 64) as u64, key as u64);
+        let anchor = 64 / K;
+        // The digits still to consume, left-aligned in one half.
+        if depth < anchor {
+            let mut rest = top << (K * depth);
+            loop {
+                let ch = self.children[node];
+                if ch == 0 {
+                    return (node, depth);
+                }
+                node = ch as usize + (rest >> (64 - K)) as usize;
+                rest <<= K;
+                depth += 1;
+                if depth == anchor {
+                    break;
+                }
+            }
+            self.remember(slot, top, node, depth);
+        }
+        let mut rest = low.checked_shl(K * (depth - anchor)).unwrap_or(0);
+        loop {
+            let ch = self.children[node];
+            if ch == 0 {
+                return (node, depth);
+            }
+            node = ch as usize + (rest >> (64 - K)) as usize;
+            rest <<= K;
+            depth += 1;
+        }
     }
 
     fn split(&mut self, node: usize) {
@@ -245,33 +297,40 @@ impl RapTree {
 
     #[inline]
     fn limit_at(&self, n: u64) -> u64 {
-        ((self.eps * n as f64 / self.height as f64).floor() as u64).max(1)
+        // `as` truncates, which is floor for the non-negative quotient (and avoids a
+        // libm call where the target lacks a rounding instruction).
+        ((self.eps * n as f64 / self.height as f64) as u64).max(1)
     }
 
     fn add_chunk(&mut self, key: u128, mut count: u64) {
         let top = (key >> 64) as u64;
-        let slot = (top.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize & (WALK_CACHE - 1);
+        let slot = (top.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - WALK_BITS)) as usize;
         let low = key as u64 ^ top.rotate_left(17);
-        let leaf_slot = (low.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) >> 54) as usize & (WALK_CACHE - 1);
+        let leaf_slot = (low.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) >> (64 - LEAF_BITS)) as usize;
         let anchor = 64 / self.k;
-        let (hit, leaf) = (self.walk_cache[slot], self.leaf_cache[leaf_slot]);
+        // The walk hint is only read when the leaf hint misses: each is a likely cache
+        // miss of its own.
+        if self.leaf_cache.is_empty() {
+            self.alloc_caches();
+        }
+        let leaf = self.leaf_cache[leaf_slot];
         let (mut node, mut depth) = if leaf.version == self.version && leaf.key == key {
             (leaf.node as usize, leaf.depth)
-        } else if hit.version == self.version && hit.top == top {
-            (hit.node as usize, hit.depth)
         } else {
-            (0usize, 0u32)
+            let hit = self.walk_cache[slot];
+            if hit.version == self.version && hit.top == top {
+                (hit.node as usize, hit.depth)
+            } else {
+                (0usize, 0u32)
+            }
         };
         loop {
-            let ch = self.children[node];
-            if ch != 0 {
-                node = ch as usize + self.digit(key, depth);
-                depth += 1;
-                if depth == anchor {
-                    self.remember(slot, top, node, depth);
-                }
-                continue;
-            }
+            (node, depth) = match self.k {
+                1 => self.descend::<1>(key, node, depth, slot),
+                2 => self.descend::<2>(key, node, depth, slot),
+                4 => self.descend::<4>(key, node, depth, slot),
+                _ => self.descend::<8>(key, node, depth, slot),
+            };
             if depth < anchor {
                 self.remember(slot, top, node, depth);
             }
@@ -282,6 +341,9 @@ impl RapTree {
                 version: self.version,
             };
             if depth == self.height {
+                if self.counts[node] == self.marks[node] {
+                    self.touched.push((node as u32, key));
+                }
                 self.counts[node] += count;
                 self.n += count;
                 return;
@@ -305,6 +367,12 @@ impl RapTree {
         }
     }
 
+    #[cold]
+    fn alloc_caches(&mut self) {
+        self.walk_cache = vec![WalkHint::default(); WALK_CACHE];
+        self.leaf_cache = vec![LeafHint::default(); LEAF_CACHE];
+    }
+
     #[inline]
     fn remember(&mut self, slot: usize, top: u64, node: usize, depth: u32) {
         self.walk_cache[slot] = WalkHint {
@@ -320,6 +388,11 @@ impl RapTree {
         let thr = self.threshold();
         self.merge_below(0, thr);
         self.last_merge = self.n;
+        // Merged-away points are gone (their slots may be reused): list the live ones.
+        self.touched.clear();
+        let mut touched = std::mem::take(&mut self.touched);
+        self.collect_touched(0, 0, 0, &mut touched);
+        self.touched = touched;
         // Merges free child blocks that later splits reuse: every walk hint is stale.
         self.version += 1;
     }
@@ -444,25 +517,34 @@ impl RapTree {
     /// Point nodes whose count grew by at least `min` since the previous call (or since
     /// they were created), with the growth; marks every point's count as seen.
     pub fn take_point_growth(&mut self, min: u64) -> Vec<(u128, u64)> {
+        // Only touched points can have grown; every other point's count equals its mark.
         let mut out = Vec::new();
-        let mut stack: Vec<(usize, u128, u32)> = vec![(0, 0, 0)];
-        while let Some((node, prefix, depth)) = stack.pop() {
-            if depth == self.height {
-                let grown = self.counts[node] - self.marks[node];
-                if grown >= min && grown > 0 {
-                    out.push((prefix, grown));
-                }
-                self.marks[node] = self.counts[node];
-                continue;
+        for (node, key) in self.touched.drain(..) {
+            let node = node as usize;
+            let grown = self.counts[node] - self.marks[node];
+            if grown >= min && grown > 0 {
+                out.push((key, grown));
             }
-            let first = self.children[node] as usize;
-            if first != 0 {
-                for d in 0..self.b {
-                    stack.push((first + d, (prefix << self.k) | d as u128, depth + 1));
-                }
+            self.marks[node] = self.counts[node];
+        }
+        // Descending keys: the order of the depth-first walk this replaces.
+        out.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
+        out
+    }
+
+    fn collect_touched(&self, node: usize, prefix: u128, depth: u32, out: &mut Vec<(u32, u128)>) {
+        if depth == self.height {
+            if self.counts[node] != self.marks[node] {
+                out.push((node as u32, prefix));
+            }
+            return;
+        }
+        let first = self.children[node] as usize;
+        if first != 0 {
+            for d in 0..self.b {
+                self.collect_touched(first + d, (prefix << self.k) | d as u128, depth + 1, out);
             }
         }
-        out
     }
 
     fn collect_points(&self, node: usize, prefix: u128, depth: u32, out: &mut Vec<(u128, u64)>) {

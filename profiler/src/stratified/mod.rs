@@ -78,9 +78,10 @@ impl Profiler for Stratified {
     }
 
     fn observe_batch(&mut self, batch: &[Tuple]) {
-        for &t in batch {
-            self.observe(t);
-        }
+        let software = &mut self.software;
+        self.sampler.sample_batch(batch, |t, count, stratum| {
+            software.message(t, count, stratum as u32)
+        });
     }
 
     fn end_interval(&mut self) -> Vec<Candidate> {

@@ -136,6 +136,42 @@ impl Sampler {
         }
     }
 
+    /// Feeds `batch` in order, calling `on(tuple, count, stratum)` for every selected
+    /// tuple: the same selections as [`Sampler::sample`] on each tuple, with the stratum
+    /// reported only for counted samplers (0 otherwise).  The paper's default shape, one
+    /// splitter over `P_r`, runs as a tight loop: a hash, a counter bump and a rare
+    /// selection.
+    #[inline]
+    pub fn sample_batch(&mut self, batch: &[Tuple], mut on: impl FnMut(Tuple, u64, usize)) {
+        if let ([level], Leaf::Periodic) = (&self.levels[..], self.leaf) {
+            let r = self.r;
+            let counters = &mut self.counters[..];
+            let hash = level.hash.single_fn();
+            let (mask, n) = (level.mask, level.n);
+            for &t in batch {
+                let raw = hash(&t) as usize;
+                let s = match mask {
+                    Some(m) => raw & m,
+                    None => raw % n,
+                };
+                let c = &mut counters[s];
+                *c += 1;
+                if *c as u64 >= r {
+                    *c = 0;
+                    on(t, r, 0);
+                }
+            }
+            return;
+        }
+        let counted = self.counted();
+        for &t in batch {
+            if let Some(count) = self.sample(&t) {
+                let stratum = if counted { self.stratum_of(&t) } else { 0 };
+                on(t, count, stratum);
+            }
+        }
+    }
+
     /// Modeled counter-table bits: one ceil(log2(r+1))-bit counter per substream
     /// (`R_r` keeps none).
     pub fn state_bits(&self) -> usize {

@@ -1,0 +1,633 @@
+//! Golden equivalence: a FNV-1a hash of every model's per-interval candidate lists (plus
+//! its overhead, state bytes and, for RAP, hot ranges) on small deterministic synthetic
+//! streams.  Speed work on the models' hot paths must leave these exactly unchanged; the
+//! values were recorded from the unoptimized implementations.
+//!
+//! `GOLDEN_PRINT=1 cargo test -p toyvm-profiler --test golden -- --nocapture` prints the
+//! current values.
+
+use toyvm_profiler::synth::{noisy_zipf_stream, program_edges, zipf_stream};
+use toyvm_profiler::{IntervalDriver, Tuple, parse_spec};
+
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    fn u64(&mut self, x: u64) {
+        for b in x.to_le_bytes() {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn tuple(&mut self, t: &Tuple) {
+        self.u64(t.kind as u64);
+        self.u64(t.a);
+        self.u64(t.b);
+    }
+}
+
+fn streams() -> Vec<(&'static str, Vec<Tuple>)> {
+    let mut mixed = program_edges(6_000, 8, 20, 5);
+    mixed.extend(zipf_stream(6_000, 2_000, 1.0, 6));
+    for (i, t) in mixed.iter_mut().enumerate() {
+        if i % 7 == 3 {
+            *t = Tuple::call(t.a, t.b & 0xff);
+        }
+    }
+    vec![
+        ("zipf0.8", zipf_stream(40_000, 20_000, 0.8, 42)),
+        ("zipf1.2", zipf_stream(40_000, 20_000, 1.2, 43)),
+        ("noisy", noisy_zipf_stream(30_000, 5_000, 1.0, 0.3, 44)),
+        ("edges", program_edges(40_000, 24, 40, 17)),
+        ("mixed", mixed),
+    ]
+}
+
+const SPECS: &[&str] = &[
+    "multihash:interval=5000,threshold=1%",
+    "multihash:interval=5000,threshold=0.5%,cu=off",
+    "multihash:interval=5000,threshold=1%,reset=on,retain=off",
+    "multihash:interval=5000,threshold=1%,shield=off",
+    "multihash:tables=6,entries=1536,interval=5000,threshold=1%",
+    "multihash:tables=3,entries=1000,interval=5000,threshold=2%,accumulator=20",
+    "singlehash:interval=5000,threshold=1%",
+    "stratified:interval=5000,threshold=1%",
+    "stratified:second=none,interval=5000,threshold=1%",
+    "stratified:sampler=H[CR_16]_64,interval=5000,threshold=1%",
+    "stratified:sampler=H[H[P_8]_16]_12,interval=5000,threshold=1%",
+    "stratified:sampler=R_32,interval=5000,threshold=1%",
+    "tagged:interval=5000,threshold=1%",
+    "rap:interval=5000,threshold=1%",
+    "rap:buffer=0,interval=5000,threshold=1%",
+    "rap:reset=on,interval=5000,threshold=1%",
+    "rap:dims=2,branching=16,interval=5000,threshold=1%",
+    "conte:scheme=twolevel,interval=5000,threshold=1%",
+    "perfect:interval=5000,threshold=1%",
+];
+
+fn golden(spec: &str, stream: &[Tuple]) -> u64 {
+    let spec = parse_spec(spec).unwrap();
+    let mut d = IntervalDriver::new(&spec);
+    let mut h = Fnv::new();
+    let mut on = |e: toyvm_profiler::IntervalEnd<'_>| {
+        h.u64(e.index);
+        h.u64(e.tuples);
+        for c in e.candidates {
+            h.tuple(&c.tuple);
+            h.u64(c.count);
+        }
+        h.u64(e.model.state_bytes() as u64);
+        let o = e.model.overhead();
+        h.u64(o.messages);
+        h.u64(o.cycles);
+    };
+    // Uneven batches, as a runtime's sink hands them over.
+    for chunk in stream.chunks(777) {
+        d.observe_batch(chunk, &mut on);
+    }
+    d.finish(&mut on);
+    for m in d.models() {
+        for r in m.hot_ranges() {
+            h.u64(r.kind as u64);
+            for x in [r.a_lo, r.a_hi, r.b_lo, r.b_hi, r.count, r.hot_weight] {
+                h.u64(x);
+            }
+        }
+    }
+    h.0
+}
+
+/// `(spec, stream, hash)` recorded before any optimization.
+const GOLDEN: &[(&str, &str, u64)] = &[
+    (
+        "multihash:interval=5000,threshold=1%",
+        "zipf0.8",
+        0x58f87fd393dfcda6,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%",
+        "zipf1.2",
+        0x3778c78f4c184bcd,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%",
+        "noisy",
+        0x184599e708c45ece,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%",
+        "edges",
+        0xaa5b61f2eb924ad5,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%",
+        "mixed",
+        0x885091742e531dc6,
+    ),
+    (
+        "multihash:interval=5000,threshold=0.5%,cu=off",
+        "zipf0.8",
+        0x9c1cdb8f3afb024c,
+    ),
+    (
+        "multihash:interval=5000,threshold=0.5%,cu=off",
+        "zipf1.2",
+        0x04e7eff713bc7f23,
+    ),
+    (
+        "multihash:interval=5000,threshold=0.5%,cu=off",
+        "noisy",
+        0x13675861ab2c8038,
+    ),
+    (
+        "multihash:interval=5000,threshold=0.5%,cu=off",
+        "edges",
+        0x3fc01ade3ba3b3e4,
+    ),
+    (
+        "multihash:interval=5000,threshold=0.5%,cu=off",
+        "mixed",
+        0x4e0b8dc260be44e8,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%,reset=on,retain=off",
+        "zipf0.8",
+        0x58f87fd393dfcda6,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%,reset=on,retain=off",
+        "zipf1.2",
+        0x3778c78f4c184bcd,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%,reset=on,retain=off",
+        "noisy",
+        0x184599e708c45ece,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%,reset=on,retain=off",
+        "edges",
+        0x67246c19e3202488,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%,reset=on,retain=off",
+        "mixed",
+        0x885091742e531dc6,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%,shield=off",
+        "zipf0.8",
+        0x58f87fd393dfcda6,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%,shield=off",
+        "zipf1.2",
+        0x3778c78f4c184bcd,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%,shield=off",
+        "noisy",
+        0x184599e708c45ece,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%,shield=off",
+        "edges",
+        0xaa5b61f2eb924ad5,
+    ),
+    (
+        "multihash:interval=5000,threshold=1%,shield=off",
+        "mixed",
+        0x885091742e531dc6,
+    ),
+    (
+        "multihash:tables=6,entries=1536,interval=5000,threshold=1%",
+        "zipf0.8",
+        0x4048385138d142ae,
+    ),
+    (
+        "multihash:tables=6,entries=1536,interval=5000,threshold=1%",
+        "zipf1.2",
+        0x0d46948f32815a21,
+    ),
+    (
+        "multihash:tables=6,entries=1536,interval=5000,threshold=1%",
+        "noisy",
+        0xb72a9373f13c6966,
+    ),
+    (
+        "multihash:tables=6,entries=1536,interval=5000,threshold=1%",
+        "edges",
+        0xb4329357919ac1c6,
+    ),
+    (
+        "multihash:tables=6,entries=1536,interval=5000,threshold=1%",
+        "mixed",
+        0xa589e8dabd6a3266,
+    ),
+    (
+        "multihash:tables=3,entries=1000,interval=5000,threshold=2%,accumulator=20",
+        "zipf0.8",
+        0xc69164dcfa40dcbb,
+    ),
+    (
+        "multihash:tables=3,entries=1000,interval=5000,threshold=2%,accumulator=20",
+        "zipf1.2",
+        0xd6f2956a9147678b,
+    ),
+    (
+        "multihash:tables=3,entries=1000,interval=5000,threshold=2%,accumulator=20",
+        "noisy",
+        0xfd9bcd4cbf5821ac,
+    ),
+    (
+        "multihash:tables=3,entries=1000,interval=5000,threshold=2%,accumulator=20",
+        "edges",
+        0x0c78dc3392f4d76b,
+    ),
+    (
+        "multihash:tables=3,entries=1000,interval=5000,threshold=2%,accumulator=20",
+        "mixed",
+        0x5d3b81bc062e6934,
+    ),
+    (
+        "singlehash:interval=5000,threshold=1%",
+        "zipf0.8",
+        0x09a1bd92a878b919,
+    ),
+    (
+        "singlehash:interval=5000,threshold=1%",
+        "zipf1.2",
+        0x5e1510c1be8b6980,
+    ),
+    (
+        "singlehash:interval=5000,threshold=1%",
+        "noisy",
+        0x94c4844a3cee3be9,
+    ),
+    (
+        "singlehash:interval=5000,threshold=1%",
+        "edges",
+        0x800bfbabaa044bc4,
+    ),
+    (
+        "singlehash:interval=5000,threshold=1%",
+        "mixed",
+        0xc0cf6bde960af7d2,
+    ),
+    (
+        "stratified:interval=5000,threshold=1%",
+        "zipf0.8",
+        0x61e6c818fbdce7f0,
+    ),
+    (
+        "stratified:interval=5000,threshold=1%",
+        "zipf1.2",
+        0x3763415a68c8b2f8,
+    ),
+    (
+        "stratified:interval=5000,threshold=1%",
+        "noisy",
+        0x1a87f4b1ffef98d4,
+    ),
+    (
+        "stratified:interval=5000,threshold=1%",
+        "edges",
+        0x2bbd12b3e967c8a9,
+    ),
+    (
+        "stratified:interval=5000,threshold=1%",
+        "mixed",
+        0x9fc3dcfd9cc0b0a4,
+    ),
+    (
+        "stratified:second=none,interval=5000,threshold=1%",
+        "zipf0.8",
+        0x308f6523bc030570,
+    ),
+    (
+        "stratified:second=none,interval=5000,threshold=1%",
+        "zipf1.2",
+        0xa73ed783b5701bb1,
+    ),
+    (
+        "stratified:second=none,interval=5000,threshold=1%",
+        "noisy",
+        0x4ad3d510becf3ba8,
+    ),
+    (
+        "stratified:second=none,interval=5000,threshold=1%",
+        "edges",
+        0x72c082855ecffc58,
+    ),
+    (
+        "stratified:second=none,interval=5000,threshold=1%",
+        "mixed",
+        0x4d01bb997c842fa4,
+    ),
+    (
+        "stratified:sampler=H[CR_16]_64,interval=5000,threshold=1%",
+        "zipf0.8",
+        0x0689e2a53d3098c7,
+    ),
+    (
+        "stratified:sampler=H[CR_16]_64,interval=5000,threshold=1%",
+        "zipf1.2",
+        0xaf5eb337352398ea,
+    ),
+    (
+        "stratified:sampler=H[CR_16]_64,interval=5000,threshold=1%",
+        "noisy",
+        0x8debb6382bb806d7,
+    ),
+    (
+        "stratified:sampler=H[CR_16]_64,interval=5000,threshold=1%",
+        "edges",
+        0x789ceca13efa8ddd,
+    ),
+    (
+        "stratified:sampler=H[CR_16]_64,interval=5000,threshold=1%",
+        "mixed",
+        0x962141226d2b2ae0,
+    ),
+    (
+        "stratified:sampler=H[H[P_8]_16]_12,interval=5000,threshold=1%",
+        "zipf0.8",
+        0x39c0a7c2944a15fb,
+    ),
+    (
+        "stratified:sampler=H[H[P_8]_16]_12,interval=5000,threshold=1%",
+        "zipf1.2",
+        0x274bbda3c2258e68,
+    ),
+    (
+        "stratified:sampler=H[H[P_8]_16]_12,interval=5000,threshold=1%",
+        "noisy",
+        0x60a488b9a28f9667,
+    ),
+    (
+        "stratified:sampler=H[H[P_8]_16]_12,interval=5000,threshold=1%",
+        "edges",
+        0x631feade56b645b2,
+    ),
+    (
+        "stratified:sampler=H[H[P_8]_16]_12,interval=5000,threshold=1%",
+        "mixed",
+        0x9590cd6bfd65bc1f,
+    ),
+    (
+        "stratified:sampler=R_32,interval=5000,threshold=1%",
+        "zipf0.8",
+        0x823af8585a3c0612,
+    ),
+    (
+        "stratified:sampler=R_32,interval=5000,threshold=1%",
+        "zipf1.2",
+        0xb739fe63364aa396,
+    ),
+    (
+        "stratified:sampler=R_32,interval=5000,threshold=1%",
+        "noisy",
+        0x8b8ad8ff63f5f3bf,
+    ),
+    (
+        "stratified:sampler=R_32,interval=5000,threshold=1%",
+        "edges",
+        0xb7912490bbab1584,
+    ),
+    (
+        "stratified:sampler=R_32,interval=5000,threshold=1%",
+        "mixed",
+        0x634b25fb5069d1b5,
+    ),
+    (
+        "tagged:interval=5000,threshold=1%",
+        "zipf0.8",
+        0xc579d41106330b8d,
+    ),
+    (
+        "tagged:interval=5000,threshold=1%",
+        "zipf1.2",
+        0x2ab6dafa8e48ff0d,
+    ),
+    (
+        "tagged:interval=5000,threshold=1%",
+        "noisy",
+        0x86c10ea31777bdd9,
+    ),
+    (
+        "tagged:interval=5000,threshold=1%",
+        "edges",
+        0x746c6c51ae1153a3,
+    ),
+    (
+        "tagged:interval=5000,threshold=1%",
+        "mixed",
+        0x40a0246d4c3c20ff,
+    ),
+    (
+        "rap:interval=5000,threshold=1%",
+        "zipf0.8",
+        0x0b1aaf14a041fb95,
+    ),
+    (
+        "rap:interval=5000,threshold=1%",
+        "zipf1.2",
+        0x103c66e014238844,
+    ),
+    (
+        "rap:interval=5000,threshold=1%",
+        "noisy",
+        0x410985499ca752b8,
+    ),
+    (
+        "rap:interval=5000,threshold=1%",
+        "edges",
+        0xee01c022bf643658,
+    ),
+    (
+        "rap:interval=5000,threshold=1%",
+        "mixed",
+        0x58bbfee742bbdadd,
+    ),
+    (
+        "rap:buffer=0,interval=5000,threshold=1%",
+        "zipf0.8",
+        0xc27a3b82f1238ae4,
+    ),
+    (
+        "rap:buffer=0,interval=5000,threshold=1%",
+        "zipf1.2",
+        0xda7901d47c1b874b,
+    ),
+    (
+        "rap:buffer=0,interval=5000,threshold=1%",
+        "noisy",
+        0xbc53fa984c341ea6,
+    ),
+    (
+        "rap:buffer=0,interval=5000,threshold=1%",
+        "edges",
+        0xe79438f0c588c7d8,
+    ),
+    (
+        "rap:buffer=0,interval=5000,threshold=1%",
+        "mixed",
+        0x7c8ba40733a1053a,
+    ),
+    (
+        "rap:reset=on,interval=5000,threshold=1%",
+        "zipf0.8",
+        0x0191b798d91c9cc0,
+    ),
+    (
+        "rap:reset=on,interval=5000,threshold=1%",
+        "zipf1.2",
+        0xb7025bdec1de098c,
+    ),
+    (
+        "rap:reset=on,interval=5000,threshold=1%",
+        "noisy",
+        0xb669335e91c49fd8,
+    ),
+    (
+        "rap:reset=on,interval=5000,threshold=1%",
+        "edges",
+        0x7d8cb6cc34800591,
+    ),
+    (
+        "rap:reset=on,interval=5000,threshold=1%",
+        "mixed",
+        0xe3fc8271ce2c081e,
+    ),
+    (
+        "rap:dims=2,branching=16,interval=5000,threshold=1%",
+        "zipf0.8",
+        0x2b352b5121435ac4,
+    ),
+    (
+        "rap:dims=2,branching=16,interval=5000,threshold=1%",
+        "zipf1.2",
+        0xfa029668918f6bdc,
+    ),
+    (
+        "rap:dims=2,branching=16,interval=5000,threshold=1%",
+        "noisy",
+        0x52fb9cfb7b1e8419,
+    ),
+    (
+        "rap:dims=2,branching=16,interval=5000,threshold=1%",
+        "edges",
+        0x1d56c5dea22167d9,
+    ),
+    (
+        "rap:dims=2,branching=16,interval=5000,threshold=1%",
+        "mixed",
+        0xbaebe5b44ae639f0,
+    ),
+    (
+        "conte:scheme=twolevel,interval=5000,threshold=1%",
+        "zipf0.8",
+        0xcbf29ce484222325,
+    ),
+    (
+        "conte:scheme=twolevel,interval=5000,threshold=1%",
+        "zipf1.2",
+        0xcbf29ce484222325,
+    ),
+    (
+        "conte:scheme=twolevel,interval=5000,threshold=1%",
+        "noisy",
+        0xcbf29ce484222325,
+    ),
+    (
+        "conte:scheme=twolevel,interval=5000,threshold=1%",
+        "edges",
+        0x3470c481e74582c9,
+    ),
+    (
+        "conte:scheme=twolevel,interval=5000,threshold=1%",
+        "mixed",
+        0x46905d534159ad89,
+    ),
+    (
+        "perfect:interval=5000,threshold=1%",
+        "zipf0.8",
+        0xa5a4fde28ae9944a,
+    ),
+    (
+        "perfect:interval=5000,threshold=1%",
+        "zipf1.2",
+        0x55f77020507001b7,
+    ),
+    (
+        "perfect:interval=5000,threshold=1%",
+        "noisy",
+        0xec076c910562928e,
+    ),
+    (
+        "perfect:interval=5000,threshold=1%",
+        "edges",
+        0x885bf9444ab9351d,
+    ),
+    (
+        "perfect:interval=5000,threshold=1%",
+        "mixed",
+        0xd042d7f7f178b71d,
+    ),
+];
+
+#[test]
+fn candidate_lists_match_the_recorded_golden_hashes() {
+    let print = std::env::var_os("GOLDEN_PRINT").is_some();
+    let streams = streams();
+    let mut bad = Vec::new();
+    for spec in SPECS {
+        for (name, stream) in &streams {
+            let got = golden(spec, stream);
+            if print {
+                println!("    ({spec:?}, {name:?}, {got:#018x}),");
+            }
+            match GOLDEN.iter().find(|(s, n, _)| s == spec && n == name) {
+                Some((_, _, want)) if *want == got => {}
+                Some((_, _, want)) => bad.push(format!("{spec} on {name}: {got:#x} != {want:#x}")),
+                None => bad.push(format!("{spec} on {name}: no golden value")),
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The specialized batch loops against the per-tuple `observe` path (which is the
+/// unspecialized model) for shapes the golden list does not pin: every table count the
+/// fast path handles, with and without conservative update and reset.
+#[test]
+fn batch_ingest_equals_per_tuple_observe() {
+    let streams = streams();
+    for tables in 1..=4 {
+        for opts in [
+            "cu=on",
+            "cu=off",
+            "cu=on,reset=on",
+            "cu=off,reset=on,retain=off",
+        ] {
+            let spec = format!(
+                "multihash:tables={tables},entries={},{opts},interval=5000,threshold=1%",
+                512 * tables
+            );
+            let spec = parse_spec(&spec).unwrap();
+            for (name, stream) in &streams {
+                let (mut batch, mut single) = (spec.build(), spec.build());
+                for chunk in stream.chunks(5000) {
+                    batch.observe_batch(chunk);
+                    chunk.iter().for_each(|t| single.observe(*t));
+                    assert_eq!(
+                        batch.end_interval(),
+                        single.end_interval(),
+                        "{spec} on {name}"
+                    );
+                }
+            }
+        }
+    }
+}
