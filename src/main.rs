@@ -144,6 +144,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compare every profiler model on every program: speedup, profile
+    /// error against perfect, modeled state and overhead.
+    Compare(toyvm::compare::CompareArgs),
     /// Disassemble a program into canonical text assembly.
     ///
     /// `toyvm asm` on the output reproduces the `.bc` file byte for byte.
@@ -368,6 +371,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             }
             Ok(if verdict.passed() { 0 } else { 1 })
         }
+        Command::Compare(args) => toyvm::compare::run(&args).map_err(Failure::usage),
         Command::Dis { file, output } => {
             let program = load(&file)?;
             let text = asm::disassemble(&program);
@@ -482,8 +486,7 @@ fn run_profiled(
         .count_instructions(stats)
         .jit(jit)
         .build();
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+    let mut out = io::BufWriter::new(io::stdout());
     let report = rt
         .run(
             Input {

@@ -4,7 +4,8 @@
 //! The compiled function's ABI (see [`crate::jit::RegionFn`]):
 //!
 //! ```text
-//! extern "C" fn(regs: *mut i64, mem: *mut i64, mem_len: u64, counters: *mut u64) -> u64
+//! extern "C" fn(regs: *mut i64, mem: *mut i64, mem_len: u64, counters: *mut u64,
+//!                ctx: *mut NativeCtx, depth: u64) -> u64
 //! ```
 //!
 //! - Every register the region touches is loaded from `regs` into a
@@ -22,6 +23,10 @@
 //!   and their folds through [`BinOp::eval`], the semantics the interpreter
 //!   uses) removes checks, folds branches and jump tables, and hands
 //!   Cranelift constant divisors it strength-reduces.
+//! - A [`Step::Call`] calls the callee's native function (see [`func`]) with
+//!   `depth` (the interpreter's frame count for the region's frame) after
+//!   the interpreter's depth check; a trap there or inside leaves through a
+//!   `Trap` exit, the trap's details left in `ctx`.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -39,6 +44,12 @@ use crate::exit::{Exit, ExitKind, ExitSite};
 use crate::region::{Region, Step, Target};
 use crate::{Error, Result};
 
+mod calls;
+pub(crate) mod func;
+
+use calls::call_operands;
+use func::DeclareCallee;
+
 /// A region lowered to (unoptimized, verified) Cranelift IR.
 #[derive(Debug)]
 pub(crate) struct Lowered {
@@ -55,20 +66,36 @@ pub(crate) fn signature(isa: &dyn TargetIsa) -> Signature {
     sig.params.push(AbiParam::new(ptr)); // mem
     sig.params.push(AbiParam::new(types::I64)); // mem_len
     sig.params.push(AbiParam::new(ptr)); // counters
+    sig.params.push(AbiParam::new(ptr)); // ctx
+    sig.params.push(AbiParam::new(types::I64)); // depth
     sig.returns.push(AbiParam::new(types::I64));
     sig
 }
 
 /// Lowers `region` and runs the Cranelift verifier on the result.
+/// `declare` gives the callees of native calls their `FuncRef`s.
 pub(crate) fn lower(
     region: &Region,
     isa: &dyn TargetIsa,
     fctx: &mut FunctionBuilderContext,
+    declare: &mut DeclareCallee<'_>,
 ) -> Result<Lowered> {
     let mut func = ir::Function::with_name_signature(ir::UserFuncName::default(), signature(isa));
+    let mut refs = HashMap::new();
+    for s in &region.steps {
+        let callees = match s {
+            Step::Call { callee, .. } => std::slice::from_ref(callee),
+            Step::Dispatch { callees, .. } => callees.as_slice(),
+            _ => &[],
+        };
+        for &callee in callees {
+            refs.entry(callee)
+                .or_insert_with(|| declare(callee, &mut func));
+        }
+    }
     let exits = {
         let b = FunctionBuilder::new(&mut func, fctx);
-        let mut l = Lower::new(region, b, isa.pointer_type());
+        let mut l = Lower::new(region, b, isa.pointer_type(), refs);
         if let Err(e) = l.region() {
             // The builder context holds the half-built function's state.
             drop(l);
@@ -168,12 +195,21 @@ struct Lower<'r, 'b> {
     mem: Value,
     mem_len: Value,
     counters: Value,
+    ctx: Value,
+    depth: Value,
+    /// Native callees' references in this function.
+    refs: HashMap<u32, ir::FuncRef>,
     /// The current block already has its terminator.
     done: bool,
 }
 
 impl<'r, 'b> Lower<'r, 'b> {
-    fn new(region: &'r Region, mut b: FunctionBuilder<'b>, ptr: ir::Type) -> Self {
+    fn new(
+        region: &'r Region,
+        mut b: FunctionBuilder<'b>,
+        ptr: ir::Type,
+        refs: HashMap<u32, ir::FuncRef>,
+    ) -> Self {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -193,6 +229,9 @@ impl<'r, 'b> Lower<'r, 'b> {
             mem: p[1],
             mem_len: p[2],
             counters: p[3],
+            ctx: p[4],
+            depth: p[5],
+            refs,
             done: false,
         }
     }
@@ -225,6 +264,14 @@ impl<'r, 'b> Lower<'r, 'b> {
                 }
                 Step::Switch { a, .. } => vec![*a],
                 Step::Guard { reg, .. } => vec![*reg],
+                Step::Call { instr, .. } | Step::Dispatch { instr, .. } => {
+                    let (d, f, a, n) = call_operands(instr);
+                    self.written[d as usize] = true;
+                    let mut regs: Vec<Reg> = (0..n).map(|i| a.wrapping_add(i)).collect();
+                    regs.push(d);
+                    regs.extend(f);
+                    regs
+                }
                 _ => vec![],
             };
             for r in regs {
@@ -408,6 +455,8 @@ impl<'r, 'b> Lower<'r, 'b> {
             Step::Guard { reg, value, resume } => self.guard(*reg, *value, *resume),
             Step::Goto(t) => self.goto(*t),
             Step::Interpret { pc, .. } => self.leave(ExitKind::Interpret, *pc),
+            Step::Call { pc, instr, callee } => self.call(*pc, instr, *callee)?,
+            Step::Dispatch { pc, instr, callees } => self.dispatch(*pc, instr, callees)?,
         }
         Ok(())
     }

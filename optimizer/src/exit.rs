@@ -22,6 +22,13 @@ pub enum ExitKind {
     /// it (calls, returns, output, input length, and any instruction that
     /// would trap, so the trap is the interpreter's, message and pc alike).
     Interpret = 2,
+    /// Native code called from the region trapped (division by zero, a
+    /// memory access out of bounds, calls too deep): the trap's details are
+    /// in the run's context ([`crate::CompiledRegion::run_with`] returns
+    /// them as a [`crate::NativeTrap`]) and the program stops there. The
+    /// offset is the region's call instruction, for logs only; registers
+    /// and memory hold what the interpreter's would at the trap.
+    Trap = 3,
 }
 
 impl ExitKind {
@@ -31,6 +38,7 @@ impl ExitKind {
             ExitKind::Side => "side",
             ExitKind::Guard => "guard",
             ExitKind::Interpret => "interpret",
+            ExitKind::Trap => "trap",
         }
     }
 }
@@ -56,6 +64,7 @@ impl Exit {
             0 => ExitKind::Side,
             1 => ExitKind::Guard,
             2 => ExitKind::Interpret,
+            3 => ExitKind::Trap,
             _ => return None,
         };
         Some(Exit {
@@ -86,13 +95,18 @@ mod tests {
 
     #[test]
     fn exits_round_trip_through_the_abi_encoding() {
-        for kind in [ExitKind::Side, ExitKind::Guard, ExitKind::Interpret] {
+        for kind in [
+            ExitKind::Side,
+            ExitKind::Guard,
+            ExitKind::Interpret,
+            ExitKind::Trap,
+        ] {
             for resume in [0, 1, 77, u32::MAX] {
                 let e = Exit { kind, resume };
                 assert_eq!(Exit::decode(e.encode()), Some(e));
             }
         }
-        assert_eq!(Exit::decode(3 << 32), None);
+        assert_eq!(Exit::decode(4 << 32), None);
         assert_eq!(
             Exit::decode((2 << 32) | 12),
             Some(Exit {

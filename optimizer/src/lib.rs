@@ -56,7 +56,12 @@
 //! - [`specialize`]: guarded constants and call-target decisions;
 //! - [`plan`]: all of the above from one interval's candidates;
 //! - [`region`]: the region IR and its text form (tests are IR in, IR out);
-//! - [`CodeCache`] / [`CompiledRegion`]: Cranelift code and running it.
+//! - [`native`]: closed functions, compiled whole to native code that
+//!   regions call directly ([`Step::Call`], [`Step::Dispatch`]), and the
+//!   traps such code reports ([`NativeTrap`]);
+//! - [`CodeCache`] / [`CompiledRegion`]: Cranelift code and running it
+//!   ([`CompiledRegion::run_with`]), including whole closed functions as
+//!   regions ([`CodeCache::compile_function`]).
 //!
 //! Unsafe code lives only in the private `jit` module: the transmute to the
 //! region's function pointer, the call through it, and freeing code memory.
@@ -68,6 +73,7 @@ mod error;
 mod exit;
 #[allow(unsafe_code)]
 mod jit;
+pub mod native;
 pub mod plan;
 pub mod region;
 pub mod specialize;
@@ -78,8 +84,9 @@ mod testing;
 pub use cfg::{Cfg, EdgeCounts, WeightedCfg};
 pub use error::{Error, Result};
 pub use exit::{Exit, ExitKind, ExitSite};
-pub use jit::{CodeCache, CompiledRegion, RegionFn};
-pub use plan::{PlanConfig, Profile, plan_regions};
+pub use jit::{CodeCache, CompiledRegion, DEFAULT_MAX_DEPTH, RegionFn};
+pub use native::{NativeTrap, closed_functions};
+pub use plan::{PlanConfig, Profile, hot_functions, plan_regions};
 pub use region::{Region, Step, Target};
 pub use specialize::{CallCandidate, CallSite, Specializations, SpecializeConfig, ValueCandidate};
 pub use superblock::{SuperblockConfig, form_superblocks};

@@ -7,9 +7,12 @@ use toyvm_vm::isa::Instr;
 use toyvm_vm::{Kind, Pc, Program, Tuple};
 
 use crate::cfg::{EdgeCounts, WeightedCfg};
+use crate::native::closed_functions;
 use crate::region::{Region, Step};
-use crate::specialize::{self, CallCandidate, Specializations, SpecializeConfig, ValueCandidate};
-use crate::superblock::{SuperblockConfig, form_superblocks};
+use crate::specialize::{
+    self, CallCandidate, CallSite, Specializations, SpecializeConfig, ValueCandidate,
+};
+use crate::superblock::{NativeCall, SuperblockConfig, form_superblocks_with};
 
 /// A profile as the optimizer reads it.
 #[derive(Clone, Debug, Default)]
@@ -53,6 +56,15 @@ pub struct PlanConfig {
     pub specialize: SpecializeConfig,
     /// Regions with fewer bytecode instructions are not worth an entry.
     pub min_instrs: usize,
+    /// Compile calls to closed functions (direct, or `calli` sites found
+    /// monomorphic) as native calls that traces continue past. Regions
+    /// with native calls need [`crate::CodeCache::compile_natives`] before
+    /// they compile, and [`crate::CompiledRegion::run_with`] to run.
+    pub native_calls: bool,
+    /// Most targets of a polymorphic `calli` site compiled as a native
+    /// dispatch (its most frequent closed targets); 0 leaves polymorphic
+    /// sites to the interpreter.
+    pub max_dispatch: usize,
 }
 
 impl Default for PlanConfig {
@@ -61,6 +73,8 @@ impl Default for PlanConfig {
             superblock: SuperblockConfig::default(),
             specialize: SpecializeConfig::default(),
             min_instrs: 2,
+            native_calls: true,
+            max_dispatch: 4,
         }
     }
 }
@@ -104,9 +118,36 @@ pub fn plan_regions(program: &Program, profile: &Profile, cfg: &PlanConfig) -> V
         wcfgs.push((f, w));
     }
     let spec = Specializations::decide(&profile.values, &profile.calls, &totals, &cfg.specialize);
+    let closed = if cfg.native_calls {
+        closed_functions(program)
+    } else {
+        vec![false; program.functions.len()]
+    };
+    let is_closed = |g: u32| closed.get(g as usize).copied().unwrap_or(false);
     for (f, w) in &wcfgs {
         let func = &program.functions[*f as usize];
-        for mut r in form_superblocks(w, func, &cfg.superblock) {
+        // The arity must match too: otherwise the interpreter traps.
+        let callable = |g: u32, n: u8| is_closed(g) && program.functions[g as usize].params == n;
+        let native = |pc: u32, i: &Instr| match *i {
+            Instr::Call { f: callee, .. } if is_closed(callee) => Some(NativeCall::Callee(callee)),
+            Instr::Calli { n, .. } => match spec.calls.get(&Pc::new(*f, pc)) {
+                Some(&CallSite::Monomorphic { callee }) if callable(callee, n) => {
+                    Some(NativeCall::Callee(callee))
+                }
+                Some(CallSite::Megamorphic { targets }) => {
+                    let callees: Vec<u32> = targets
+                        .iter()
+                        .map(|&(g, _)| g)
+                        .filter(|&g| callable(g, n))
+                        .take(cfg.max_dispatch)
+                        .collect();
+                    (!callees.is_empty()).then_some(NativeCall::Dispatch(callees))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        for mut r in form_superblocks_with(w, func, &cfg.superblock, &native) {
             if r.instr_count() >= cfg.min_instrs {
                 specialize::apply(&mut r, &spec);
                 regions.push(r);
@@ -115,6 +156,25 @@ pub fn plan_regions(program: &Program, profile: &Profile, cfg: &PlanConfig) -> V
     }
     regions.sort_by_key(|r| std::cmp::Reverse(region_weight(r)));
     regions
+}
+
+/// Closed functions worth compiling whole ([`crate::CodeCache::compile_function`]):
+/// those the profile's Call candidates show called at least `min_calls`
+/// times (all call sites summed), most called first. For a recursive
+/// function like `fib`, whose time is all in calls, this is the only way
+/// into compiled code: its blocks end in calls and returns, and its
+/// superblocks' heads are not where the interpreter looks for regions.
+pub fn hot_functions(program: &Program, profile: &Profile, min_calls: u64) -> Vec<(u32, u64)> {
+    let closed = closed_functions(program);
+    let mut calls: HashMap<u32, u64> = HashMap::new();
+    for c in &profile.calls {
+        if closed.get(c.callee as usize).copied().unwrap_or(false) {
+            *calls.entry(c.callee).or_insert(0) += c.count;
+        }
+    }
+    let mut hot: Vec<(u32, u64)> = calls.into_iter().filter(|&(_, n)| n >= min_calls).collect();
+    hot.sort_by_key(|&(f, n)| (std::cmp::Reverse(n), f));
+    hot
 }
 
 #[cfg(test)]
@@ -176,5 +236,22 @@ region f0:5
     13: blt r1, r0, L5 -> head | exit 14
 "
         );
+    }
+
+    #[test]
+    fn hot_closed_functions_come_from_call_counts() {
+        let src =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../programs/fib.tasm"))
+                .unwrap();
+        let p = assemble(&src).unwrap();
+        let mut counts: HashMap<Tuple, u64> = HashMap::new();
+        for t in tuples(&p, &[15], &[]) {
+            *counts.entry(t).or_insert(0) += 1;
+        }
+        let cands: Vec<(Tuple, u64)> = counts.into_iter().collect();
+        let profile = Profile::from_candidates(&cands);
+        // fib(15) makes 1973 calls of fib, main's included.
+        assert_eq!(hot_functions(&p, &profile, 100), [(0, 1973)]);
+        assert_eq!(hot_functions(&p, &profile, 2000), []);
     }
 }

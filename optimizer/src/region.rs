@@ -22,6 +22,8 @@
 //!   6: loop r2, r0, L3 -> head | exit 7    # taken | fall-through targets
 //!   7: jtab r3 -> [exit 12, next] | exit 8 # jump table cases | out of range
 //!   9: interpret putn r2               # the interpreter runs this one
+//!   10: native f2 call r1, f2, r1, 1   # a native call to closed function 2
+//!   11: native [f2, f5] calli r1, r3, r1, 1  # dispatch among natives
 //!   goto exit 12                       # unconditional end of the trace
 //! ```
 //!
@@ -88,6 +90,18 @@ pub enum Step {
     /// Leave so the interpreter runs the instruction at `pc` (calls,
     /// returns, output): the region ends here.
     Interpret { pc: u32, instr: Instr },
+    /// A `call` (or a `calli` right after a guard that pins its function
+    /// value) to the closed function `callee`, run as a native call: the
+    /// trace continues after it. A trap inside leaves through a `Trap` exit.
+    Call { pc: u32, instr: Instr, callee: u32 },
+    /// A polymorphic `calli`: a native call to whichever of `callees`
+    /// (closed functions of the right arity) its function value names; any
+    /// other value leaves with an `Interpret` exit at `pc`, before the call.
+    Dispatch {
+        pc: u32,
+        instr: Instr,
+        callees: Vec<u32>,
+    },
 }
 
 /// A single-entry region of one function, ready for code generation.
@@ -113,7 +127,11 @@ impl Region {
             .filter(|s| {
                 matches!(
                     s,
-                    Step::Op { .. } | Step::Branch { .. } | Step::Switch { .. }
+                    Step::Op { .. }
+                        | Step::Branch { .. }
+                        | Step::Switch { .. }
+                        | Step::Call { .. }
+                        | Step::Dispatch { .. }
                 )
             })
             .count()
@@ -169,7 +187,11 @@ impl Region {
                     push_side(&mut out, &all)
                 }
                 Step::Goto(t) => push_side(&mut out, &[*t]),
-                Step::Block { .. } | Step::Op { .. } => {}
+                Step::Block { .. } | Step::Op { .. } | Step::Call { .. } => {}
+                Step::Dispatch { pc, .. } => out.push(ExitSite {
+                    kind: ExitKind::Interpret,
+                    resume: *pc,
+                }),
             }
         }
         out
@@ -262,6 +284,18 @@ impl fmt::Display for Step {
             }
             Step::Goto(t) => write!(f, "goto {t}"),
             Step::Interpret { pc, instr } => write!(f, "{pc}: interpret {}", InstrText(instr)),
+            Step::Call { pc, instr, callee } => {
+                write!(f, "{pc}: native f{callee} {}", InstrText(instr))
+            }
+            Step::Dispatch { pc, instr, callees } => {
+                let names: Vec<String> = callees.iter().map(|c| format!("f{c}")).collect();
+                write!(
+                    f,
+                    "{pc}: native [{}] {}",
+                    names.join(", "),
+                    InstrText(instr)
+                )
+            }
         }
     }
 }
@@ -428,6 +462,39 @@ fn parse_step(l: &str) -> std::result::Result<Step, String> {
             instr: parse_instr(instr)?,
         });
     }
+    if let Some(call) = rest.strip_prefix("native [") {
+        let (list, instr) = call
+            .split_once(']')
+            .ok_or("expected `OFFSET: native [fA, fB] calli ...`")?;
+        let callees = list
+            .split(',')
+            .map(|c| {
+                c.trim()
+                    .strip_prefix('f')
+                    .ok_or_else(|| format!("`{}` is not a function `fN`", c.trim()))
+                    .and_then(|n| parse_num(n, "a function index"))
+            })
+            .collect::<std::result::Result<_, _>>()?;
+        return Ok(Step::Dispatch {
+            pc,
+            instr: parse_instr(instr)?,
+            callees,
+        });
+    }
+    if let Some(call) = rest.strip_prefix("native ") {
+        let (callee, instr) = call
+            .trim()
+            .split_once(char::is_whitespace)
+            .ok_or("expected `OFFSET: native fN call ...`")?;
+        let callee = callee
+            .strip_prefix('f')
+            .ok_or("a native call names its callee `fN`")?;
+        return Ok(Step::Call {
+            pc,
+            instr: parse_instr(instr)?,
+            callee: parse_num(callee, "a function index")?,
+        });
+    }
     let Some((instr, targets)) = rest.split_once("->") else {
         return Ok(Step::Op {
             pc,
@@ -503,6 +570,8 @@ region f0:3
   block 6 weight=10 dup
     6: loop r2, r0, L3 -> head | exit 7
     7: jtab r3 -> [exit 12, next] | exit 8
+    8: native f2 call r1, f2, r1, 1
+    9: native [f2, f4] calli r1, r2, r3, 2
     9: interpret calli r1, r2, r3, 2
 ";
 
@@ -510,9 +579,9 @@ region f0:3
     fn text_round_trips() {
         let r = Region::parse(TEXT).unwrap();
         assert_eq!(r.head_pc(), Pc::new(0, 3));
-        assert_eq!(r.steps.len(), 10);
+        assert_eq!(r.steps.len(), 12);
         assert_eq!(r.to_string(), TEXT);
-        assert_eq!(r.instr_count(), 5);
+        assert_eq!(r.instr_count(), 7);
         assert!(r.loops());
         assert_eq!(r.guards().collect::<Vec<_>>(), [(0, 100, 3), (5, 8, 5)]);
     }
@@ -541,6 +610,7 @@ region f0:3
                 (Side, 7),
                 (Side, 12),
                 (Side, 8),
+                (Interpret, 9),
                 (Interpret, 9)
             ]
         );

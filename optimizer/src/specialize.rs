@@ -11,10 +11,10 @@
 //! A Call candidate at a `calli` site whose callee takes at least
 //! [`SpecializeConfig::call_share`] of the site's calls makes the site
 //! monomorphic: a guard on the function value. Sites whose calls spread over
-//! several comparable targets are megamorphic and stay generic. (Compiled
-//! regions hand every call to the interpreter, so today a monomorphic guard
-//! buys no speed; it records the decision and its guard counter tells the
-//! runtime when the site stops being monomorphic.)
+//! several comparable targets are megamorphic and stay generic. A guarded
+//! site whose callee is closed is a native call ([`Step::Call`]); otherwise
+//! the guard only records the decision, and its counter tells the runtime
+//! when the site stops being monomorphic.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -191,6 +191,11 @@ pub fn apply(region: &mut Region, spec: &Specializations) {
             Step::Interpret {
                 pc,
                 instr: Instr::Calli { f, .. },
+            }
+            | Step::Call {
+                pc,
+                instr: Instr::Calli { f, .. },
+                ..
             } => {
                 if let Some(CallSite::Monomorphic { callee }) = spec.calls.get(&Pc::new(func, pc)) {
                     let guard = Step::Guard {

@@ -18,7 +18,13 @@
 //! Where this differs from a static compiler: growth also stops after a
 //! block that ends in a call, `ret` or `halt`, or at an instruction compiled
 //! code hands to the interpreter (`putn`, `putc`, `inlen`), since nothing
-//! after it is reachable inside the region.
+//! after it is reachable inside the region. The exception is a call that
+//! compiled code can make natively (a `call` to a closed function, or a
+//! monomorphic `calli` to one, as the caller's [`NativeCallee`] decides):
+//! it becomes a [`Step::Call`] and the trace goes on past it, so a loop that
+//! calls a small closed function stays in one region. A polymorphic `calli`
+//! whose profiled targets are closed becomes a [`Step::Dispatch`] among them
+//! (any other function value leaves for the interpreter).
 
 use toyvm_vm::Function;
 use toyvm_vm::isa::{Instr, Op};
@@ -55,11 +61,48 @@ pub fn is_interpreted(i: &Instr) -> bool {
     )
 }
 
+/// Which calls compiled code makes natively: given a call instruction and
+/// its offset, the closed callee to call, or `None` to leave the call to
+/// the interpreter.
+pub type NativeCallee<'a> = dyn Fn(u32, &Instr) -> Option<NativeCall> + 'a;
+
+/// How compiled code makes one call natively.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NativeCall {
+    /// Always this closed function: a `call`, or a `calli` that
+    /// specialization guards to be monomorphic ([`Step::Call`]).
+    Callee(u32),
+    /// A `calli` calling whichever of these closed functions its value
+    /// names, or leaving for the interpreter ([`Step::Dispatch`]).
+    Dispatch(Vec<u32>),
+}
+
+/// No call is native: every call is an `Interpret` exit.
+fn no_native(_: u32, _: &Instr) -> Option<NativeCall> {
+    None
+}
+
+/// Whether the instruction at `pc` stops compiled code.
+fn stops(native: &NativeCallee<'_>, pc: u32, i: &Instr) -> bool {
+    is_interpreted(i) && native(pc, i).is_none()
+}
+
 /// The traces of `wcfg` as lists of blocks, heaviest seed first.
 pub fn select_traces(
     wcfg: &WeightedCfg,
     f: &Function,
     cfg: &SuperblockConfig,
+) -> Vec<Vec<BlockId>> {
+    select_traces_with(wcfg, f, cfg, &no_native)
+}
+
+/// [`select_traces`], with traces growing past the calls `native` makes
+/// native.
+pub fn select_traces_with(
+    wcfg: &WeightedCfg,
+    f: &Function,
+    cfg: &SuperblockConfig,
+    native: &NativeCallee<'_>,
 ) -> Vec<Vec<BlockId>> {
     let blocks = wcfg.cfg().blocks();
     let mut order: Vec<BlockId> = (0..blocks.len())
@@ -76,14 +119,15 @@ pub fn select_traces(
         }
         placed[seed] = true;
         // A trace that would leave to the interpreter at once buys nothing.
-        if is_interpreted(&f.code[blocks[seed].start as usize]) {
+        let start = blocks[seed].start;
+        if stops(native, start, &f.code[start as usize]) {
             continue;
         }
         let mut trace = vec![seed];
         let mut size = blocks[seed].len();
         loop {
             let cur = *trace.last().expect("a trace has its seed");
-            if stops_growth(f, blocks[cur].start, blocks[cur].end) {
+            if stops_growth(f, blocks[cur].start, blocks[cur].end, native) {
                 break;
             }
             let Some(&(next, w)) = wcfg
@@ -110,24 +154,43 @@ pub fn select_traces(
 }
 
 /// Whether a trace cannot continue past block `start..end`.
-fn stops_growth(f: &Function, start: u32, end: u32) -> bool {
-    f.code[start as usize..end as usize]
-        .iter()
-        .any(is_interpreted)
+fn stops_growth(f: &Function, start: u32, end: u32, native: &NativeCallee<'_>) -> bool {
+    (start..end).any(|pc| stops(native, pc, &f.code[pc as usize]))
 }
 
 /// Forms the superblocks of one function: [`select_traces`], then each
 /// trace laid out as a [`Region`] (side entrances removed by tail
 /// duplication, off-trace arcs turned into side exits).
 pub fn form_superblocks(wcfg: &WeightedCfg, f: &Function, cfg: &SuperblockConfig) -> Vec<Region> {
-    select_traces(wcfg, f, cfg)
+    form_superblocks_with(wcfg, f, cfg, &no_native)
+}
+
+/// [`form_superblocks`] with the calls `native` picks compiled as native
+/// calls ([`Step::Call`]) that traces continue past.
+pub fn form_superblocks_with(
+    wcfg: &WeightedCfg,
+    f: &Function,
+    cfg: &SuperblockConfig,
+    native: &NativeCallee<'_>,
+) -> Vec<Region> {
+    select_traces_with(wcfg, f, cfg, native)
         .iter()
-        .map(|t| layout(wcfg, f, t))
+        .map(|t| layout_with(wcfg, f, t, native))
         .collect()
 }
 
 /// Lays a trace out as a region.
 pub fn layout(wcfg: &WeightedCfg, f: &Function, trace: &[BlockId]) -> Region {
+    layout_with(wcfg, f, trace, &no_native)
+}
+
+/// [`layout`] with the calls `native` picks as [`Step::Call`]s.
+pub fn layout_with(
+    wcfg: &WeightedCfg,
+    f: &Function,
+    trace: &[BlockId],
+    native: &NativeCallee<'_>,
+) -> Region {
     let c = wcfg.cfg();
     let blocks = c.blocks();
     let head = blocks[trace[0]].start;
@@ -153,6 +216,17 @@ pub fn layout(wcfg: &WeightedCfg, f: &Function, trace: &[BlockId]) -> Region {
         });
         for pc in blk.start..blk.end {
             let instr = f.code[pc as usize];
+            if let Some(call) = is_interpreted(&instr).then(|| native(pc, &instr)).flatten() {
+                steps.push(match call {
+                    NativeCall::Callee(callee) => Step::Call { pc, instr, callee },
+                    NativeCall::Dispatch(callees) => Step::Dispatch { pc, instr, callees },
+                });
+                // A call ends its block: go on along the trace, or leave.
+                if pc + 1 == blk.end && next_start.is_none() {
+                    steps.push(Step::Goto(target(blk.end)));
+                }
+                continue;
+            }
             if is_interpreted(&instr) {
                 steps.push(Step::Interpret { pc, instr });
                 return Region {

@@ -13,7 +13,7 @@ use toyvm_vm::semantics::{as_binary, as_branch};
 use toyvm_vm::{Pc, Program, Tuple, interp};
 
 use crate::jit::CompiledRegion;
-use crate::{Exit, ExitKind};
+use crate::{DEFAULT_MAX_DEPTH, Exit, ExitKind};
 
 /// What one instruction did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,8 +203,15 @@ pub fn run_mixed(
             let c = counters
                 .get_mut(&(func, pc))
                 .expect("one counter set per region");
-            let Exit { kind, resume } = r.run(&mut regs, &mut mem, c);
             stats.entries += 1;
+            let Exit { kind, resume } =
+                match r.run_with(&mut regs, &mut mem, c, frames.len(), DEFAULT_MAX_DEPTH) {
+                    Ok(e) => e,
+                    Err(t) => {
+                        *stats.exits.entry(ExitKind::Trap).or_insert(0) += 1;
+                        return (Err(Pc::new(t.func, t.pc)), stats);
+                    }
+                };
             *stats.exits.entry(kind).or_insert(0) += 1;
             pc = resume;
             just_exited = true;
@@ -222,6 +229,9 @@ pub fn run_mixed(
         ) {
             Stepped::Next(n) => pc = n,
             Stepped::Call { d, f, a, n } => {
+                if frames.len() >= DEFAULT_MAX_DEPTH {
+                    return (Err(Pc::new(func, pc)), stats);
+                }
                 let mut callee = Box::new([0i64; 256]);
                 callee[..n as usize].copy_from_slice(&regs[a as usize..(a + n) as usize]);
                 let caller = std::mem::replace(&mut regs, callee);
@@ -264,10 +274,59 @@ pub fn tuples(p: &Program, args: &[i64], file: &[u8]) -> Vec<Tuple> {
     t
 }
 
+/// Runs function `func` on `args` with the reference evaluator, calls
+/// included, at interpreter frame count `depth`: its value, or `None` if it
+/// traps (or does output, halts, or runs out of `budget` steps).
+pub fn eval_call(
+    p: &Program,
+    func: u32,
+    args: &[i64],
+    mem: &mut [i64],
+    depth: usize,
+    budget: &mut u64,
+) -> Option<i64> {
+    let mut regs = Box::new([0i64; 256]);
+    regs[..args.len()].copy_from_slice(args);
+    let mut pc = 0;
+    let mut out = Vec::new();
+    loop {
+        *budget = budget.checked_sub(1)?;
+        match step(p, func, pc, &mut regs, mem, &mut out, 0) {
+            Stepped::Next(n) => pc = n,
+            Stepped::Call { d, f, a, n } => {
+                regs[d as usize] = call_ref(p, &regs, f, a, n, mem, depth, budget)?;
+                pc += 1;
+            }
+            Stepped::Ret(v) if out.is_empty() => return Some(v),
+            _ => return None,
+        }
+    }
+}
+
+/// A call from a frame at `depth`, with the interpreter's depth check.
+#[allow(clippy::too_many_arguments)]
+fn call_ref(
+    p: &Program,
+    regs: &[i64; 256],
+    f: u32,
+    a: u8,
+    n: u8,
+    mem: &mut [i64],
+    depth: usize,
+    budget: &mut u64,
+) -> Option<i64> {
+    if depth >= DEFAULT_MAX_DEPTH {
+        return None;
+    }
+    let args = &regs[a as usize..a as usize + n as usize];
+    eval_call(p, f, args, mem, depth + 1, budget)
+}
+
 /// Whether running the reference from `head` on `(regs, mem)` passes
 /// through `exit.resume` with exactly `(regs_after, mem_after)` within
-/// `max_steps` instructions of function `func` (stopping at calls and
-/// returns, which regions never cross).
+/// `max_steps` instructions of function `func` (calls run to completion
+/// as one step, as native calls do; stopping at returns, which regions
+/// never cross). The frame is the entry function's (depth 0).
 #[allow(clippy::too_many_arguments)]
 pub fn reaches(
     p: &Program,
@@ -288,6 +347,44 @@ pub fn reaches(
         }
         match step(p, func, pc, &mut regs, &mut mem, &mut out, 0) {
             Stepped::Next(n) => pc = n,
+            Stepped::Call { d, f, a, n } => {
+                let mut budget = 10_000_000;
+                match call_ref(p, &regs, f, a, n, &mut mem, 0, &mut budget) {
+                    Some(v) => regs[d as usize] = v,
+                    None => return false,
+                }
+                pc += 1;
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Whether the reference, run from `head` on `(regs, mem)`, traps (in the
+/// function or a callee) within `max_steps` instructions of `func`.
+pub fn reference_traps(
+    p: &Program,
+    func: u32,
+    head: u32,
+    mut regs: Box<[i64; 256]>,
+    mut mem: Vec<i64>,
+    max_steps: usize,
+) -> bool {
+    let mut pc = head;
+    let mut out = Vec::new();
+    for _ in 0..=max_steps {
+        match step(p, func, pc, &mut regs, &mut mem, &mut out, 0) {
+            Stepped::Next(n) => pc = n,
+            Stepped::Call { d, f, a, n } => {
+                let mut budget = 10_000_000;
+                match call_ref(p, &regs, f, a, n, &mut mem, 0, &mut budget) {
+                    Some(v) => regs[d as usize] = v,
+                    None => return true,
+                }
+                pc += 1;
+            }
+            Stepped::Trap => return true,
             _ => return false,
         }
     }

@@ -53,11 +53,14 @@ pub use report::{Column, IntervalSeries, Report, Row, Status, SummaryRow};
 /// How the report is printed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// A readable table.
+    /// A readable table, a summary per configuration and any failures.
     #[default]
     Table,
+    /// One line per (program, configuration); absent values are empty.
     Csv,
+    /// Everything, with the settings, machine and date.
     Json,
+    /// The table as Markdown.
     Markdown,
 }
 
@@ -70,7 +73,8 @@ pub struct CompareArgs {
     pub programs: Vec<String>,
     /// Configurations to compare (default: none and every model at its
     /// papers' defaults). Specs contain commas: in a comma list a part
-    /// without `=` starts a new spec; `;` also separates. The interpreter
+    /// without `=` (or of the form `model:key=value`) starts a new spec;
+    /// `;` also separates. The interpreter
     /// (`none`) is always run: it is the baseline and the output oracle.
     #[arg(long, value_name = "SPEC,SPEC,...")]
     pub profiles: Vec<String>,

@@ -126,6 +126,8 @@ pub struct Jit<'p> {
     versions: HashMap<(u32, u32), u32>,
     pub stats: JitStats,
     compiled_time: Duration,
+    /// The interpreter's call-depth limit, which native calls honour too.
+    max_depth: usize,
     /// Per function, the offsets control can transfer to: its entry and
     /// every branch or jump-table target.
     entry_points: Vec<std::collections::BTreeSet<u32>>,
@@ -149,6 +151,10 @@ fn describe(p: &Program, func: u32, head: u32) -> String {
 impl<'p> Jit<'p> {
     pub fn new(program: &'p Program, opts: JitOptions) -> crate::Result<Self> {
         let mut cache = CodeCache::new().map_err(|e| crate::Error::Usage(format!("JIT: {e}")))?;
+        // Every closed function, once: regions call them natively.
+        cache
+            .compile_natives(program)
+            .map_err(|e| crate::Error::Usage(format!("JIT: compiling native functions: {e}")))?;
         if let Some(dir) = &opts.dump_clif {
             std::fs::create_dir_all(dir)
                 .map_err(|e| crate::Error::Usage(format!("{}: {e}", dir.display())))?;
@@ -168,6 +174,7 @@ impl<'p> Jit<'p> {
             versions: HashMap::new(),
             stats: JitStats::default(),
             compiled_time: Duration::ZERO,
+            max_depth: toyvm_vm::interp::Config::default().max_depth,
             entry_points: program
                 .functions
                 .iter()
@@ -196,21 +203,28 @@ impl<'p> Jit<'p> {
     }
 
     /// Runs installed region `slot`; returns where to resume.
-    pub fn run(&mut self, slot: u32, regs: &mut [i64; 256], mem: &mut [i64], depth: usize) -> u32 {
-        let _ = depth;
+    pub fn run(
+        &mut self,
+        slot: u32,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        depth: usize,
+    ) -> Result<u32, toyvm_vm::interp::Trap> {
         let r = self.slots[slot as usize]
             .as_mut()
             .expect("only installed regions are offered");
         r.entries += 1;
-        let exit = if self.opts.timing {
-            let start = Instant::now();
-            let e = r.code.run(regs, mem, &mut r.counters);
+        let start = self.opts.timing.then(Instant::now);
+        let exit = r
+            .code
+            .run_with(regs, mem, &mut r.counters, depth, self.max_depth);
+        if let Some(start) = start {
             self.compiled_time += start.elapsed();
-            e
-        } else {
-            r.code.run(regs, mem, &mut r.counters)
-        };
-        exit.resume
+        }
+        match exit {
+            Ok(exit) => Ok(exit.resume),
+            Err(trap) => Err(trap.to_trap(self.program)),
+        }
     }
 
     fn uninstall(&mut self, slot: u32) -> Installed {
@@ -255,6 +269,32 @@ impl<'p> Jit<'p> {
             })
             .collect();
         let profile = Profile::from_candidates(&pairs);
+        // Hot closed functions run whole and native from their entry, so
+        // recursion (fib) stays in machine code.
+        for (f, calls) in toyvm_optimizer::plan::hot_functions(self.program, &profile, 1) {
+            let key = (f, 0);
+            match self.states.get(&key) {
+                None => {}
+                Some(HeadState::Counting { not_before, .. }) if *not_before <= index => {}
+                Some(_) => continue,
+            }
+            match self.cache.compile_function(self.program, f) {
+                Ok(region) => self.install_compiled(
+                    index,
+                    key,
+                    region,
+                    0,
+                    format!("whole function, native ({calls} calls in the interval)"),
+                    Vec::new(),
+                ),
+                Err(e) => {
+                    self.stats.compile_failures += 1;
+                    self.states.insert(key, HeadState::DontCompile);
+                    let what = describe(self.program, f, 0);
+                    self.log(index, format_args!("cannot compile {what} natively: {e}"));
+                }
+            }
+        }
         if profile.edges.is_empty() {
             return;
         }
@@ -298,6 +338,56 @@ impl<'p> Jit<'p> {
                 return;
             }
         };
+        let guards: Vec<String> = region
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Guard { reg, value, .. } => Some(format!("r{reg} == {value}")),
+                _ => None,
+            })
+            .collect();
+        let blocks = region
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Block { .. }))
+            .count();
+        let description = format!(
+            "{blocks} blocks, {} instructions, head weight {}{}",
+            region.instr_count(),
+            toyvm_optimizer::plan::region_weight(&region),
+            if guards.is_empty() {
+                String::new()
+            } else {
+                format!(", guards [{}]", guards.join(", "))
+            },
+        );
+        let covers = region
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Op { pc, .. } | Step::Branch { pc, .. } | Step::Switch { pc, .. } => {
+                    Some(*pc)
+                }
+                _ => None,
+            })
+            .collect();
+        self.install_compiled(index, key, compiled, recompiles, description, covers);
+    }
+
+    fn install_compiled(
+        &mut self,
+        index: u64,
+        key: (u32, u32),
+        compiled: CompiledRegion,
+        recompiles: u32,
+        description: String,
+        covers: Vec<u32>,
+    ) {
+        let what = describe(self.program, key.0, key.1);
+        if let Some(HeadState::Compiled { slot, .. }) = self.states.get(&key).copied() {
+            // A whole-function region replaces a superblock at the entry.
+            self.uninstall(slot);
+        }
         self.stats.compile_seconds += compiled.compile_time().as_secs_f64();
         self.stats.code_bytes += compiled.code_size() as u64;
         if recompiles > 0 {
@@ -313,42 +403,20 @@ impl<'p> Jit<'p> {
                 eprintln!("toyvm: {}: {e}", path.display());
             }
         }
-        let guards: Vec<String> = region
-            .steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Guard { reg, value, .. } => Some(format!("r{reg} == {value}")),
-                _ => None,
-            })
-            .collect();
-        let blocks = region
-            .steps
-            .iter()
-            .filter(|s| matches!(s, Step::Block { .. }))
-            .count();
         self.log(
             index,
             format_args!(
-                "{} {what}: {blocks} blocks, {} instructions, head weight {}{}, {} exits, {:.3} ms, {} bytes",
-                if recompiles > 0 { "recompile" } else { "compile" },
-                region.instr_count(),
-                toyvm_optimizer::plan::region_weight(&region),
-                if guards.is_empty() { String::new() } else { format!(", guards [{}]", guards.join(", ")) },
+                "{} {what}: {description}, {} exits, {:.3} ms, {} bytes",
+                if recompiles > 0 {
+                    "recompile"
+                } else {
+                    "compile"
+                },
                 compiled.exits().len(),
                 compiled.compile_time().as_secs_f64() * 1e3,
                 compiled.code_size()
             ),
         );
-        let covers = region
-            .steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Op { pc, .. } | Step::Branch { pc, .. } | Step::Switch { pc, .. } => {
-                    Some(*pc)
-                }
-                _ => None,
-            })
-            .collect();
         let n = compiled.exits().len();
         let slot = match self.slots.iter().position(Option::is_none) {
             Some(s) => s,

@@ -17,6 +17,11 @@ use crate::record::to_profiler;
 
 mod jit;
 
+/// Stack of the thread a JIT run uses: room for native recursion to the
+/// interpreter's default depth limit of 65,536 frames (the optimizer
+/// measures a few MiB for `fib`-like frames) with a wide margin.
+const JIT_STACK_BYTES: usize = 256 << 20;
+
 use jit::Jit;
 pub use jit::{JitOptions, JitStats};
 
@@ -221,7 +226,7 @@ impl TupleSink for JitHost<'_> {
         mem: &mut [i64],
         depth: usize,
     ) -> Result<u32, toyvm_vm::interp::Trap> {
-        Ok(self.jit.run(id, regs, mem, depth))
+        self.jit.run(id, regs, mem, depth)
     }
 }
 
@@ -258,7 +263,30 @@ impl Runtime {
     }
 
     /// Runs the program to completion.
-    pub fn run(&self, input: Input<'_>, out: &mut dyn Write) -> crate::Result<RunReport> {
+    /// Runs the program to completion.
+    ///
+    /// With the JIT on, the run happens on a thread of its own with a large
+    /// stack: compiled functions call each other natively, so deep bytecode
+    /// recursion becomes deep machine recursion (up to the interpreter's
+    /// depth limit, where both trap alike).
+    pub fn run(&self, input: Input<'_>, out: &mut (dyn Write + Send)) -> crate::Result<RunReport> {
+        if self.jit.is_some() && self.profile.is_some() && self.fuel.is_none() {
+            return std::thread::scope(|scope| {
+                std::thread::Builder::new()
+                    .name("toyvm".into())
+                    .stack_size(JIT_STACK_BYTES)
+                    .spawn_scoped(scope, || self.run_here(input, out))
+                    .map_err(|e| {
+                        crate::Error::Usage(format!("cannot start the run's thread: {e}"))
+                    })?
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            });
+        }
+        self.run_here(input, out)
+    }
+
+    fn run_here(&self, input: Input<'_>, out: &mut (dyn Write + Send)) -> crate::Result<RunReport> {
         let cfg = Config {
             fuel: self.fuel,
             count_steps: self.count,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use toyvm_vm::Program;
 use toyvm_vm::asm::assemble;
 
-use crate::testing::{reaches, run_mixed, run_oracle, tuples};
+use crate::testing::{reaches, reference_traps, run_mixed, run_oracle, tuples};
 use crate::{CodeCache, CompiledRegion, Exit, ExitKind, PlanConfig, Profile, Region, plan_regions};
 
 /// Compiles `text` and runs it once on `regs`/`mem`.
@@ -23,10 +23,25 @@ fn run_text(
 
 /// Checks that the compiled exit state is one the reference passes through.
 fn check_against_reference(p: &Program, region: &Region, regs: [i64; 256], mem: Vec<i64>) -> Exit {
-    let c = CodeCache::new().unwrap().compile(region).unwrap();
+    let mut cache = CodeCache::new().unwrap();
+    cache.compile_natives(p).unwrap();
+    let c = cache.compile(region).unwrap();
     let (mut r1, mut m1) = (regs, mem.clone());
     let mut counters = vec![0; c.exits().len()];
-    let e = c.run(&mut r1, &mut m1, &mut counters);
+    let e = match c.run_with(&mut r1, &mut m1, &mut counters, 0, crate::DEFAULT_MAX_DEPTH) {
+        Ok(e) => e,
+        Err(t) => {
+            assert!(
+                reference_traps(p, region.func, region.head, Box::new(regs), mem, 1_000_000),
+                "native code trapped ({t:?}), the reference does not\n{region}"
+            );
+            assert_eq!(counters.iter().sum::<u64>(), 1, "exactly one exit counted");
+            return Exit {
+                kind: ExitKind::Trap,
+                resume: t.pc,
+            };
+        }
+    };
     assert!(
         reaches(
             p,
@@ -361,6 +376,7 @@ fn every_program_runs_identically_with_its_hot_regions_compiled() {
     let programs = suite.len();
     for (name, p, args, file) in suite {
         let regions = profile_and_plan(&p, &args, &file);
+        cache.compile_natives(&p).unwrap();
         let mut compiled = HashMap::new();
         let mut times = Vec::new();
         for r in &regions {
@@ -396,6 +412,8 @@ fn every_program_runs_identically_with_its_hot_regions_compiled() {
     assert!(entered + 1 >= programs, "{report}");
 }
 
+mod native;
+
 mod random {
     //! Random looping arithmetic programs: the interpreter is the oracle
     //! for whole runs with their hot regions compiled, and the reference
@@ -421,6 +439,11 @@ mod random {
         Branch {
             instr: Instr,
             skip: usize,
+        },
+        /// `call d, h, a, 2`.
+        Call {
+            d: u8,
+            a: u8,
         },
     }
 
@@ -491,16 +514,16 @@ mod random {
         prop_oneof![4 => arith, 2 => simple, 2 => mem, 2 => branch]
     }
 
-    /// Lays the units out as `main(a, b)` with a counted loop around them.
-    fn program(units: &[Unit], inits: &[i64; 4], bound: i32) -> Program {
-        let mut code = Vec::new();
-        for (i, &k) in inits.iter().enumerate() {
-            code.push(Instr::Lk { d: 2 + i as u8, k });
-        }
-        code.push(Instr::Li { d: 6, imm: bound });
-        code.push(Instr::Li { d: 7, imm: 0 });
+    /// A unit of `main`: also calls of the helper.
+    fn main_unit() -> impl Strategy<Value = Unit> {
+        let call = (dest(), 0u8..7).prop_map(|(d, a)| Unit::Call { d, a });
+        prop_oneof![9 => unit(), 2 => call]
+    }
+
+    /// Appends `units` to `code`.
+    fn emit(units: &[Unit], code: &mut Vec<Instr>) {
         let body = code.len() as u32;
-        // Offsets of each unit, and of the loop instruction after them.
+        // Offsets of each unit, and of the instruction after them.
         let mut at = Vec::new();
         let mut o = body;
         for u in units {
@@ -529,8 +552,23 @@ mod random {
                     }
                     code.push(Instr::from_operands(instr.op(), &ops).unwrap());
                 }
+                Unit::Call { d, a } => code.push(Instr::Call { d, f: 1, a, n: 2 }),
             }
         }
+    }
+
+    /// Lays the units out as `main(a, b)` with a counted loop around them,
+    /// and `helper` as the body of `h(x, y)` (function 1, closed), which
+    /// `Call` units call.
+    fn program(units: &[Unit], helper: &[Unit], inits: &[i64; 4], bound: i32) -> Program {
+        let mut code = Vec::new();
+        for (i, &k) in inits.iter().enumerate() {
+            code.push(Instr::Lk { d: 2 + i as u8, k });
+        }
+        code.push(Instr::Li { d: 6, imm: bound });
+        code.push(Instr::Li { d: 7, imm: 0 });
+        let body = code.len() as u32;
+        emit(units, &mut code);
         code.push(Instr::Loop {
             a: 7,
             b: 6,
@@ -540,14 +578,28 @@ mod random {
             code.push(Instr::Putn { a: r });
         }
         code.push(Instr::Ret { a: 0 });
+        let mut h = Vec::new();
+        for (i, &k) in inits.iter().rev().enumerate() {
+            h.push(Instr::Lk { d: 2 + i as u8, k });
+        }
+        h.push(Instr::Li { d: 6, imm: 7 });
+        // -1, 0 or 1: a divisor that is zero for a third of the programs,
+        // so native code traps often.
+        h.push(Instr::Li {
+            d: 7,
+            imm: bound % 3 - 1,
+        });
+        emit(helper, &mut h);
+        h.push(Instr::Ret { a: 4 });
+        let f = |name: &str, code| Function {
+            name: name.into(),
+            params: 2,
+            regs: 8,
+            code,
+            tables: vec![],
+        };
         let p = Program {
-            functions: vec![Function {
-                name: "main".into(),
-                params: 2,
-                regs: 8,
-                code,
-                tables: vec![],
-            }],
+            functions: vec![f("main", code), f("h", h)],
             data: vec![],
             memory_words: 64,
             input_base: 0,
@@ -562,16 +614,21 @@ mod random {
 
         #[test]
         fn compiled_regions_match_the_interpreter(
-            units in prop::collection::vec(unit(), 1..24),
+            units in prop::collection::vec(main_unit(), 1..24),
+            helper in prop::collection::vec(unit(), 0..12),
             inits in any::<[i64; 4]>(),
             args in any::<[i64; 2]>(),
             bound in 0i32..40,
             states in prop::collection::vec((any::<[i64; 6]>(), 0i64..30, prop::collection::vec(any::<i64>(), 64)), 3),
         ) {
-            let p = program(&units, &inits, bound);
+            let p = program(&units, &helper, &inits, bound);
             let regions = profile_and_plan(&p, &args, &[]);
             let mut cache = CodeCache::new().unwrap();
+            cache.compile_natives(&p).unwrap();
             let mut compiled = HashMap::new();
+            // The helper runs whole and natively whenever the interpreter
+            // calls it.
+            compiled.insert((1, 0), cache.compile_function(&p, 1).unwrap());
             for r in &regions {
                 let c = cache.compile(r).map_err(|e| TestCaseError::fail(format!("{e}\n{r}")))?;
                 compiled.entry((r.func, r.head)).or_insert(c);

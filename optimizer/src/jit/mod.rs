@@ -2,9 +2,14 @@
 //! run it. Every `unsafe` of the workspace is in this module:
 //!
 //! 1. one transmute of a finalized code pointer to [`RegionFn`], in
-//!    [`CodeCache::compile`];
-//! 2. the call through that pointer, in [`CompiledRegion::run`];
+//!    `CodeCache::finish` (for regions and whole-function stubs alike);
+//! 2. the call through that pointer, in [`CompiledRegion::run_with`];
 //! 3. freeing the code memory, in `CodeMemory`'s `Drop`.
+//!
+//! Native functions (see [`crate::native`]) live in the same module: the
+//! cache compiles every closed function of a program once
+//! ([`CodeCache::compile_natives`]); regions call them directly. No Rust
+//! code ever calls a native function except through a region.
 //!
 //! Ownership: one `CodeMemory` holds the `cranelift_jit::JITModule`, and so
 //! all code memory. The [`CodeCache`] and every [`CompiledRegion`] hold an
@@ -17,20 +22,77 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use cranelift_codegen::Context;
+use cranelift_codegen::ir;
+use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Linkage, Module, default_libcall_names};
+use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
+use toyvm_vm::isa::Instr;
+use toyvm_vm::{Function, Program};
 
-use crate::codegen;
-use crate::exit::{Exit, ExitSite};
-use crate::region::Region;
+use crate::codegen::{self, Lowered, func as fcodegen};
+use crate::exit::{Exit, ExitKind, ExitSite};
+use crate::native::{self, NativeCtx, NativeTrap};
+use crate::region::{Region, Step};
 use crate::{Error, Result};
 
 /// The machine-level signature of a compiled region (see [`crate::codegen`]
-/// for what the code does with each argument).
-pub type RegionFn =
-    unsafe extern "C" fn(regs: *mut i64, mem: *mut i64, mem_len: u64, counters: *mut u64) -> u64;
+/// for what the code does with each argument). `ctx` points at the run's
+/// native context (memory, depth limit, trap record); `depth` is the
+/// interpreter's frame count for the region's frame.
+pub type RegionFn = unsafe extern "C" fn(
+    regs: *mut i64,
+    mem: *mut i64,
+    mem_len: u64,
+    counters: *mut u64,
+    ctx: *mut NativeCtx,
+    depth: u64,
+) -> u64;
+
+/// The interpreter's default call-depth limit (`interp::Config::max_depth`),
+/// which [`CompiledRegion::run`] assumes.
+pub const DEFAULT_MAX_DEPTH: usize = 1 << 16;
+
+/// The closed functions of one program, compiled.
+struct Natives {
+    /// The program they came from (a cache serves one program at a time;
+    /// another program gets a fresh set).
+    functions: Vec<Function>,
+    /// Per function: its native function, if closed.
+    ids: Vec<Option<FuncId>>,
+    /// Machine stack bytes of the largest native frame.
+    frame: usize,
+    /// The most registers any function of the program has.
+    max_regs: u16,
+}
+
+/// The machine stack one call of this code takes (return address
+/// included), read from Cranelift's x86-64 prologue (`push rbp; mov rbp,
+/// rsp; sub rsp, N`, the callee-saved registers stored inside the `N`);
+/// `None` for any other shape or host.
+fn frame_bytes(code: &[u8]) -> Option<usize> {
+    if !cfg!(target_arch = "x86_64") {
+        return None;
+    }
+    let rest = code.strip_prefix(&[0x55, 0x48, 0x89, 0xe5])?;
+    let sub = match rest {
+        [0x48, 0x83, 0xec, n, ..] => *n as usize,
+        [0x48, 0x81, 0xec, a, b, c, d, ..] => u32::from_le_bytes([*a, *b, *c, *d]) as usize,
+        // Pushes of callee-saved registers: a shape not measured here.
+        [0x50..=0x57, ..] | [0x41, 0x50..=0x57, ..] => return None,
+        // No stack adjustment: a leaf with nothing to spill or save.
+        _ => 0,
+    };
+    Some(16 + sub)
+}
+
+/// A generous frame estimate where the prologue cannot be read: the
+/// callee-saved registers and a spill slot per bytecode register and
+/// native argument.
+fn estimated_frame_bytes(f: &Function) -> usize {
+    96 + 8 * (f.regs as usize + 8)
+}
 
 /// The owner of all code memory.
 struct CodeMemory {
@@ -57,6 +119,10 @@ impl Drop for CodeMemory {
 /// Compiles regions to machine code and owns that code.
 pub struct CodeCache {
     memory: Arc<CodeMemory>,
+    isa: OwnedTargetIsa,
+    natives: Option<Natives>,
+    /// Native sets compiled so far (names native functions uniquely).
+    generation: u32,
     ctx: Context,
     fctx: FunctionBuilderContext,
     compiled: u64,
@@ -92,8 +158,11 @@ impl CodeCache {
             .map_err(|e| Error::Host(e.to_string()))?
             .finish(settings::Flags::new(flags))
             .map_err(|e| Error::Host(e.to_string()))?;
-        let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+        let module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
         Ok(CodeCache {
+            isa,
+            natives: None,
+            generation: 0,
             ctx: module.make_context(),
             memory: Arc::new(CodeMemory {
                 module: Mutex::new(Some(module)),
@@ -110,6 +179,25 @@ impl CodeCache {
         self.dump_clif = on;
     }
 
+    /// The machine stack that running compiled code with native calls
+    /// may need at interpreter depth limit `max_depth`: `max_depth` times
+    /// the largest frame among this cache's native functions (measured
+    /// from their machine code), plus 1 MiB for the interpreter, the
+    /// region's frame and Rust's own. Native recursion runs on the thread
+    /// that calls [`CompiledRegion::run_with`]; the runtime should run the
+    /// interpreter on a thread with at least this much stack
+    /// (`std::thread::Builder::stack_size`). 1 MiB before
+    /// [`compile_natives`](Self::compile_natives).
+    pub fn native_stack_bytes(&self, max_depth: usize) -> usize {
+        let frame = self.natives.as_ref().map_or(0, |n| n.frame);
+        max_depth.saturating_mul(frame).saturating_add(1 << 20)
+    }
+
+    /// The largest native frame in bytes (0 before `compile_natives`).
+    pub fn native_frame_bytes(&self) -> usize {
+        self.natives.as_ref().map_or(0, |n| n.frame)
+    }
+
     /// Regions compiled so far.
     pub fn compiled(&self) -> u64 {
         self.compiled
@@ -119,6 +207,7 @@ impl CodeCache {
     /// preceded by a comment naming the region step and bytecode pc it
     /// implements. Compiles nothing.
     pub fn clif(&mut self, region: &Region) -> Result<String> {
+        self.check_native_calls(region)?;
         let mut guard = self
             .memory
             .module
@@ -127,17 +216,228 @@ impl CodeCache {
         let module = guard
             .as_mut()
             .expect("the module lives as long as the cache");
-        let lowered = codegen::lower(region, module.isa(), &mut self.fctx)?;
+        let ids = self.natives.as_ref().map(|n| n.ids.as_slice());
+        let mut declare = declarer(module, ids);
+        let lowered = codegen::lower(region, &*self.isa, &mut self.fctx, &mut declare)?;
         Ok(codegen::annotate(&lowered, region))
+    }
+
+    /// Whether `region` makes native calls, after checking that each goes
+    /// to a compiled native function of the right arity.
+    fn check_native_calls(&self, region: &Region) -> Result<bool> {
+        let invalid = |msg: String| Error::InvalidRegion {
+            head: region.head_pc().to_string(),
+            msg,
+        };
+        let calls: Vec<(u32, &Instr)> = region
+            .steps
+            .iter()
+            .flat_map(|s| match s {
+                Step::Call { callee, instr, .. } => vec![(*callee, instr)],
+                Step::Dispatch { callees, instr, .. } => {
+                    callees.iter().map(|&c| (c, instr)).collect()
+                }
+                _ => vec![],
+            })
+            .collect();
+        if calls.is_empty() {
+            return Ok(false);
+        }
+        let natives = self.natives.as_ref().ok_or_else(|| {
+            invalid("the region makes native calls: run `compile_natives` first".into())
+        })?;
+        for (callee, instr) in calls {
+            let params = natives.functions.get(callee as usize).map(|f| f.params);
+            let n = match *instr {
+                Instr::Call { n, .. } | Instr::Calli { n, .. } => Some(n),
+                _ => None,
+            };
+            let compiled = natives.ids.get(callee as usize).copied().flatten();
+            if compiled.is_none() || params != n {
+                return Err(invalid(format!(
+                    "f{callee} is not a closed function taking {n:?} arguments"
+                )));
+            }
+        }
+        Ok(true)
+    }
+
+    /// Compiles every closed function of `program` (see
+    /// [`crate::native::closed_functions`]) to native code, once: regions
+    /// with [`Step::Call`]s need this first. Calling it again for the same
+    /// program does nothing; for another program it compiles that one's
+    /// (regions compiled before keep calling the old ones).
+    pub fn compile_natives(&mut self, program: &Program) -> Result<()> {
+        if self
+            .natives
+            .as_ref()
+            .is_some_and(|n| n.functions == program.functions)
+        {
+            return Ok(());
+        }
+        let closed = native::closed_functions(program);
+        let generation = self.generation;
+        self.generation += 1;
+        let mut guard = self
+            .memory
+            .module
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let module = guard
+            .as_mut()
+            .expect("the module lives as long as the cache");
+        let failed = |f: usize, e: &dyn fmt::Display| Error::Codegen {
+            head: format!("native function f{f}"),
+            msg: e.to_string(),
+        };
+        // Declare all first, then define: (mutually) recursive calls need
+        // their callee's id before its body exists.
+        let mut ids = vec![None; program.functions.len()];
+        let mut frame = 0;
+        for (f, func) in program.functions.iter().enumerate() {
+            if closed[f] {
+                let sig = fcodegen::native_signature(&*self.isa, func.params);
+                let name = format!("native{generation}_f{f}");
+                let id = module
+                    .declare_function(&name, Linkage::Local, &sig)
+                    .map_err(|e| failed(f, &e))?;
+                ids[f] = Some(id);
+            }
+        }
+        for (f, id) in ids.iter().enumerate() {
+            let Some(id) = *id else { continue };
+            let func = {
+                let mut declare = declarer(module, Some(&ids));
+                fcodegen::lower_function(
+                    program,
+                    f as u32,
+                    &*self.isa,
+                    &mut self.fctx,
+                    &mut declare,
+                )?
+            };
+            self.ctx.clear();
+            self.ctx.func = func;
+            let defined = module.define_function(id, &mut self.ctx);
+            if let Some(c) = self.ctx.compiled_code() {
+                let bytes = frame_bytes(c.code_buffer())
+                    .unwrap_or_else(|| estimated_frame_bytes(&program.functions[f]));
+                frame = frame.max(bytes);
+            }
+            module.clear_context(&mut self.ctx);
+            defined.map_err(|e| failed(f, &e))?;
+        }
+        module.finalize_definitions().map_err(|e| failed(0, &e))?;
+        drop(guard);
+        self.natives = Some(Natives {
+            functions: program.functions.clone(),
+            ids,
+            frame,
+            max_regs: program.functions.iter().map(|f| f.regs).max().unwrap_or(0),
+        });
+        Ok(())
+    }
+
+    /// The whole closed function `func` as a region at its offset 0, for
+    /// the runtime to enter through the usual [`CompiledRegion::run_with`]
+    /// when the interpreter starts the function. The region calls the
+    /// function's native code in the frame the interpreter already pushed
+    /// (so at the region's `depth`), stores the result into the register
+    /// of the function's first `ret` instruction, and returns an
+    /// `Interpret` exit at that `ret`: the interpreter then runs the `ret`
+    /// and returns the value as if it had run the whole body. A trap
+    /// returns `Err` from `run_with`. Exit sites: `[Interpret at the ret,
+    /// Trap]`. Errors if the function is not closed or has no `ret`.
+    pub fn compile_function(&mut self, program: &Program, func: u32) -> Result<CompiledRegion> {
+        let f = program
+            .functions
+            .get(func as usize)
+            .ok_or(Error::NoSuchFunction {
+                func,
+                count: program.functions.len(),
+            })?;
+        self.compile_natives(program)?;
+        let invalid = |msg: &str| Error::InvalidRegion {
+            head: format!("f{func}:0"),
+            msg: msg.into(),
+        };
+        if !native::closed_functions(program)[func as usize] {
+            return Err(invalid(
+                "the function is not closed: it cannot run natively",
+            ));
+        }
+        let (ret_pc, ret_reg) = f
+            .code
+            .iter()
+            .enumerate()
+            .find_map(|(pc, i)| match *i {
+                Instr::Ret { a } => Some((pc as u32, a)),
+                _ => None,
+            })
+            .ok_or_else(|| invalid("the function has no `ret`"))?;
+        let start = Instant::now();
+        let lowered = {
+            let mut guard = self
+                .memory
+                .module
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let module = guard
+                .as_mut()
+                .expect("the module lives as long as the cache");
+            let ids = self.natives.as_ref().map(|n| n.ids.as_slice());
+            let mut declare = declarer(module, ids);
+            fcodegen::lower_stub(
+                program,
+                func,
+                ret_pc,
+                ret_reg,
+                &*self.isa,
+                &mut self.fctx,
+                &mut declare,
+            )?
+        };
+        let clif = self
+            .dump_clif
+            .then(|| format!("; whole function f{func}\n{}", lowered.func.display()));
+        self.finish(lowered, func, 0, true, clif, start)
     }
 
     /// Compiles `region` (lowering, verification, Cranelift's optimizer and
     /// code emission) into a callable [`CompiledRegion`].
     pub fn compile(&mut self, region: &Region) -> Result<CompiledRegion> {
         let start = Instant::now();
-        let head = region.head_pc().to_string();
+        let calls_native = self.check_native_calls(region)?;
+        let mut guard = self
+            .memory
+            .module
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let module = guard
+            .as_mut()
+            .expect("the module lives as long as the cache");
+        let lowered = {
+            let ids = self.natives.as_ref().map(|n| n.ids.as_slice());
+            let mut declare = declarer(module, ids);
+            codegen::lower(region, &*self.isa, &mut self.fctx, &mut declare)?
+        };
+        drop(guard);
+        let clif = self.dump_clif.then(|| codegen::annotate(&lowered, region));
+        self.finish(lowered, region.func, region.head, calls_native, clif, start)
+    }
+
+    /// Defines and finalizes a lowered region and wraps it up.
+    fn finish(
+        &mut self,
+        lowered: Lowered,
+        func: u32,
+        head: u32,
+        calls_native: bool,
+        clif: Option<String>,
+        start: Instant,
+    ) -> Result<CompiledRegion> {
         let failed = |e: &dyn fmt::Display| Error::Codegen {
-            head: head.clone(),
+            head: format!("f{func}:{head}"),
             msg: e.to_string(),
         };
         let mut guard = self
@@ -148,9 +448,12 @@ impl CodeCache {
         let module = guard
             .as_mut()
             .expect("the module lives as long as the cache");
-        let lowered = codegen::lower(region, module.isa(), &mut self.fctx)?;
-        let clif = self.dump_clif.then(|| codegen::annotate(&lowered, region));
-        let name = format!("region{}_f{}_{}", self.compiled, region.func, region.head);
+        let max_regs = if calls_native {
+            self.natives.as_ref().map_or(0, |n| n.max_regs)
+        } else {
+            0
+        };
+        let name = format!("region{}_f{}_{}", self.compiled, func, head);
         let id = module
             .declare_function(&name, Linkage::Local, &lowered.func.signature)
             .map_err(|e| failed(&e))?;
@@ -167,22 +470,43 @@ impl CodeCache {
         let code = module.get_finalized_function(id);
         // SAFETY: `code` is the finalized (executable, icache-flushed) entry
         // of the function just defined with `codegen::signature`, which is
-        // `RegionFn`'s: four pointer-sized integer arguments and an i64
-        // result in the host's default (C) calling convention. The memory
-        // stays mapped while the returned region holds `self.memory`.
+        // `RegionFn`'s: five pointer-sized integer arguments and a u64 (all
+        // i64 in the IR), an i64 result, in the host's default (C) calling
+        // convention. The memory stays mapped while the returned region
+        // holds `self.memory`.
         let entry = unsafe { std::mem::transmute::<*const u8, RegionFn>(code) };
         drop(guard);
         self.compiled += 1;
         Ok(CompiledRegion {
             entry,
-            func: region.func,
-            head: region.head,
+            func,
+            head,
+            calls_native,
+            max_regs,
             exits: lowered.exits,
             code_size,
             compile_time: start.elapsed(),
             clif,
             _memory: Arc::clone(&self.memory),
         })
+    }
+}
+
+/// How lowering resolves a native callee: its `FuncRef` in the function
+/// being built. Calls are not `colocated`: code memory comes in separate
+/// allocations that a 32-bit displacement might not bridge, so each call
+/// loads the callee's absolute address.
+fn declarer<'a>(
+    module: &'a mut JITModule,
+    ids: Option<&'a [Option<FuncId>]>,
+) -> impl FnMut(u32, &mut ir::Function) -> ir::FuncRef + 'a {
+    move |callee, func| {
+        let id = ids
+            .and_then(|ids| ids.get(callee as usize).copied().flatten())
+            .expect("callees are checked to be compiled natives before lowering");
+        let r = module.declare_func_in_func(id, func);
+        func.dfg.ext_funcs[r].colocated = false;
+        r
     }
 }
 
@@ -197,6 +521,10 @@ pub struct CompiledRegion {
     entry: RegionFn,
     func: u32,
     head: u32,
+    calls_native: bool,
+    /// For regions that call native code: the most registers of any
+    /// function of the program (see `run_with`).
+    max_regs: u16,
     exits: Vec<ExitSite>,
     code_size: usize,
     compile_time: Duration,
@@ -220,18 +548,43 @@ impl CompiledRegion {
     /// Runs the region on the current frame's register window and the
     /// program's memory, from the region head until an exit.
     ///
-    /// On return, `regs` holds every register as the interpreter would have
+    /// `depth` is the interpreter's frame count while this frame runs (its
+    /// `frames.len()`: 0 in the entry function) and `max_depth` its call
+    /// depth limit (`interp::Config::max_depth`): native calls check and
+    /// trap exactly as the interpreter's `call` would.
+    ///
+    /// On `Ok`, `regs` holds every register as the interpreter would have
     /// it at the returned [`Exit::resume`] offset, and `mem` likewise. The
     /// runtime then interprets at least the instruction at `resume` before
     /// entering any region there: an `Interpret` exit has not run it, and a
     /// guard that resumes at the head would otherwise re-enter forever.
-    /// Compiled loops do not count fuel: a fuel limit is checked only in
-    /// the interpreter.
+    /// Compiled loops and native calls do not count fuel: a fuel limit is
+    /// checked only in the interpreter.
+    ///
+    /// `Err` is a trap inside native code (the region took its `Trap` exit,
+    /// counted like any other): the program stops with the interpreter's
+    /// trap, [`NativeTrap::to_trap`]; `mem` holds what the interpreter's
+    /// would at that trap. Native recursion runs on the machine stack: see
+    /// [`CodeCache::native_stack_bytes`].
+    ///
+    /// A region that calls native code returns at once, without running,
+    /// with an `Interpret` exit at its head (no counter incremented) when
+    /// `max_depth` lets the interpreter's register-stack limit come into
+    /// play (a program with a 256-register function at the default limit;
+    /// see [`crate::native`]): native frames do not model it, and the
+    /// interpreter then runs the code and traps where it should.
     ///
     /// # Panics
     ///
     /// If `counters` is shorter than [`exits()`](Self::exits).
-    pub fn run(&self, regs: &mut [i64; 256], mem: &mut [i64], counters: &mut [u64]) -> Exit {
+    pub fn run_with(
+        &self,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        counters: &mut [u64],
+        depth: usize,
+        max_depth: usize,
+    ) -> std::result::Result<Exit, NativeTrap> {
         assert!(
             counters.len() >= self.exits.len(),
             "region f{}:{} needs {} exit counters, {} given",
@@ -240,22 +593,71 @@ impl CompiledRegion {
             self.exits.len(),
             counters.len()
         );
+        if self.calls_native && !native::register_stack_unreachable(max_depth, self.max_regs) {
+            return Ok(Exit {
+                kind: ExitKind::Interpret,
+                resume: self.head,
+            });
+        }
+        let mut ctx = NativeCtx {
+            mem: mem.as_mut_ptr(),
+            mem_len: mem.len() as u64,
+            max_depth: max_depth as u64,
+            trap_kind: native::TRAP_NONE,
+            trap_func: 0,
+            trap_pc: 0,
+            trap_addr: 0,
+        };
         // SAFETY: `entry` points at live code (`_memory` keeps it mapped)
-        // with `RegionFn`'s signature. The code reads and writes
-        // `regs[0..256]` only (register operands are `u8`), touches `mem`
-        // only at word indices it has checked against `mem_len` (unsigned,
-        // so negative addresses fail), and `counters` only at indices below
-        // `exits.len()`, checked above. The three exclusive borrows do not
-        // alias and outlive the call.
+        // with `RegionFn`'s signature, and so does every native function it
+        // calls (compiled into the same module, with the signature their
+        // callers' IR declares). The code reads and writes `regs[0..256]`
+        // only (register operands are `u8`), touches `mem` (through the
+        // argument or `ctx.mem`, the same pointer and length) only at word
+        // indices it has checked against `mem_len` (unsigned, so negative
+        // addresses fail), `counters` only at indices below `exits.len()`,
+        // checked above, and `ctx` only within the `NativeCtx` it points at.
+        // The exclusive borrows do not alias and outlive the call; `mem` is
+        // not otherwise used while `ctx` holds its pointer.
         let raw = unsafe {
             (self.entry)(
                 regs.as_mut_ptr(),
                 mem.as_mut_ptr(),
                 mem.len() as u64,
                 counters.as_mut_ptr(),
+                &mut ctx,
+                depth as u64,
             )
         };
-        Exit::decode(raw).expect("compiled code returns only encoded exits")
+        let exit = Exit::decode(raw).expect("compiled code returns only encoded exits");
+        match ctx.trap(max_depth) {
+            Some(trap) => {
+                debug_assert_eq!(exit.kind, ExitKind::Trap);
+                Err(trap)
+            }
+            None => Ok(exit),
+        }
+    }
+
+    /// [`run_with`](Self::run_with) for the entry function's frame (depth 0)
+    /// under the interpreter's default depth limit: exact for regions that
+    /// make no native calls ([`calls_native`](Self::calls_native) false),
+    /// the regions of the previous API.
+    ///
+    /// # Panics
+    ///
+    /// If `counters` is too short, or if native code traps (use `run_with`,
+    /// which returns the trap, for regions with native calls).
+    pub fn run(&self, regs: &mut [i64; 256], mem: &mut [i64], counters: &mut [u64]) -> Exit {
+        self.run_with(regs, mem, counters, 0, DEFAULT_MAX_DEPTH)
+            .unwrap_or_else(|t| panic!("native code trapped ({t:?}): use `run_with`"))
+    }
+
+    /// Whether the region calls native code (a whole-function region, or a
+    /// region with [`Step::Call`]s): it then needs `run_with`'s depth, may
+    /// return a trap, and uses the machine stack.
+    pub fn calls_native(&self) -> bool {
+        self.calls_native
     }
 
     /// The exit sites, in counter order.

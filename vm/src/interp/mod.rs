@@ -267,22 +267,18 @@ impl<'p, 'o> Machine<'p, 'o> {
         // starts there (only in hosts with a JIT; see `TupleSink`).
         macro_rules! transfer {
             () => {
-                if S::JIT && em.sink.region_at(fidx as u32, pc as u32).is_some() {
-                    // Tuples stay in execution order across compiled code.
-                    // Handing them over may end an interval, and the host
-                    // may then drop or replace the region: look again.
-                    if em.len > 0 {
-                        em.flush();
-                    }
-                    if let Some(id) = em.sink.region_at(fidx as u32, pc as u32) {
-                        match em.sink.run_region(id, regs, &mut self.mem, frames.len()) {
-                            Ok(resume) => pc = resume as usize,
-                            Err(trap) => {
-                                self.stack = stack;
-                                self.frames = frames;
-                                self.steps = steps;
-                                return Err(Error::Trap(trap));
-                            }
+                // Compiled code emits no tuples, so the buffered ones stay
+                // in execution order without a flush here.
+                if S::JIT
+                    && let Some(id) = em.sink.region_at(fidx as u32, pc as u32)
+                {
+                    match em.sink.run_region(id, regs, &mut self.mem, frames.len()) {
+                        Ok(resume) => pc = resume as usize,
+                        Err(trap) => {
+                            self.stack = stack;
+                            self.frames = frames;
+                            self.steps = steps;
+                            return Err(Error::Trap(trap));
                         }
                     }
                 }

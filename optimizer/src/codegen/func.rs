@@ -1,0 +1,595 @@
+//! Lowering a whole closed function (see [`crate::native`]) to a native
+//! Cranelift function, and the entry stub that runs one as a region.
+//!
+//! A native function's ABI:
+//!
+//! ```text
+//! fn(ctx: *mut NativeCtx, depth: i64, r0: i64, .., r(params-1): i64) -> (value: i64, trapped: i8)
+//! ```
+//!
+//! - `depth` is the interpreter's frame count for this call (its
+//!   `frames.len()` while the function runs); a `call` first checks
+//!   `depth >= ctx.max_depth` exactly as the interpreter's `enter!` does,
+//!   then passes `depth + 1`.
+//! - Registers are Cranelift variables: no register window in memory. The
+//!   verifier proves every register is written before it is read; the
+//!   non-parameters still start at 0 so the IR is well defined.
+//! - A trap stores its kind, function, pc (and address) into `ctx` and
+//!   returns `trapped = 1`; every caller checks `trapped` after each call
+//!   and returns at once with `trapped = 1`, so the whole native stack
+//!   unwinds to the region that entered it. No instruction is re-executed,
+//!   so the side effects before the trap are exactly the interpreter's.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    self, AbiParam, Block, FuncRef, InstBuilder, MemFlagsData, Signature, Value, types,
+};
+use cranelift_codegen::isa::TargetIsa;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
+use toyvm_vm::Program;
+use toyvm_vm::isa::Instr;
+use toyvm_vm::semantics::{BinOp, Cond, Rhs, as_binary, as_branch};
+
+use crate::cfg::Cfg;
+use crate::exit::{Exit, ExitKind, ExitSite};
+use crate::native::{self, ctx_offset};
+use crate::{Error, Result};
+
+use super::Lowered;
+
+/// The signature of native function `f` (with `params` parameters).
+pub(crate) fn native_signature(isa: &dyn TargetIsa, params: u8) -> Signature {
+    let mut sig = Signature::new(isa.default_call_conv());
+    sig.params.push(AbiParam::new(isa.pointer_type())); // ctx
+    sig.params.push(AbiParam::new(types::I64)); // depth
+    for _ in 0..params {
+        sig.params.push(AbiParam::new(types::I64));
+    }
+    sig.returns.push(AbiParam::new(types::I64)); // value
+    sig.returns.push(AbiParam::new(types::I8)); // trapped
+    sig
+}
+
+/// Resolves a callee's function index to a `FuncRef` inside the function
+/// being built (the JIT module declares it there).
+pub(crate) type DeclareCallee<'a> = dyn FnMut(u32, &mut ir::Function) -> FuncRef + 'a;
+
+fn codegen_error(func: &ir::Function, isa: &dyn TargetIsa, head: String) -> Result<()> {
+    match cranelift_codegen::verify_function(func, isa) {
+        Ok(()) => Ok(()),
+        Err(errors) => Err(Error::Codegen {
+            head,
+            msg: cranelift_codegen::print_errors::pretty_verifier_error(func, None, errors),
+        }),
+    }
+}
+
+/// Lowers closed function `fidx` of `program` and verifies the result.
+pub(crate) fn lower_function(
+    program: &Program,
+    fidx: u32,
+    isa: &dyn TargetIsa,
+    fctx: &mut FunctionBuilderContext,
+    declare: &mut DeclareCallee<'_>,
+) -> Result<ir::Function> {
+    let f = &program.functions[fidx as usize];
+    let mut func = ir::Function::with_name_signature(
+        ir::UserFuncName::user(1, fidx),
+        native_signature(isa, f.params),
+    );
+    let mut refs = HashMap::new();
+    for i in &f.code {
+        if let Instr::Call { f: callee, .. } = *i {
+            refs.entry(callee)
+                .or_insert_with(|| declare(callee, &mut func));
+        }
+    }
+    {
+        let b = FunctionBuilder::new(&mut func, fctx);
+        let mut l = FuncLower::new(program, fidx, b, refs, isa.pointer_type());
+        l.body();
+        l.b.finalize(isa.frontend_config());
+    }
+    codegen_error(&func, isa, format!("native function f{fidx}"))?;
+    Ok(func)
+}
+
+/// Shared by regions and native functions: `callee(args)` one frame deeper
+/// than `depth`, after the interpreter's depth check (which traps at the
+/// call, in the caller `func` at `pc`). On any trap control goes to
+/// `unwind`, with the trap recorded in `ctx`; otherwise the call's value is
+/// returned.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn emit_native_call(
+    b: &mut FunctionBuilder<'_>,
+    ctx: Value,
+    depth: Value,
+    callee: FuncRef,
+    args: &[Value],
+    func: u32,
+    pc: u32,
+    unwind: Block,
+) -> Value {
+    let max = b.ins().load(
+        types::I64,
+        MemFlagsData::trusted().with_readonly(),
+        ctx,
+        ctx_offset::MAX_DEPTH,
+    );
+    let over = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, depth, max);
+    let overflow = b.create_block();
+    b.set_cold_block(overflow);
+    let ok = b.create_block();
+    b.ins().brif(over, overflow, &[], ok, &[]);
+    b.switch_to_block(overflow);
+    record_trap(b, ctx, native::TRAP_STACK_OVERFLOW, func, pc, None);
+    b.ins().jump(unwind, &[]);
+    b.switch_to_block(ok);
+    let deeper = b.ins().iadd_imm_s(depth, 1);
+    let mut all = vec![ctx, deeper];
+    all.extend_from_slice(args);
+    let call = b.ins().call(callee, &all);
+    let (value, trapped) = {
+        let r = b.inst_results(call);
+        (r[0], r[1])
+    };
+    let cont = b.create_block();
+    b.ins().brif(trapped, unwind, &[], cont, &[]);
+    b.switch_to_block(cont);
+    value
+}
+
+/// Stores a trap's fields into the context.
+fn record_trap(
+    b: &mut FunctionBuilder<'_>,
+    ctx: Value,
+    kind: u64,
+    func: u32,
+    pc: u32,
+    addr: Option<Value>,
+) {
+    let flags = MemFlagsData::trusted();
+    let put = |b: &mut FunctionBuilder<'_>, v: Value, off: i32| {
+        b.ins().store(flags, v, ctx, off);
+    };
+    let k = b.ins().iconst(types::I64, kind as i64);
+    put(b, k, ctx_offset::TRAP_KIND);
+    let f = b.ins().iconst(types::I64, func as i64);
+    put(b, f, ctx_offset::TRAP_FUNC);
+    let p = b.ins().iconst(types::I64, pc as i64);
+    put(b, p, ctx_offset::TRAP_PC);
+    if let Some(a) = addr {
+        put(b, a, ctx_offset::TRAP_ADDR);
+    }
+}
+
+/// A trap site whose cold block is filled after the body.
+struct PendingTrap {
+    block: Block,
+    kind: u64,
+    pc: u32,
+    addr: Option<Value>,
+}
+
+struct FuncLower<'p, 'b> {
+    program: &'p Program,
+    fidx: u32,
+    b: FunctionBuilder<'b>,
+    refs: HashMap<u32, FuncRef>,
+    vars: Vec<Variable>,
+    /// The Cranelift block of each bytecode offset that starts a block.
+    blocks: HashMap<u32, Block>,
+    ctx: Value,
+    depth: Value,
+    mem: Option<(Value, Value)>,
+    unwind: Block,
+    traps: Vec<PendingTrap>,
+}
+
+impl<'p, 'b> FuncLower<'p, 'b> {
+    fn new(
+        program: &'p Program,
+        fidx: u32,
+        mut b: FunctionBuilder<'b>,
+        refs: HashMap<u32, FuncRef>,
+        ptr: ir::Type,
+    ) -> Self {
+        let f = &program.functions[fidx as usize];
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let p = b.block_params(entry).to_vec();
+        debug_assert_eq!(ptr, b.func.dfg.value_type(p[0]));
+        let (ctx, depth) = (p[0], p[1]);
+        let mut vars = Vec::with_capacity(f.regs as usize);
+        for r in 0..f.regs as usize {
+            let v = b.declare_var(types::I64);
+            let x = match p.get(2 + r) {
+                Some(&param) if r < f.params as usize => param,
+                _ => b.ins().iconst(types::I64, 0),
+            };
+            b.def_var(v, x);
+            vars.push(v);
+        }
+        // Memory's base and size never change while native code runs:
+        // load them once per call, and only where the function uses them.
+        let uses_mem = f
+            .code
+            .iter()
+            .any(|i| matches!(i, Instr::Ld { .. } | Instr::St { .. }));
+        let mem = uses_mem.then(|| {
+            let flags = MemFlagsData::trusted().with_readonly();
+            let ptr_ty = b.func.dfg.value_type(ctx);
+            (
+                b.ins().load(ptr_ty, flags, ctx, ctx_offset::MEM),
+                b.ins().load(types::I64, flags, ctx, ctx_offset::MEM_LEN),
+            )
+        });
+        let cfg = Cfg::new(fidx, f);
+        let blocks = cfg
+            .blocks()
+            .iter()
+            .map(|blk| (blk.start, b.create_block()))
+            .collect();
+        let unwind = b.create_block();
+        b.set_cold_block(unwind);
+        FuncLower {
+            program,
+            fidx,
+            b,
+            refs,
+            vars,
+            blocks,
+            ctx,
+            depth,
+            mem,
+            unwind,
+            traps: Vec::new(),
+        }
+    }
+
+    fn block(&self, offset: u32) -> Block {
+        self.blocks[&offset]
+    }
+
+    fn get(&mut self, r: u8) -> Value {
+        self.b.use_var(self.vars[r as usize])
+    }
+
+    fn set(&mut self, r: u8, v: Value) {
+        self.b.def_var(self.vars[r as usize], v);
+    }
+
+    fn rhs(&mut self, rhs: Rhs) -> Value {
+        match rhs {
+            Rhs::Reg(r) => self.get(r),
+            Rhs::Imm(k) => self.b.ins().iconst(types::I64, k),
+        }
+    }
+
+    /// Continues in a new block if `ok`, else traps.
+    fn check(&mut self, ok: Value, kind: u64, pc: u32, addr: Option<Value>) {
+        let block = self.b.create_block();
+        self.b.set_cold_block(block);
+        self.traps.push(PendingTrap {
+            block,
+            kind,
+            pc,
+            addr,
+        });
+        let cont = self.b.create_block();
+        self.b.ins().brif(ok, cont, &[], block, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    fn body(&mut self) {
+        let f = &self.program.functions[self.fidx as usize];
+        let first = self.block(0);
+        self.b.ins().jump(first, &[]);
+        let mut open = false;
+        for (pc, instr) in f.code.iter().enumerate() {
+            let pc = pc as u32;
+            if let Some(&blk) = self.blocks.get(&pc) {
+                if open {
+                    self.b.ins().jump(blk, &[]);
+                }
+                self.b.switch_to_block(blk);
+            }
+            open = self.instr(pc, instr);
+        }
+        debug_assert!(!open, "the verifier rejects running off the end");
+        for t in std::mem::take(&mut self.traps) {
+            self.b.switch_to_block(t.block);
+            record_trap(&mut self.b, self.ctx, t.kind, self.fidx, t.pc, t.addr);
+            self.b.ins().jump(self.unwind, &[]);
+        }
+        self.b.switch_to_block(self.unwind);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let one = self.b.ins().iconst(types::I8, 1);
+        self.b.ins().return_(&[zero, one]);
+        self.b.seal_all_blocks();
+    }
+
+    /// Lowers one instruction; whether control falls through to `pc + 1`.
+    fn instr(&mut self, pc: u32, instr: &Instr) -> bool {
+        if let Some((op, d, a, rhs)) = as_binary(instr) {
+            let x = self.get(a);
+            let y = self.rhs(rhs);
+            let v = self.binary(pc, op, x, y, rhs);
+            self.set(d, v);
+            return true;
+        }
+        if let Some((cond, a, rhs, target)) = as_branch(instr) {
+            let x = self.get(a);
+            let y = self.rhs(rhs);
+            let c = self.b.ins().icmp(cond_cc(cond), x, y);
+            let (t, n) = (self.block(target), self.block(pc + 1));
+            self.b.ins().brif(c, t, &[], n, &[]);
+            return false;
+        }
+        match *instr {
+            Instr::Nop {} => {}
+            Instr::Mov { d, a } => {
+                let v = self.get(a);
+                self.set(d, v);
+            }
+            Instr::Li { d, imm } => {
+                let v = self.b.ins().iconst(types::I64, imm as i64);
+                self.set(d, v);
+            }
+            Instr::Lk { d, k } => {
+                let v = self.b.ins().iconst(types::I64, k);
+                self.set(d, v);
+            }
+            Instr::Fref { d, f } => {
+                let v = self.b.ins().iconst(types::I64, f as i64);
+                self.set(d, v);
+            }
+            Instr::Neg { d, a } => {
+                let x = self.get(a);
+                let v = self.b.ins().ineg(x);
+                self.set(d, v);
+            }
+            Instr::Not { d, a } => {
+                let x = self.get(a);
+                let v = self.b.ins().bnot(x);
+                self.set(d, v);
+            }
+            Instr::Ld { d, a, imm } => {
+                let p = self.address(pc, a, imm);
+                let v = self.b.ins().load(types::I64, MemFlagsData::trusted(), p, 0);
+                self.set(d, v);
+            }
+            Instr::St { a, imm, b } => {
+                let p = self.address(pc, a, imm);
+                let v = self.get(b);
+                self.b.ins().store(MemFlagsData::trusted(), v, p, 0);
+            }
+            Instr::Jmp { target } => {
+                let t = self.block(target);
+                self.b.ins().jump(t, &[]);
+                return false;
+            }
+            Instr::Loop { a, b, target } => {
+                let x = self.get(a);
+                let v = self.b.ins().iadd_imm_s(x, 1);
+                self.set(a, v);
+                let y = self.get(b);
+                let c = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, v, y);
+                let (t, n) = (self.block(target), self.block(pc + 1));
+                self.b.ins().brif(c, t, &[], n, &[]);
+                return false;
+            }
+            Instr::Jtab { a, t } => {
+                let f = &self.program.functions[self.fidx as usize];
+                let mut sw = Switch::new();
+                for (i, &to) in f.tables[t as usize].iter().enumerate() {
+                    sw.set_entry(i as u128, self.block(to));
+                }
+                let x = self.get(a);
+                // Unsigned: a negative index falls through, as interpreted.
+                let otherwise = self.block(pc + 1);
+                sw.emit(&mut self.b, x, otherwise);
+                return false;
+            }
+            Instr::Call { d, f, a, n } => {
+                let args: Vec<Value> = (0..n).map(|i| self.get(a + i)).collect();
+                let callee = self.refs[&f];
+                let v = emit_native_call(
+                    &mut self.b,
+                    self.ctx,
+                    self.depth,
+                    callee,
+                    &args,
+                    self.fidx,
+                    pc,
+                    self.unwind,
+                );
+                self.set(d, v);
+            }
+            Instr::Ret { a } => {
+                let v = self.get(a);
+                let ok = self.b.ins().iconst(types::I8, 0);
+                self.b.ins().return_(&[v, ok]);
+                return false;
+            }
+            Instr::Calli { .. }
+            | Instr::Halt { .. }
+            | Instr::Putn { .. }
+            | Instr::Putc { .. }
+            | Instr::Inlen { .. } => {
+                unreachable!("closed functions hold no {:?}", instr.op())
+            }
+            _ => unreachable!("arithmetic and branches are handled above: {instr:?}"),
+        }
+        true
+    }
+
+    /// The host address of word `a + imm`, after the bounds check.
+    fn address(&mut self, pc: u32, a: u8, imm: i32) -> Value {
+        let (mem, len) = self
+            .mem
+            .expect("loaded at entry when the function has ld/st");
+        let x = self.get(a);
+        let addr = self.b.ins().iadd_imm_s(x, imm as i64);
+        // Unsigned: a negative address is out of bounds too.
+        let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, addr, len);
+        self.check(ok, native::TRAP_OUT_OF_BOUNDS, pc, Some(addr));
+        let off = self.b.ins().ishl_imm_u(addr, 3);
+        self.b.ins().iadd(mem, off)
+    }
+
+    fn binary(&mut self, pc: u32, op: BinOp, x: Value, y: Value, rhs: Rhs) -> Value {
+        let ins = self.b.ins();
+        match op {
+            BinOp::Add => ins.iadd(x, y),
+            BinOp::Sub => ins.isub(x, y),
+            BinOp::Mul => ins.imul(x, y),
+            BinOp::And => ins.band(x, y),
+            BinOp::Or => ins.bor(x, y),
+            BinOp::Xor => ins.bxor(x, y),
+            // Cranelift masks shift amounts to the type's width, as toyvm does.
+            BinOp::Shl => ins.ishl(x, y),
+            BinOp::Shr => ins.sshr(x, y),
+            BinOp::Ushr => ins.ushr(x, y),
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Ltu => {
+                let cc = match op {
+                    BinOp::Eq => IntCC::Equal,
+                    BinOp::Ne => IntCC::NotEqual,
+                    BinOp::Lt => IntCC::SignedLessThan,
+                    BinOp::Le => IntCC::SignedLessThanOrEqual,
+                    _ => IntCC::UnsignedLessThan,
+                };
+                let c = ins.icmp(cc, x, y);
+                self.b.ins().uextend(types::I64, c)
+            }
+            BinOp::Div | BinOp::Rem => self.divide(pc, op == BinOp::Div, x, y, rhs),
+        }
+    }
+
+    /// `x / y` or `x % y` with toyvm's semantics, trapping on a zero divisor.
+    fn divide(&mut self, pc: u32, div: bool, x: Value, y: Value, rhs: Rhs) -> Value {
+        match rhs {
+            Rhs::Imm(0) => {
+                let never = self.b.ins().iconst(types::I8, 0);
+                self.check(never, native::TRAP_DIVISION_BY_ZERO, pc, None);
+                // Unreachable at run time; any value keeps the IR valid.
+                self.b.ins().iconst(types::I64, 0)
+            }
+            // The one overflowing case: `MIN / -1` wraps, `MIN % -1` is 0.
+            Rhs::Imm(-1) if div => self.b.ins().ineg(x),
+            Rhs::Imm(-1) => self.b.ins().iconst(types::I64, 0),
+            // A constant divisor: Cranelift strength-reduces it.
+            Rhs::Imm(_) if div => self.b.ins().sdiv(x, y),
+            Rhs::Imm(_) => self.b.ins().srem(x, y),
+            Rhs::Reg(_) => {
+                let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
+                self.check(nonzero, native::TRAP_DIVISION_BY_ZERO, pc, None);
+                // Divide by 1 instead of -1, then patch the result, so the
+                // machine division never overflows.
+                let m1 = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+                let one = self.b.ins().iconst(types::I64, 1);
+                let safe = self.b.ins().select(m1, one, y);
+                let (q, alt) = if div {
+                    (self.b.ins().sdiv(x, safe), self.b.ins().ineg(x))
+                } else {
+                    (
+                        self.b.ins().srem(x, safe),
+                        self.b.ins().iconst(types::I64, 0),
+                    )
+                };
+                self.b.ins().select(m1, alt, q)
+            }
+        }
+    }
+}
+
+fn cond_cc(cond: Cond) -> IntCC {
+    match cond {
+        Cond::Eq => IntCC::Equal,
+        Cond::Ne => IntCC::NotEqual,
+        Cond::Lt => IntCC::SignedLessThan,
+        Cond::Le => IntCC::SignedLessThanOrEqual,
+        Cond::Gt => IntCC::SignedGreaterThan,
+        Cond::Ge => IntCC::SignedGreaterThanOrEqual,
+    }
+}
+
+/// The entry stub of a whole-function region (see
+/// [`crate::CodeCache::compile_function`]): a region at offset 0 of `fidx`
+/// that calls the native function in the frame the interpreter already
+/// entered (so at the region's `depth`, without a depth check), stores the
+/// value into `ret_reg` and leaves with an `Interpret` exit at `ret_pc`, a
+/// `ret ret_reg` of the function: the interpreter then returns the value.
+/// A trap leaves through a `Trap` exit. Exit sites: `[Interpret ret_pc,
+/// Trap 0]`.
+pub(crate) fn lower_stub(
+    program: &Program,
+    fidx: u32,
+    ret_pc: u32,
+    ret_reg: u8,
+    isa: &dyn TargetIsa,
+    fctx: &mut FunctionBuilderContext,
+    declare: &mut DeclareCallee<'_>,
+) -> Result<Lowered> {
+    let f = &program.functions[fidx as usize];
+    let mut func =
+        ir::Function::with_name_signature(ir::UserFuncName::default(), super::signature(isa));
+    let native = declare(fidx, &mut func);
+    let exits = vec![
+        ExitSite {
+            kind: ExitKind::Interpret,
+            resume: ret_pc,
+        },
+        ExitSite {
+            kind: ExitKind::Trap,
+            resume: 0,
+        },
+    ];
+    {
+        let mut b = FunctionBuilder::new(&mut func, fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let p = b.block_params(entry).to_vec();
+        let (regs, counters, ctx, depth) = (p[0], p[3], p[4], p[5]);
+        let flags = MemFlagsData::trusted();
+        let mut args = vec![ctx, depth];
+        for r in 0..f.params as i32 {
+            args.push(b.ins().load(types::I64, flags, regs, 8 * r));
+        }
+        let call = b.ins().call(native, &args);
+        let (value, trapped) = {
+            let r = b.inst_results(call);
+            (r[0], r[1])
+        };
+        let ok = b.create_block();
+        let trap = b.create_block();
+        b.set_cold_block(trap);
+        b.ins().brif(trapped, trap, &[], ok, &[]);
+        for (blk, site) in [(ok, 0usize), (trap, 1)] {
+            b.switch_to_block(blk);
+            if site == 0 {
+                b.ins().store(flags, value, regs, 8 * ret_reg as i32);
+            }
+            let off = 8 * site as i32;
+            let n = b.ins().load(types::I64, flags, counters, off);
+            let n = b.ins().iadd_imm_s(n, 1);
+            b.ins().store(flags, n, counters, off);
+            let e = exits[site];
+            let code = Exit {
+                kind: e.kind,
+                resume: e.resume,
+            }
+            .encode();
+            let code = b.ins().iconst(types::I64, code as i64);
+            b.ins().return_(&[code]);
+        }
+        b.seal_all_blocks();
+        b.finalize(isa.frontend_config());
+    }
+    codegen_error(&func, isa, format!("f{fidx}:0 (whole function)"))?;
+    Ok(Lowered { func, exits })
+}

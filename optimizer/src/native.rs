@@ -1,0 +1,232 @@
+//! Native functions: which bytecode functions compile whole into machine
+//! code that calls other native functions directly, and the context such
+//! code shares with its caller (how it reports a trap).
+//!
+//! A function is *closed* when every instruction it holds can run natively:
+//! everything a region compiles in place, branches and jump tables, `ret`,
+//! and direct `call`s to closed functions (recursion included). `calli`,
+//! `halt`, `putn`, `putc` and `inlen` need the interpreter (a call target
+//! unknown until run time, the end of the program, output, input), and so
+//! does any function that calls a function that needs it.
+//!
+//! Native code keeps registers in SSA values (no register window) and
+//! recurses on the machine stack. It never exits to the interpreter: an
+//! instruction that traps in the interpreter (division by zero, a memory
+//! access out of bounds, a call deeper than `max_depth`) records the trap in
+//! the [`NativeCtx`] and unwinds every native frame at once; the region that
+//! made the outermost native call then returns an [`crate::ExitKind::Trap`]
+//! exit and [`crate::CompiledRegion::run_with`] turns the context into a
+//! [`NativeTrap`].
+//!
+//! Where native code is not the interpreter, by design: it counts no fuel
+//! (like compiled loops) and emits no profile tuples. The interpreter also
+//! traps when its register stack (frames' register counts summed) would
+//! pass 2^24 words, which native frames do not model; that limit is out of
+//! reach when `max_depth * (most registers of any function) + 256 <= 2^24`
+//! (with the default depth limit: every function has at most 255
+//! registers), and where it is not, [`crate::CompiledRegion::run_with`]
+//! does not run native code at all (see there).
+
+use toyvm_vm::Program;
+use toyvm_vm::interp::TrapKind;
+use toyvm_vm::isa::Instr;
+
+/// Whether native code can run `i` (a `call` only if its callee is closed,
+/// which [`closed_functions`] decides).
+fn runs_natively(i: &Instr) -> bool {
+    !matches!(
+        i,
+        Instr::Calli { .. }
+            | Instr::Halt { .. }
+            | Instr::Putn { .. }
+            | Instr::Putc { .. }
+            | Instr::Inlen { .. }
+    )
+}
+
+/// Per function: whether it is closed (see the module docs). The greatest
+/// fixpoint over the call graph: start from every function whose own
+/// instructions all run natively, then drop callers of dropped functions
+/// until nothing changes, so (mutually) recursive functions stay closed.
+pub fn closed_functions(program: &Program) -> Vec<bool> {
+    let mut closed: Vec<bool> = program
+        .functions
+        .iter()
+        .map(|f| f.code.iter().all(runs_natively))
+        .collect();
+    loop {
+        let mut changed = false;
+        for (i, f) in program.functions.iter().enumerate() {
+            if closed[i]
+                && f.code.iter().any(|ins| match *ins {
+                    Instr::Call { f, .. } => !closed.get(f as usize).copied().unwrap_or(false),
+                    _ => false,
+                })
+            {
+                closed[i] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            return closed;
+        }
+    }
+}
+
+/// Trap codes in [`NativeCtx::trap_kind`].
+pub(crate) const TRAP_NONE: u64 = 0;
+pub(crate) const TRAP_DIVISION_BY_ZERO: u64 = 1;
+pub(crate) const TRAP_OUT_OF_BOUNDS: u64 = 2;
+pub(crate) const TRAP_STACK_OVERFLOW: u64 = 3;
+
+/// The interpreter's register-stack limit, in words (`MAX_STACK_WORDS` in
+/// `toyvm_vm::interp`).
+pub(crate) const INTERP_STACK_WORDS: u64 = 1 << 24;
+
+/// Whether no call chain within `max_depth` frames of functions with at
+/// most `max_regs` registers can reach the interpreter's register-stack
+/// limit: a call from depth `k < max_depth` puts the callee's window at
+/// most `(k + 1) * max_regs` words up, and the interpreter traps only when
+/// that plus one window passes the limit.
+pub(crate) fn register_stack_unreachable(max_depth: usize, max_regs: u16) -> bool {
+    (max_depth as u64)
+        .saturating_mul(max_regs as u64)
+        .saturating_add(256)
+        <= INTERP_STACK_WORDS
+}
+
+/// What compiled code shares with its caller, passed by pointer to every
+/// region and native function. Native code reads `mem`, `mem_len` and
+/// `max_depth`, and writes the `trap_*` fields when it traps. (The call
+/// depth itself travels as an argument: a register, not memory traffic.)
+///
+/// Only [`crate::CompiledRegion::run_with`] builds one (it is public only
+/// because [`crate::RegionFn`] names it).
+#[repr(C)]
+#[derive(Debug)]
+pub struct NativeCtx {
+    pub(crate) mem: *mut i64,
+    pub(crate) mem_len: u64,
+    pub(crate) max_depth: u64,
+    /// `TRAP_NONE` or one of the `TRAP_*` codes.
+    pub(crate) trap_kind: u64,
+    pub(crate) trap_func: u64,
+    pub(crate) trap_pc: u64,
+    /// The word address of an out-of-bounds access.
+    pub(crate) trap_addr: i64,
+}
+
+/// Field offsets for the code generator.
+pub(crate) mod ctx_offset {
+    use super::NativeCtx;
+    use std::mem::offset_of;
+
+    pub const MEM: i32 = offset_of!(NativeCtx, mem) as i32;
+    pub const MEM_LEN: i32 = offset_of!(NativeCtx, mem_len) as i32;
+    pub const MAX_DEPTH: i32 = offset_of!(NativeCtx, max_depth) as i32;
+    pub const TRAP_KIND: i32 = offset_of!(NativeCtx, trap_kind) as i32;
+    pub const TRAP_FUNC: i32 = offset_of!(NativeCtx, trap_func) as i32;
+    pub const TRAP_PC: i32 = offset_of!(NativeCtx, trap_pc) as i32;
+    pub const TRAP_ADDR: i32 = offset_of!(NativeCtx, trap_addr) as i32;
+}
+
+/// A trap inside native code, with everything the runtime needs to build
+/// the interpreter's identical `toyvm_vm::interp::Trap`: the kind (for
+/// `OutOfBounds` with the address and memory size, for `StackOverflow` with
+/// the depth limit), and the function and instruction offset where it
+/// happened (for a call too deep: the `call` instruction, in the caller).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeTrap {
+    pub kind: TrapKind,
+    pub func: u32,
+    pub pc: u32,
+}
+
+impl NativeTrap {
+    /// The interpreter's trap: the same kind, pc and function name.
+    pub fn to_trap(&self, program: &Program) -> toyvm_vm::interp::Trap {
+        toyvm_vm::interp::Trap {
+            kind: self.kind.clone(),
+            pc: toyvm_vm::Pc::new(self.func, self.pc),
+            function: program
+                .functions
+                .get(self.func as usize)
+                .map(|f| f.name.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl NativeCtx {
+    /// The trap recorded in the context, if any.
+    pub(crate) fn trap(&self, max_depth: usize) -> Option<NativeTrap> {
+        let kind = match self.trap_kind {
+            TRAP_NONE => return None,
+            TRAP_DIVISION_BY_ZERO => TrapKind::DivisionByZero,
+            TRAP_OUT_OF_BOUNDS => TrapKind::OutOfBounds {
+                addr: self.trap_addr,
+                size: self.mem_len,
+            },
+            TRAP_STACK_OVERFLOW => TrapKind::StackOverflow { depth: max_depth },
+            k => unreachable!("native code writes only known trap codes, not {k}"),
+        };
+        Some(NativeTrap {
+            kind,
+            func: self.trap_func as u32,
+            pc: self.trap_pc as u32,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toyvm_vm::asm::assemble;
+
+    #[test]
+    fn closedness_is_a_fixpoint_over_the_call_graph() {
+        let p = assemble(
+            "
+            .func even(n)           # 0: mutual recursion, closed
+                beqi n, 0, yes
+                subi n, n, 1
+                call n, odd, n, 1
+                ret n
+            yes:
+                li n, 1
+                ret n
+            .end
+            .func odd(n)            # 1
+                beqi n, 0, no
+                subi n, n, 1
+                call n, even, n, 1
+                ret n
+            no:
+                li n, 0
+                ret n
+            .end
+            .func show(n)           # 2: output
+                putn n
+                ret n
+            .end
+            .func uses_show(n)      # 3: calls a function that is not closed
+                call n, show, n, 1
+                ret n
+            .end
+            .func indirect(n)       # 4: calli
+                fref r1, even
+                calli n, r1, n, 1
+                ret n
+            .end
+            .func main(n)           # 5
+                call n, uses_show, n, 1
+                ret n
+            .end",
+        )
+        .unwrap();
+        assert_eq!(
+            closed_functions(&p),
+            [true, true, false, false, false, false]
+        );
+    }
+}
