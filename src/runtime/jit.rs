@@ -49,7 +49,9 @@ pub struct JitOptions {
     pub guard_failure_share: f64,
     /// Fewer entries per interval than this are too few to judge exits by.
     pub min_entries: u64,
-    /// A region that does not loop needs at least this many instructions.
+    /// A region that does not loop needs at least this many instructions:
+    /// a short one entered often (an interpreter's dispatch loop cut at its
+    /// `jtab`) costs more to enter and leave than it saves.
     pub min_straight_instrs: usize,
     /// Print every decision on standard error.
     pub log: bool,
@@ -68,7 +70,7 @@ impl Default for JitOptions {
             hot_exit_share: 0.5,
             guard_failure_share: 0.1,
             min_entries: 8,
-            min_straight_instrs: 8,
+            min_straight_instrs: 16,
             log: false,
             dump_clif: None,
             timing: false,
