@@ -62,6 +62,14 @@ enum Command {
         /// bytecode pcs) to this directory.
         #[arg(long, value_name = "DIR")]
         dump_clif: Option<PathBuf>,
+        /// Compile without value specialization (no guarded constants), to
+        /// measure what it buys.
+        #[arg(long)]
+        no_value_spec: bool,
+        /// Compile without call-target specialization (indirect calls stay
+        /// with the interpreter), to measure what it buys.
+        #[arg(long)]
+        no_call_spec: bool,
         /// Record the tuple stream to this trace file.
         #[arg(long, value_name = "FILE")]
         record: Option<PathBuf>,
@@ -207,6 +215,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             no_jit,
             jit_log,
             dump_clif,
+            no_value_spec,
+            no_call_spec,
             record,
             record_format,
             kinds,
@@ -214,10 +224,21 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             json,
         } => {
             if record.is_none() {
-                let jit = (!no_jit).then(|| toyvm::runtime::JitOptions {
-                    log: jit_log,
-                    dump_clif,
-                    ..Default::default()
+                let jit = (!no_jit).then(|| {
+                    let mut o = toyvm::runtime::JitOptions {
+                        log: jit_log,
+                        dump_clif,
+                        ..Default::default()
+                    };
+                    // A share above 1 is never reached: nothing specializes.
+                    if no_value_spec {
+                        o.plan.specialize.value_share = 2.0;
+                    }
+                    if no_call_spec {
+                        o.plan.specialize.call_share = 2.0;
+                        o.plan.max_dispatch = 0;
+                    }
+                    o
                 });
                 let opts = RunOptions {
                     fuel,

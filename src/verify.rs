@@ -257,7 +257,11 @@ pub fn check(
     let allowed = |exact: u64| -> f64 {
         let c = exact as f64;
         let r = period as f64;
-        let sampling = if period > 1 { r + 3.0 * (c * (r - 1.0)).sqrt() } else { 0.0 };
+        let sampling = if period > 1 {
+            r + 3.0 * (c * (r - 1.0)).sqrt()
+        } else {
+            0.0
+        };
         (tol.tolerance * c).max(sampling)
     };
     let low = reference.low_bound();

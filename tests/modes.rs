@@ -118,6 +118,6 @@ fn the_phase_change_program_drops_and_recompiles() {
     );
     assert!(
         jit.recompiles >= 1,
-        "a region must be re-formed after its exits turn hot: {jit:?}"
+        "a region must be recompiled when its phase comes back: {jit:?}"
     );
 }

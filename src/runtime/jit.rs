@@ -98,10 +98,20 @@ pub struct JitStats {
     pub live_regions: u64,
 }
 
+/// What the log and the review need to know of a region beyond its code.
+struct Meta {
+    description: String,
+    /// Offsets of the instructions the region compiles (its own code).
+    covers: Vec<u32>,
+    loops: bool,
+}
+
 struct Installed {
     code: CompiledRegion,
     /// Offsets of the instructions the region compiles (its own code).
     covers: Vec<u32>,
+    /// Whether the region jumps back to its own head.
+    loops: bool,
     counters: Vec<u64>,
     seen: Vec<u64>,
     entries: u64,
@@ -286,8 +296,13 @@ impl<'p> Jit<'p> {
                     key,
                     region,
                     0,
-                    format!("whole function, native ({calls} calls in the interval)"),
-                    Vec::new(),
+                    Meta {
+                        description: format!(
+                            "whole function, native ({calls} calls in the interval)"
+                        ),
+                        covers: Vec::new(),
+                        loops: false,
+                    },
                 ),
                 Err(e) => {
                     self.stats.compile_failures += 1;
@@ -373,7 +388,12 @@ impl<'p> Jit<'p> {
                 _ => None,
             })
             .collect();
-        self.install_compiled(index, key, compiled, recompiles, description, covers);
+        let meta = Meta {
+            description,
+            covers,
+            loops: region.loops(),
+        };
+        self.install_compiled(index, key, compiled, recompiles, meta);
     }
 
     fn install_compiled(
@@ -382,9 +402,13 @@ impl<'p> Jit<'p> {
         key: (u32, u32),
         compiled: CompiledRegion,
         recompiles: u32,
-        description: String,
-        covers: Vec<u32>,
+        meta: Meta,
     ) {
+        let Meta {
+            description,
+            covers,
+            loops,
+        } = meta;
         let what = describe(self.program, key.0, key.1);
         if let Some(HeadState::Compiled { slot, .. }) = self.states.get(&key).copied() {
             // A whole-function region replaces a superblock at the entry.
@@ -392,13 +416,16 @@ impl<'p> Jit<'p> {
         }
         self.stats.compile_seconds += compiled.compile_time().as_secs_f64();
         self.stats.code_bytes += compiled.code_size() as u64;
-        if recompiles > 0 {
+        let version = self.versions.entry(key).or_insert(0);
+        *version += 1;
+        // A head compiled before (dropped when idle, or re-formed after hot
+        // exits or failing guards) is a recompile.
+        let again = *version > 1;
+        if again {
             self.stats.recompiles += 1;
         } else {
             self.stats.compiles += 1;
         }
-        let version = self.versions.entry(key).or_insert(0);
-        *version += 1;
         if let (Some(dir), Some(clif)) = (&self.opts.dump_clif, compiled.clif()) {
             let path = dir.join(format!("f{}_{}_v{}.clif", key.0, key.1, version));
             if let Err(e) = std::fs::write(&path, clif) {
@@ -431,6 +458,7 @@ impl<'p> Jit<'p> {
         self.slots[slot] = Some(Installed {
             code: compiled,
             covers,
+            loops,
             counters: vec![0; n],
             seen: vec![0; n],
             entries: 0,
@@ -482,9 +510,14 @@ impl<'p> Jit<'p> {
             let what = describe(self.program, key.0, key.1);
             let reason = if r.idle >= self.opts.idle_intervals {
                 Some(format!("idle for {} intervals (its phase is over)", r.idle))
-            } else if entered >= self.opts.min_entries
+            } else if !r.loops
+                && entered >= self.opts.min_entries
                 && guard_failures as f64 >= self.opts.guard_failure_share * entered as f64
             {
+                // Only for regions that do not loop: a looping region is
+                // re-entered right after each failure, so failures per entry
+                // is near 1 even when the guard fails once in a thousand
+                // iterations (its iterations are not counted).
                 Some(format!(
                     "guards failed on {guard_failures} of {entered} entries"
                 ))
