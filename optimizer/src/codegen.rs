@@ -191,6 +191,8 @@ struct Lower<'r, 'b> {
     /// Exit blocks, filled once every path into them exists.
     pending: Vec<(Block, usize)>,
     head: Block,
+    /// The blocks [`Target::Block`]s go to, by bytecode offset.
+    labels: HashMap<u32, Block>,
     regs: Value,
     mem: Value,
     mem_len: Value,
@@ -225,6 +227,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             exits: Vec::new(),
             pending: Vec::new(),
             head,
+            labels: HashMap::new(),
             regs: p[0],
             mem: p[1],
             mem_len: p[2],
@@ -292,9 +295,18 @@ impl<'r, 'b> Lower<'r, 'b> {
             .iter()
             .position(|s| matches!(s, Step::Block { .. }))
             .unwrap_or(0);
+        let labels = region.labels().map_err(|m| self.invalid(m))?;
+        let mut arm_at = HashMap::new();
+        for (offset, at) in labels {
+            let blk = self.b.create_block();
+            self.labels.insert(offset, blk);
+            arm_at.insert(at, blk);
+        }
         for (i, s) in steps.iter().enumerate() {
             if i == head_at {
-                self.enter_head();
+                self.enter(self.head);
+            } else if let Some(&blk) = arm_at.get(&i) {
+                self.enter(blk);
             }
             if self.done {
                 // Unreachable steps after a terminator (e.g. a folded
@@ -307,7 +319,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             self.step(s)?;
         }
         if steps.is_empty() {
-            self.enter_head();
+            self.enter(self.head);
         }
         if !self.done {
             return Err(self.invalid(
@@ -320,13 +332,14 @@ impl<'r, 'b> Lower<'r, 'b> {
         Ok(())
     }
 
-    /// Starts the loop head: entry guards' constants survive in registers
-    /// the region never writes; everything else may differ on the back edge.
-    fn enter_head(&mut self) {
+    /// Starts the loop head or an arm of a trace tree, blocks that more than
+    /// one path reaches: entry guards' constants survive in registers the
+    /// region never writes; everything else may differ on another path.
+    fn enter(&mut self, blk: Block) {
         if !self.done {
-            self.b.ins().jump(self.head, &[]);
+            self.b.ins().jump(blk, &[]);
         }
-        self.b.switch_to_block(self.head);
+        self.b.switch_to_block(blk);
         self.done = false;
         for r in 0..256 {
             if self.written[r] {
@@ -416,6 +429,7 @@ impl<'r, 'b> Lower<'r, 'b> {
         match t {
             Target::Next => *next.get_or_insert_with(|| self.b.create_block()),
             Target::Head => self.head,
+            Target::Block(to) => self.labels[&to],
             Target::Exit(to) => self.exit(ExitKind::Side, to),
         }
     }
@@ -423,8 +437,10 @@ impl<'r, 'b> Lower<'r, 'b> {
     fn goto(&mut self, t: Target) {
         match t {
             Target::Next => {}
-            Target::Head => {
-                self.b.ins().jump(self.head, &[]);
+            Target::Head | Target::Block(_) => {
+                let mut next = None;
+                let blk = self.target(t, &mut next);
+                self.b.ins().jump(blk, &[]);
                 self.done = true;
             }
             Target::Exit(to) => self.leave(ExitKind::Side, to),

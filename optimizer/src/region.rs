@@ -1,9 +1,10 @@
 //! Regions: what the optimizer compiles, and their text form.
 //!
 //! A region is a superblock of one bytecode function laid out as a straight
-//! list of [`Step`]s. Control enters only at the top; it leaves through side
-//! exits to exact bytecode offsets, or jumps back to the region's head (a
-//! loop kept inside compiled code). Every step names the original offsets,
+//! list of [`Step`]s, possibly followed by the arms of a trace tree (other
+//! paths back to the head, each a list of steps). Control enters only at the
+//! top; it leaves through side exits to exact bytecode offsets, or jumps back
+//! to the region's head (a loop kept inside compiled code) or to an arm. Every step names the original offsets,
 //! so each exit resumes the interpreter at the right instruction.
 //!
 //! The text form exists so optimizer tests read as "IR in, IR out": a test
@@ -28,7 +29,9 @@
 //! ```
 //!
 //! Targets are `next` (the following step), `head` (the first `block`
-//! step), or `exit N` (leave to offset `N`). `#` and `;` start comments.
+//! step), `exit N` (leave to offset `N`), or `block N` (the region's copy of
+//! the block at offset `N`: the first `block N` step after the head's, where
+//! an arm of a trace tree starts). `#` and `;` start comments.
 
 use std::fmt::{self, Write as _};
 
@@ -48,6 +51,11 @@ pub enum Target {
     Head,
     /// Leave the region; the interpreter resumes at this offset.
     Exit(u32),
+    /// To the region's copy of the block at this offset: the first
+    /// [`Step::Block`] (after the head's) with that offset. A trace tree's
+    /// arms start at such blocks (see [`crate::superblock`]); control still
+    /// enters the region only at its head.
+    Block(u32),
 }
 
 /// One step of a region.
@@ -140,6 +148,32 @@ impl Region {
     /// Whether some path jumps back to the head (a loop in compiled code).
     pub fn loops(&self) -> bool {
         self.targets().any(|t| t == Target::Head)
+    }
+
+    /// The step index each [`Target::Block`] names, or an error naming a
+    /// target with no block to go to.
+    pub fn labels(&self) -> std::result::Result<Vec<(u32, usize)>, String> {
+        let head_at = self
+            .steps
+            .iter()
+            .position(|s| matches!(s, Step::Block { .. }));
+        let mut out: Vec<(u32, usize)> = Vec::new();
+        for t in self.targets() {
+            let Target::Block(to) = t else { continue };
+            if out.iter().any(|&(o, _)| o == to) {
+                continue;
+            }
+            let at = self
+                .steps
+                .iter()
+                .enumerate()
+                .position(|(i, s)| {
+                    Some(i) != head_at && matches!(s, Step::Block { offset, .. } if *offset == to)
+                })
+                .ok_or_else(|| format!("`block {to}` names no block of the region"))?;
+            out.push((to, at));
+        }
+        Ok(out)
     }
 
     /// The region's guards as `(register, value, resume offset)`.
@@ -245,6 +279,7 @@ impl fmt::Display for Target {
             Target::Next => f.write_str("next"),
             Target::Head => f.write_str("head"),
             Target::Exit(to) => write!(f, "exit {to}"),
+            Target::Block(to) => write!(f, "block {to}"),
         }
     }
 }
@@ -397,11 +432,15 @@ fn parse_target(s: &str) -> std::result::Result<Target, String> {
     match s.trim() {
         "next" => Ok(Target::Next),
         "head" => Ok(Target::Head),
-        t => t
-            .strip_prefix("exit ")
-            .and_then(|n| n.trim().parse().ok())
-            .map(Target::Exit)
-            .ok_or_else(|| format!("`{t}` is not a target (`next`, `head` or `exit N`)")),
+        t => {
+            let num = |p: &str| t.strip_prefix(p).and_then(|n| n.trim().parse().ok());
+            num("exit ")
+                .map(Target::Exit)
+                .or_else(|| num("block ").map(Target::Block))
+                .ok_or_else(|| {
+                    format!("`{t}` is not a target (`next`, `head`, `exit N` or `block N`)")
+                })
+        }
     }
 }
 

@@ -15,6 +15,21 @@
 //!    region IR); those predecessors keep reaching the original block in the
 //!    interpreter, exactly the `D` / `D'` split of the paper's Figure 5.
 //!
+//! 4. Grow a trace *tree* (as trace-based JITs do; Gal and Franz's trace
+//!    trees): from each block of the trace, an off-trace arc carrying at
+//!    least [`SuperblockConfig::arm_share`] of the head's weight starts an
+//!    *arm* grown along the likeliest arcs; an arm is kept when it gets
+//!    back to the head (or to another arm) within the size cap, and its
+//!    own off-path arcs may start further arms. An arm starts at a
+//!    [`Target::Block`] and is itself tail-duplicated code, entered only
+//!    from inside the region. This goes beyond the paper: IMPACT leaves the
+//!    off-trace paths to other superblocks, which a static compiler links
+//!    with direct jumps, but here leaving a region costs a side exit into
+//!    the interpreter and a region entry to come back. Without arms a loop
+//!    whose body forks evenly (a bytecode interpreter's `jtab` dispatch, a
+//!    50/50 diamond) never stays in compiled code. `arm_share = 0` gives
+//!    plain superblocks.
+//!
 //! Where this differs from a static compiler: growth also stops after a
 //! block that ends in a call, `ret` or `halt`, or at an instruction compiled
 //! code hands to the interpreter (`putn`, `putc`, `inlen`), since nothing
@@ -41,6 +56,11 @@ pub struct SuperblockConfig {
     pub max_instrs: usize,
     /// Blocks lighter than this seed no trace.
     pub min_weight: u64,
+    /// Least weight of an arm of a trace tree, as a share of the head's
+    /// weight; 0 grows no arms (plain superblocks).
+    pub arm_share: f64,
+    /// Most arms in one tree.
+    pub max_arms: usize,
 }
 
 impl Default for SuperblockConfig {
@@ -49,6 +69,8 @@ impl Default for SuperblockConfig {
             threshold: 0.6,
             max_instrs: 200,
             min_weight: 1,
+            arm_share: 0.02,
+            max_arms: 16,
         }
     }
 }
@@ -87,23 +109,35 @@ fn stops(native: &NativeCallee<'_>, pc: u32, i: &Instr) -> bool {
     is_interpreted(i) && native(pc, i).is_none()
 }
 
+/// A trace and the arms grown from it (see the module docs): each arm is a
+/// path of blocks from an off-trace successor of a tree block back to the
+/// trace head or to the start of another arm.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceTree {
+    pub trace: Vec<BlockId>,
+    pub arms: Vec<Vec<BlockId>>,
+}
+
 /// The traces of `wcfg` as lists of blocks, heaviest seed first.
 pub fn select_traces(
     wcfg: &WeightedCfg,
     f: &Function,
     cfg: &SuperblockConfig,
 ) -> Vec<Vec<BlockId>> {
-    select_traces_with(wcfg, f, cfg, &no_native)
+    select_trees(wcfg, f, cfg, &no_native)
+        .into_iter()
+        .map(|t| t.trace)
+        .collect()
 }
 
-/// [`select_traces`], with traces growing past the calls `native` makes
-/// native.
-pub fn select_traces_with(
+/// The trace trees of `wcfg`, heaviest seed first, with traces growing past
+/// the calls `native` makes native.
+pub fn select_trees(
     wcfg: &WeightedCfg,
     f: &Function,
     cfg: &SuperblockConfig,
     native: &NativeCallee<'_>,
-) -> Vec<Vec<BlockId>> {
+) -> Vec<TraceTree> {
     let blocks = wcfg.cfg().blocks();
     let mut order: Vec<BlockId> = (0..blocks.len())
         .filter(|&b| wcfg.weight(b) >= cfg.min_weight.max(1))
@@ -112,7 +146,7 @@ pub fn select_traces_with(
     // its body), so the result does not depend on hash order.
     order.sort_by_key(|&b| (std::cmp::Reverse(wcfg.weight(b)), b));
     let mut placed = vec![false; blocks.len()];
-    let mut traces = Vec::new();
+    let mut trees = Vec::new();
     for seed in order {
         if placed[seed] {
             continue;
@@ -130,11 +164,7 @@ pub fn select_traces_with(
             if stops_growth(f, blocks[cur].start, blocks[cur].end, native) {
                 break;
             }
-            let Some(&(next, w)) = wcfg
-                .out_arcs(cur)
-                .iter()
-                .max_by_key(|&&(s, w)| (w, std::cmp::Reverse(s)))
-            else {
+            let Some((next, w)) = likeliest(wcfg, cur) else {
                 break;
             };
             let node = wcfg.weight(cur);
@@ -148,9 +178,126 @@ pub fn select_traces_with(
             size += blocks[next].len();
             trace.push(next);
         }
-        traces.push(trace);
+        let arms = grow_arms(wcfg, f, cfg, native, &trace, &mut placed, size);
+        trees.push(TraceTree { trace, arms });
     }
-    traces
+    trees
+}
+
+/// The heaviest out-arc of `b` (ties to the lower block).
+fn likeliest(wcfg: &WeightedCfg, b: BlockId) -> Option<(BlockId, u64)> {
+    wcfg.out_arcs(b)
+        .iter()
+        .max_by_key(|&&(s, w)| (w, std::cmp::Reverse(s)))
+        .copied()
+}
+
+/// The arms of `trace`'s tree: from every block of the tree (the trace's,
+/// then each new arm's), each off-path arc at least `arm_share` of the
+/// head's weight starts an arm grown along the likeliest arcs; it is kept if
+/// it reaches the head or another arm's start within the size cap, so that
+/// control stays in compiled code, and dropped if it would leave (an
+/// interpreted instruction, a block of another trace, a loop of its own).
+/// Blocks of the tree other than arm starts may be copied into several arms
+/// (tail duplication, as for the trace).
+fn grow_arms(
+    wcfg: &WeightedCfg,
+    f: &Function,
+    cfg: &SuperblockConfig,
+    native: &NativeCallee<'_>,
+    trace: &[BlockId],
+    placed: &mut [bool],
+    mut size: usize,
+) -> Vec<Vec<BlockId>> {
+    let blocks = wcfg.cfg().blocks();
+    let head = trace[0];
+    let least = ((wcfg.weight(head) as f64 * cfg.arm_share).ceil() as u64).max(1);
+    let mut in_tree = vec![false; blocks.len()];
+    for &b in trace {
+        in_tree[b] = true;
+    }
+    let mut arms: Vec<Vec<BlockId>> = Vec::new();
+    let mut starts: Vec<BlockId> = Vec::new();
+    // Branch points: a block and the successor its own path goes on to.
+    let mut from: Vec<(BlockId, Option<BlockId>)> = trace
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| (b, trace.get(i + 1).copied()))
+        .collect();
+    let mut k = 0;
+    while k < from.len() && cfg.arm_share > 0.0 {
+        let (b, on_path) = from[k];
+        k += 1;
+        if stops_growth(f, blocks[b].start, blocks[b].end, native) {
+            continue;
+        }
+        let mut arcs: Vec<(BlockId, u64)> = wcfg.out_arcs(b).to_vec();
+        arcs.sort_by_key(|&(s, w)| (std::cmp::Reverse(w), s));
+        for (s, w) in arcs {
+            if arms.len() >= cfg.max_arms {
+                return arms;
+            }
+            if w < least || Some(s) == on_path || s == head || starts.contains(&s) || in_tree[s] {
+                continue;
+            }
+            if placed[s] {
+                continue;
+            }
+            let Some(path) = grow_arm(
+                wcfg, f, cfg, native, s, head, &starts, placed, &in_tree, size,
+            ) else {
+                continue;
+            };
+            size += path.iter().map(|&p| blocks[p].len()).sum::<usize>();
+            for (i, &p) in path.iter().enumerate() {
+                placed[p] = true;
+                in_tree[p] = true;
+                from.push((p, path.get(i + 1).copied()));
+            }
+            starts.push(s);
+            arms.push(path);
+        }
+    }
+    arms
+}
+
+/// One arm from `s` (see [`grow_arms`]), or `None` if it does not get back.
+#[allow(clippy::too_many_arguments)]
+fn grow_arm(
+    wcfg: &WeightedCfg,
+    f: &Function,
+    cfg: &SuperblockConfig,
+    native: &NativeCallee<'_>,
+    s: BlockId,
+    head: BlockId,
+    starts: &[BlockId],
+    placed: &[bool],
+    in_tree: &[bool],
+    size: usize,
+) -> Option<Vec<BlockId>> {
+    let blocks = wcfg.cfg().blocks();
+    let mut path = vec![s];
+    let mut len = blocks[s].len();
+    loop {
+        let cur = *path.last().expect("an arm has its start");
+        if size + len > cfg.max_instrs
+            || stops_growth(f, blocks[cur].start, blocks[cur].end, native)
+        {
+            return None;
+        }
+        let (next, w) = likeliest(wcfg, cur)?;
+        if w == 0 {
+            return None;
+        }
+        if next == head || starts.contains(&next) {
+            return Some(path);
+        }
+        if path.contains(&next) || (placed[next] && !in_tree[next]) {
+            return None;
+        }
+        len += blocks[next].len();
+        path.push(next);
+    }
 }
 
 /// Whether a trace cannot continue past block `start..end`.
@@ -158,9 +305,9 @@ fn stops_growth(f: &Function, start: u32, end: u32, native: &NativeCallee<'_>) -
     (start..end).any(|pc| stops(native, pc, &f.code[pc as usize]))
 }
 
-/// Forms the superblocks of one function: [`select_traces`], then each
-/// trace laid out as a [`Region`] (side entrances removed by tail
-/// duplication, off-trace arcs turned into side exits).
+/// Forms the superblocks of one function: [`select_traces`] (with their
+/// trees' arms), then each tree laid out as a [`Region`] (side entrances
+/// removed by tail duplication, off-tree arcs turned into side exits).
 pub fn form_superblocks(wcfg: &WeightedCfg, f: &Function, cfg: &SuperblockConfig) -> Vec<Region> {
     form_superblocks_with(wcfg, f, cfg, &no_native)
 }
@@ -173,42 +320,77 @@ pub fn form_superblocks_with(
     cfg: &SuperblockConfig,
     native: &NativeCallee<'_>,
 ) -> Vec<Region> {
-    select_traces_with(wcfg, f, cfg, native)
+    select_trees(wcfg, f, cfg, native)
         .iter()
-        .map(|t| layout_with(wcfg, f, t, native))
+        .map(|t| layout_tree(wcfg, f, t, native))
         .collect()
 }
 
 /// Lays a trace out as a region.
 pub fn layout(wcfg: &WeightedCfg, f: &Function, trace: &[BlockId]) -> Region {
-    layout_with(wcfg, f, trace, &no_native)
+    let tree = TraceTree {
+        trace: trace.to_vec(),
+        arms: Vec::new(),
+    };
+    layout_tree(wcfg, f, &tree, &no_native)
 }
 
-/// [`layout`] with the calls `native` picks as [`Step::Call`]s.
-pub fn layout_with(
+/// Lays a tree out as a region: the trace, then each arm, the arms' first
+/// blocks being where [`Target::Block`]s go.
+pub fn layout_tree(
     wcfg: &WeightedCfg,
     f: &Function,
-    trace: &[BlockId],
+    tree: &TraceTree,
     native: &NativeCallee<'_>,
 ) -> Region {
+    let blocks = wcfg.cfg().blocks();
+    let head = blocks[tree.trace[0]].start;
+    let starts: Vec<u32> = tree.arms.iter().map(|a| blocks[a[0]].start).collect();
+    let mut steps = Vec::new();
+    layout_path(wcfg, f, &tree.trace, head, &starts, native, &mut steps);
+    for arm in &tree.arms {
+        layout_path(wcfg, f, arm, head, &starts, native, &mut steps);
+    }
+    Region {
+        func: wcfg.cfg().func(),
+        head,
+        steps,
+    }
+}
+
+/// Appends one path of a tree (the trace or an arm) to `steps`.
+fn layout_path(
+    wcfg: &WeightedCfg,
+    f: &Function,
+    path: &[BlockId],
+    head: u32,
+    starts: &[u32],
+    native: &NativeCallee<'_>,
+    steps: &mut Vec<Step>,
+) {
     let c = wcfg.cfg();
     let blocks = c.blocks();
-    let head = blocks[trace[0]].start;
-    let mut steps = Vec::new();
-    for (n, &b) in trace.iter().enumerate() {
+    let is_arm = blocks[path[0]].start != head;
+    for (n, &b) in path.iter().enumerate() {
         let blk = blocks[b];
-        let next_start = trace.get(n + 1).map(|&nb| blocks[nb].start);
+        let next_start = path.get(n + 1).map(|&nb| blocks[nb].start);
         let target = |to: u32| {
             if Some(to) == next_start {
                 Target::Next
             } else if to == head {
                 Target::Head
+            } else if starts.contains(&to) {
+                Target::Block(to)
             } else {
                 Target::Exit(to)
             }
         };
-        let previous = n.checked_sub(1).map(|k| trace[k]);
-        let duplicated = n > 0 && c.preds(b).iter().any(|&p| Some(p) != previous);
+        let previous = n.checked_sub(1).map(|k| path[k]);
+        let duplicated = if n == 0 {
+            is_arm && c.preds(b).len() > 1
+        } else {
+            c.preds(b).iter().any(|&p| Some(p) != previous)
+        };
         steps.push(Step::Block {
             offset: blk.start,
             weight: wcfg.weight(b),
@@ -221,7 +403,7 @@ pub fn layout_with(
                     NativeCall::Callee(callee) => Step::Call { pc, instr, callee },
                     NativeCall::Dispatch(callees) => Step::Dispatch { pc, instr, callees },
                 });
-                // A call ends its block: go on along the trace, or leave.
+                // A call ends its block: go on along the path, or leave.
                 if pc + 1 == blk.end && next_start.is_none() {
                     steps.push(Step::Goto(target(blk.end)));
                 }
@@ -229,11 +411,7 @@ pub fn layout_with(
             }
             if is_interpreted(&instr) {
                 steps.push(Step::Interpret { pc, instr });
-                return Region {
-                    func: c.func(),
-                    head,
-                    steps,
-                };
+                return;
             }
             match instr {
                 Instr::Jmp { target: to } => {
@@ -262,18 +440,13 @@ pub fn layout_with(
                 }
                 _ => {
                     steps.push(Step::Op { pc, instr });
-                    // The trace's last block falls through off the trace.
+                    // The path's last block falls through off the path.
                     if pc + 1 == blk.end && next_start.is_none() {
                         steps.push(Step::Goto(target(blk.end)));
                     }
                 }
             }
         }
-    }
-    Region {
-        func: c.func(),
-        head,
-        steps,
     }
 }
 
@@ -329,14 +502,12 @@ region f0:3
     3: mul r4, r2, r3
     4: remi r4, r4, 7
     5: add r1, r1, r4
-    6: loop r3, r0, L3 -> head | exit 7
-region f0:2
-  block 2 weight=10
-    2: li r3, 1
-    goto exit 3
-region f0:7
+    6: loop r3, r0, L3 -> head | block 7
   block 7 weight=10
-    7: loop r2, r0, L2 -> exit 2 | exit 8
+    7: loop r2, r0, L2 -> next | exit 8
+  block 2 weight=10 dup
+    2: li r3, 1
+    goto head
 region f0:0
   block 0 weight=1
     0: li r1, 0
@@ -366,9 +537,17 @@ region f0:0
             ret s
         .end";
 
+    /// Plain superblocks: no trace-tree arms.
+    fn plain() -> SuperblockConfig {
+        SuperblockConfig {
+            arm_share: 0.0,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn a_hot_path_through_a_diamond_tail_duplicates_the_join() {
-        let (_, rs) = regions(DIAMOND, &[800], &SuperblockConfig::default());
+        let (_, rs) = regions(DIAMOND, &[800], &plain());
         assert_eq!(
             rs[0].to_string(),
             "\
@@ -392,7 +571,7 @@ region f0:2
         let src = DIAMOND
             .replace("andi t, i, 7", "andi t, i, 1")
             .replace("beqi t, 7", "beqi t, 1");
-        let (_, rs) = regions(&src, &[800], &SuperblockConfig::default());
+        let (_, rs) = regions(&src, &[800], &plain());
         assert_eq!(
             rs[0].to_string(),
             "\
@@ -405,7 +584,7 @@ region f0:2
         // A lower threshold takes the likelier (here: first listed) arc.
         let cfg = SuperblockConfig {
             threshold: 0.5,
-            ..Default::default()
+            ..plain()
         };
         let (_, rs) = regions(&src, &[800], &cfg);
         assert_eq!(rs[0].instr_count(), 6);
@@ -450,7 +629,7 @@ region f0:2
         .into_iter()
         .collect();
         let w = WeightedCfg::build(&p, 0, &edges).unwrap();
-        let rs = form_superblocks(&w, &p.functions[0], &SuperblockConfig::default());
+        let rs = form_superblocks(&w, &p.functions[0], &plain());
         // Seed 2 (weight 1000) cannot grow (0.5 < 0.6); 7 (weight 1000)
         // loops back to 2, not to its own head, so it exits there.
         assert_eq!(
@@ -463,5 +642,90 @@ region f0:7
     9: blt r1, r0, L2 -> exit 2 | exit 10
 "
         );
+    }
+
+    #[test]
+    fn both_sides_of_an_unbiased_branch_become_arms_of_one_tree() {
+        let src = DIAMOND
+            .replace("andi t, i, 7", "andi t, i, 1")
+            .replace("beqi t, 7", "beqi t, 1");
+        let (_, rs) = regions(&src, &[800], &SuperblockConfig::default());
+        assert_eq!(
+            rs[0].to_string(),
+            "\
+region f0:2
+  block 2 weight=800
+    2: andi r3, r1, 1
+    3: beqi r3, 1, L6 -> block 6 | block 4
+  block 4 weight=400
+    4: addi r2, r2, 1
+  block 7 weight=800 dup
+    7: add r2, r2, r1
+    8: addi r1, r1, 1
+    9: blt r1, r0, L2 -> head | exit 10
+  block 6 weight=400
+    6: subi r2, r2, 5
+  block 7 weight=800 dup
+    7: add r2, r2, r1
+    8: addi r1, r1, 1
+    9: blt r1, r0, L2 -> head | exit 10
+"
+        );
+        // The whole loop is one region: the join seeds no trace of its own.
+        assert!(rs.iter().all(|r| r.head != 7), "{}", text(&rs));
+        assert_eq!(Region::parse(&rs[0].to_string()).unwrap(), rs[0]);
+    }
+
+    #[test]
+    fn a_rare_side_below_the_arm_share_stays_an_exit() {
+        // 1 in 8 is 12.5% of the head: an arm at the default 2%, an exit
+        // at 20%.
+        let (_, rs) = regions(DIAMOND, &[800], &SuperblockConfig::default());
+        assert!(rs[0].to_string().contains("-> block 6 | next"), "{}", rs[0]);
+        let cfg = SuperblockConfig {
+            arm_share: 0.2,
+            ..Default::default()
+        };
+        let (_, rs) = regions(DIAMOND, &[800], &cfg);
+        assert!(rs[0].to_string().contains("-> exit 6 | next"), "{}", rs[0]);
+    }
+
+    #[test]
+    fn a_dispatch_loop_becomes_a_tree_with_an_arm_per_hot_case() {
+        // A jump-table interpreter loop: no case is likely enough to grow a
+        // superblock through (each 1/3), so only a tree keeps it compiled.
+        let src = "
+            .func main(n)
+                .reg i, op, s
+                li i, 0
+                li s, 0
+            next:                       # 2
+                remi op, i, 3
+                jtab op, [a, b, c]
+                ret s                   # 4
+            a:
+                addi s, s, 1            # 5
+                jmp tail
+            b:
+                subi s, s, 2            # 7
+                jmp tail
+            c:
+                muli s, s, 3            # 9
+            tail:
+                addi i, i, 1            # 10
+                blt i, n, next
+                ret s
+            .end";
+        let (_, rs) = regions(src, &[300], &SuperblockConfig::default());
+        let r = &rs[0];
+        assert_eq!(r.head, 2);
+        assert!(r.loops());
+        let text = r.to_string();
+        assert!(
+            text.contains("jtab r2 -> [block 5, block 7, block 9] | exit 4"),
+            "{text}"
+        );
+        // Each arm ends back at the head; `tail` is copied into each.
+        assert_eq!(text.matches("-> head | exit 12").count(), 3, "{text}");
     }
 }
