@@ -116,6 +116,9 @@ fn stops(native: &NativeCallee<'_>, pc: u32, i: &Instr) -> bool {
 pub struct TraceTree {
     pub trace: Vec<BlockId>,
     pub arms: Vec<Vec<BlockId>>,
+    /// The blocks paths jump to ([`Target::Block`]): every arm's start, and
+    /// each block an arm loops back to (it jumps to the block's first copy).
+    pub labels: Vec<BlockId>,
 }
 
 /// The traces of `wcfg` as lists of blocks, heaviest seed first.
@@ -178,8 +181,12 @@ pub fn select_trees(
             size += blocks[next].len();
             trace.push(next);
         }
-        let arms = grow_arms(wcfg, f, cfg, native, &trace, &mut placed, size);
-        trees.push(TraceTree { trace, arms });
+        let (arms, labels) = grow_arms(wcfg, f, cfg, native, &trace, &mut placed, size);
+        trees.push(TraceTree {
+            trace,
+            arms,
+            labels,
+        });
     }
     trees
 }
@@ -192,14 +199,16 @@ fn likeliest(wcfg: &WeightedCfg, b: BlockId) -> Option<(BlockId, u64)> {
         .copied()
 }
 
-/// The arms of `trace`'s tree: from every block of the tree (the trace's,
-/// then each new arm's), each off-path arc at least `arm_share` of the
-/// head's weight starts an arm grown along the likeliest arcs; it is kept if
-/// it reaches the head or another arm's start within the size cap, so that
-/// control stays in compiled code, and dropped if it would leave (an
-/// interpreted instruction, a block of another trace, a loop of its own).
-/// Blocks of the tree other than arm starts may be copied into several arms
-/// (tail duplication, as for the trace).
+/// The arms of `trace`'s tree and the arm starts and other blocks that
+/// paths jump to (see [`TraceTree::labels`]): from every block of the tree
+/// (the trace's, then each new arm's), each off-path arc carrying at least
+/// `arm_share` of the head's weight starts an arm grown along the likeliest
+/// arcs. An arm is kept if it gets back to the head, to another arm's start,
+/// or to one of its own blocks (an inner loop: that block becomes a jump
+/// target) within the size cap, so that control stays in compiled code; it
+/// is dropped if it would leave (an interpreted instruction, a block of
+/// another trace). Other blocks of the tree are copied into the arm (tail
+/// duplication, as for the trace).
 fn grow_arms(
     wcfg: &WeightedCfg,
     f: &Function,
@@ -208,7 +217,7 @@ fn grow_arms(
     trace: &[BlockId],
     placed: &mut [bool],
     mut size: usize,
-) -> Vec<Vec<BlockId>> {
+) -> (Vec<Vec<BlockId>>, Vec<BlockId>) {
     let blocks = wcfg.cfg().blocks();
     let head = trace[0];
     let least = ((wcfg.weight(head) as f64 * cfg.arm_share).ceil() as u64).max(1);
@@ -217,7 +226,7 @@ fn grow_arms(
         in_tree[b] = true;
     }
     let mut arms: Vec<Vec<BlockId>> = Vec::new();
-    let mut starts: Vec<BlockId> = Vec::new();
+    let mut labels: Vec<BlockId> = Vec::new();
     // Branch points: a block and the successor its own path goes on to.
     let mut from: Vec<(BlockId, Option<BlockId>)> = trace
         .iter()
@@ -235,16 +244,16 @@ fn grow_arms(
         arcs.sort_by_key(|&(s, w)| (std::cmp::Reverse(w), s));
         for (s, w) in arcs {
             if arms.len() >= cfg.max_arms {
-                return arms;
+                return (arms, labels);
             }
-            if w < least || Some(s) == on_path || s == head || starts.contains(&s) || in_tree[s] {
+            if w < least || Some(s) == on_path || s == head || labels.contains(&s) {
                 continue;
             }
-            if placed[s] {
+            if in_tree[s] || placed[s] {
                 continue;
             }
-            let Some(path) = grow_arm(
-                wcfg, f, cfg, native, s, head, &starts, placed, &in_tree, size,
+            let Some((path, inner)) = grow_arm(
+                wcfg, f, cfg, native, s, head, &labels, placed, &in_tree, size,
             ) else {
                 continue;
             };
@@ -254,14 +263,16 @@ fn grow_arms(
                 in_tree[p] = true;
                 from.push((p, path.get(i + 1).copied()));
             }
-            starts.push(s);
+            labels.push(s);
+            labels.extend(inner.filter(|&b| b != s));
             arms.push(path);
         }
     }
-    arms
+    (arms, labels)
 }
 
-/// One arm from `s` (see [`grow_arms`]), or `None` if it does not get back.
+/// One arm from `s` (see [`grow_arms`]) and the block of its own it loops
+/// back to, if any; `None` if it does not get back.
 #[allow(clippy::too_many_arguments)]
 fn grow_arm(
     wcfg: &WeightedCfg,
@@ -270,11 +281,11 @@ fn grow_arm(
     native: &NativeCallee<'_>,
     s: BlockId,
     head: BlockId,
-    starts: &[BlockId],
+    labels: &[BlockId],
     placed: &[bool],
     in_tree: &[bool],
     size: usize,
-) -> Option<Vec<BlockId>> {
+) -> Option<(Vec<BlockId>, Option<BlockId>)> {
     let blocks = wcfg.cfg().blocks();
     let mut path = vec![s];
     let mut len = blocks[s].len();
@@ -289,10 +300,13 @@ fn grow_arm(
         if w == 0 {
             return None;
         }
-        if next == head || starts.contains(&next) {
-            return Some(path);
+        if next == head || labels.contains(&next) {
+            return Some((path, None));
         }
-        if path.contains(&next) || (placed[next] && !in_tree[next]) {
+        if path.contains(&next) {
+            return Some((path, Some(next)));
+        }
+        if placed[next] && !in_tree[next] {
             return None;
         }
         len += blocks[next].len();
@@ -331,6 +345,7 @@ pub fn layout(wcfg: &WeightedCfg, f: &Function, trace: &[BlockId]) -> Region {
     let tree = TraceTree {
         trace: trace.to_vec(),
         arms: Vec::new(),
+        labels: Vec::new(),
     };
     layout_tree(wcfg, f, &tree, &no_native)
 }
@@ -345,7 +360,7 @@ pub fn layout_tree(
 ) -> Region {
     let blocks = wcfg.cfg().blocks();
     let head = blocks[tree.trace[0]].start;
-    let starts: Vec<u32> = tree.arms.iter().map(|a| blocks[a[0]].start).collect();
+    let starts: Vec<u32> = tree.labels.iter().map(|&b| blocks[b].start).collect();
     let mut steps = Vec::new();
     layout_path(wcfg, f, &tree.trace, head, &starts, native, &mut steps);
     for arm in &tree.arms {
