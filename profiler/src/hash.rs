@@ -200,9 +200,10 @@ impl PaperHash {
     /// constants, for hot loops: nothing is re-fetched through `self` per tuple.
     #[inline]
     pub fn word0_fn(&self) -> impl Fn(&Tuple) -> u64 + Copy + '_ {
-        let sig = [0, 1, 2].map(|k| self.kind_sig[k * self.words]);
+        // Four entries (the last unused) so `kind & 3` indexes without a bounds check.
+        let sig = [0, 1, 2, 0].map(|k| self.kind_sig[k * self.words]);
         let wide: &[[u64; 256]; 16] = &self.table[0];
-        move |t: &Tuple| sig[t.kind as usize] ^ fold16(wide, t.a, t.b)
+        move |t: &Tuple| sig[t.kind as usize & 3] ^ fold16(wide, t.a, t.b)
     }
 
     /// The single function's index as a closure over the narrow (8 KB) table, for hot
@@ -210,8 +211,8 @@ impl PaperHash {
     #[inline]
     pub fn single_fn(&self) -> impl Fn(&Tuple) -> u16 + Copy + '_ {
         let tab: &[[u16; 256]; 16] = self.narrow.as_deref().expect("a one-function bank");
-        let sig = [0, 1, 2].map(|k| self.kind_sig[k] as u16);
-        move |t: &Tuple| sig[t.kind as usize] ^ fold16(tab, t.a, t.b)
+        let sig = [0, 1, 2, 0].map(|k| self.kind_sig[k] as u16);
+        move |t: &Tuple| sig[t.kind as usize & 3] ^ fold16(tab, t.a, t.b)
     }
 
     // All 16 byte positions are looked up unconditionally (a zero byte reads its row's

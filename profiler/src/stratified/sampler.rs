@@ -143,6 +143,22 @@ impl Sampler {
     /// selection.
     #[inline]
     pub fn sample_batch(&mut self, batch: &[Tuple], mut on: impl FnMut(Tuple, u64, usize)) {
+        if let ([level], Leaf::Periodic, Some(m)) = (&self.levels[..], self.leaf, self.mask0()) {
+            // A power-of-two splitter: the masked index is below `m + 1`, the length of
+            // the slice, so the counter update needs no bounds check.
+            let r = self.r;
+            let counters = &mut self.counters[..=m];
+            let hash = level.hash.single_fn();
+            for &t in batch {
+                let c = &mut counters[hash(&t) as usize & m];
+                *c += 1;
+                if *c as u64 >= r {
+                    *c = 0;
+                    on(t, r, 0);
+                }
+            }
+            return;
+        }
         if let ([level], Leaf::Periodic) = (&self.levels[..], self.leaf) {
             let r = self.r;
             let counters = &mut self.counters[..];
@@ -170,6 +186,12 @@ impl Sampler {
                 on(t, count, stratum);
             }
         }
+    }
+
+    /// The mask of a lone power-of-two splitter's index, when its counters are kept.
+    fn mask0(&self) -> Option<usize> {
+        let m = self.levels.first()?.mask?;
+        (m < self.counters.len()).then_some(m)
     }
 
     /// Modeled counter-table bits: one ceil(log2(r+1))-bit counter per substream
