@@ -97,7 +97,7 @@ proptest! {
 fn random_programs_really_run_compiled_code() {
     use proptest::strategy::ValueTree;
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    for _ in 0..16 {
+    for _ in 0..32 {
         let src = arb_program().new_tree(&mut runner).unwrap().current();
         let (want, _) = run(&src, false);
         let (got, _) = run(&src, true);

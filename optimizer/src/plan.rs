@@ -227,7 +227,7 @@ region f0:5
     7: addi r5, r5, 4
     8: ld r3, r5, 0
     guard r3 == 8 | fail 9
-    9: beqi r3, 0, L12 -> exit 12 | next
+    9: beqi r3, 0, L12 -> block 12 | next
   block 10 weight=150
     10: div r5, r2, r3
     11: add r4, r4, r5

@@ -208,7 +208,8 @@ fn likeliest(wcfg: &WeightedCfg, b: BlockId) -> Option<(BlockId, u64)> {
 /// target) within the size cap, so that control stays in compiled code; it
 /// is dropped if it would leave (an interpreted instruction, a block of
 /// another trace). Other blocks of the tree are copied into the arm (tail
-/// duplication, as for the trace).
+/// duplication, as for the trace). Such an arc to a block already in the
+/// tree jumps to that block's first copy instead of starting an arm.
 fn grow_arms(
     wcfg: &WeightedCfg,
     f: &Function,
@@ -249,7 +250,12 @@ fn grow_arms(
             if w < least || Some(s) == on_path || s == head || labels.contains(&s) {
                 continue;
             }
-            if in_tree[s] || placed[s] {
+            if in_tree[s] {
+                // Already compiled in the tree: jump to its first copy.
+                labels.push(s);
+                continue;
+            }
+            if placed[s] {
                 continue;
             }
             let Some((path, inner)) = grow_arm(

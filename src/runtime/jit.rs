@@ -215,6 +215,13 @@ impl<'p> Jit<'p> {
     }
 
     /// Runs installed region `slot`; returns where to resume.
+    ///
+    /// A side exit to the head of another installed region of the same
+    /// function goes straight on into that region (region chaining): the
+    /// interpreter would enter it anyway at its next transfer, after
+    /// running the head's first block once more, and a trace that leaves
+    /// for a loop formed as a separate region (sieve's prime test for its
+    /// marking loop) then never pays the round trip.
     pub fn run(
         &mut self,
         slot: u32,
@@ -222,14 +229,25 @@ impl<'p> Jit<'p> {
         mem: &mut [i64],
         depth: usize,
     ) -> Result<u32, toyvm_vm::interp::Trap> {
-        let r = self.slots[slot as usize]
-            .as_mut()
-            .expect("only installed regions are offered");
-        r.entries += 1;
         let start = self.opts.timing.then(Instant::now);
-        let exit = r
-            .code
-            .run_with(regs, mem, &mut r.counters, depth, self.max_depth);
+        let mut slot = slot;
+        let exit = loop {
+            let r = self.slots[slot as usize]
+                .as_mut()
+                .expect("only installed regions are offered");
+            r.entries += 1;
+            let func = r.code.func();
+            let exit = r
+                .code
+                .run_with(regs, mem, &mut r.counters, depth, self.max_depth);
+            match exit {
+                Ok(e) if e.kind == ExitKind::Side => match self.region_at(func, e.resume) {
+                    Some(next) => slot = next,
+                    None => break Ok(e),
+                },
+                other => break other,
+            }
+        };
         if let Some(start) = start {
             self.compiled_time += start.elapsed();
         }
