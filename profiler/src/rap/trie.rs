@@ -91,7 +91,7 @@ pub struct RapTree {
 }
 
 /// log2 of the walk-hint cache's slots (one per top key half).
-const WALK_BITS: u32 = 12;
+const WALK_BITS: u32 = 16;
 const WALK_CACHE: usize = 1 << WALK_BITS;
 /// log2 of the leaf-hint cache's slots (one per full key).
 const LEAF_BITS: u32 = 16;
