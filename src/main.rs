@@ -580,6 +580,10 @@ fn run_profiled(
                     "region entries     {} ({} side exits, {} guard failures, {} handed to the interpreter)",
                     j.region_entries, j.side_exits, j.guard_failures, j.interpret_exits
                 );
+                eprintln!(
+                    "exit tuples        {} (reported to the profiler for compiled code)",
+                    j.exit_tuples
+                );
             }
             eprintln!("result             {}", report.outcome.value);
         }

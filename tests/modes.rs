@@ -121,3 +121,31 @@ fn the_phase_change_program_drops_and_recompiles() {
         "a region must be recompiled when its phase comes back: {jit:?}"
     );
 }
+
+#[test]
+fn compiled_code_reports_its_exits_as_tuples() {
+    let case = common::load(&common::root().join("programs/tokenizer.tasm"));
+    let program = asm::assemble(&case.source).unwrap();
+    let input = case.input_bytes();
+    let report = Runtime::builder(program)
+        .profile_str("perfect:interval=2000")
+        .unwrap()
+        .jit(Some(JitOptions::default()))
+        .build()
+        .run(
+            Input {
+                args: &case.args,
+                file: &input,
+            },
+            &mut std::io::sink(),
+        )
+        .unwrap();
+    let jit = report.stats.jit.unwrap();
+    // Side exits out of branches and jump tables, and failing guards on
+    // loads, each report one tuple; a region's trailing `goto` does not.
+    assert!(jit.exit_tuples > 0, "{jit:?}");
+    assert!(
+        jit.exit_tuples <= jit.side_exits + jit.guard_failures,
+        "{jit:?}"
+    );
+}

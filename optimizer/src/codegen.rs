@@ -40,7 +40,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variab
 use toyvm_vm::isa::{Instr, Reg};
 use toyvm_vm::semantics::{ArithError, BinOp, Cond, Rhs, as_binary, as_branch};
 
-use crate::exit::{Exit, ExitKind, ExitSite};
+use crate::exit::{Exit, ExitKind, ExitReport, ExitSite};
 use crate::region::{Region, Step, Target};
 use crate::{Error, Result};
 
@@ -203,6 +203,8 @@ struct Lower<'r, 'b> {
     refs: HashMap<u32, ir::FuncRef>,
     /// The current block already has its terminator.
     done: bool,
+    /// What exits of the step being lowered report (see [`ExitReport`]).
+    report: Option<ExitReport>,
 }
 
 impl<'r, 'b> Lower<'r, 'b> {
@@ -236,6 +238,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             depth: p[5],
             refs,
             done: false,
+            report: None,
         }
     }
 
@@ -316,6 +319,13 @@ impl<'r, 'b> Lower<'r, 'b> {
                 self.done = false;
             }
             self.b.set_srcloc(loc(i + 1));
+            self.report = match s {
+                Step::Branch { pc, .. } | Step::Switch { pc, .. } => {
+                    Some(ExitReport::Edge { branch: *pc })
+                }
+                Step::Guard { .. } => region.guard_report(i),
+                _ => None,
+            };
             self.step(s)?;
         }
         if steps.is_empty() {
@@ -380,7 +390,15 @@ impl<'r, 'b> Lower<'r, 'b> {
         let blk = self.b.create_block();
         self.b.set_cold_block(blk);
         self.pending.push((blk, self.exits.len()));
-        self.exits.push(ExitSite { kind, resume });
+        let report = match kind {
+            ExitKind::Side | ExitKind::Guard => self.report,
+            _ => None,
+        };
+        self.exits.push(ExitSite {
+            kind,
+            resume,
+            report,
+        });
         blk
     }
 
@@ -418,7 +436,7 @@ impl<'r, 'b> Lower<'r, 'b> {
                 kind: self.exits[i].kind,
                 resume: self.exits[i].resume,
             }
-            .encode();
+            .encode_at(i);
             let code = self.b.ins().iconst(types::I64, code as i64);
             self.b.ins().return_(&[code]);
         }

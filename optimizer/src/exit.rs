@@ -1,9 +1,11 @@
 //! How compiled code tells the interpreter where to go on.
 //!
-//! A compiled region returns one `u64`: `(kind << 32) | resume_offset`, the
-//! offset being an instruction index in the region's own function. The
-//! encoding is this module's only; [`Exit::encode`] is what the code
-//! generator bakes into each exit and [`Exit::decode`] what the runtime reads.
+//! A compiled region returns one `u64`: `((site + 1) << 34) | (kind << 32) |
+//! resume_offset`, the offset being an instruction index in the region's own
+//! function and `site` the index of the exit site taken (0 in the top bits:
+//! not said). The encoding is this module's only; [`Exit::encode_at`] is what
+//! the code generator bakes into each exit, [`Exit::decode`] and
+//! [`Exit::site`] what the runtime reads.
 
 use std::fmt;
 
@@ -52,15 +54,31 @@ pub struct Exit {
 }
 
 impl Exit {
-    /// The ABI value: `(kind << 32) | resume`.
+    /// The ABI value without a site: `(kind << 32) | resume`.
     pub const fn encode(self) -> u64 {
         ((self.kind as u64) << 32) | self.resume as u64
     }
 
-    /// The inverse of [`Exit::encode`]; `None` for a value no compiled
-    /// region returns.
+    /// The ABI value of exit site `site` (below 2^24).
+    pub const fn encode_at(self, site: usize) -> u64 {
+        (((site as u64) + 1) << 34) | self.encode()
+    }
+
+    /// The exit site a raw value names, if any.
+    pub const fn site(raw: u64) -> Option<usize> {
+        match raw >> 34 {
+            0 => None,
+            n => Some(n as usize - 1),
+        }
+    }
+
+    /// The inverse of [`Exit::encode`] and [`Exit::encode_at`] (the site is
+    /// [`Exit::site`]'s); `None` for a value no compiled region returns.
     pub const fn decode(raw: u64) -> Option<Exit> {
-        let kind = match raw >> 32 {
+        if raw >> 58 != 0 {
+            return None;
+        }
+        let kind = match (raw >> 32) & 3 {
             0 => ExitKind::Side,
             1 => ExitKind::Guard,
             2 => ExitKind::Interpret,
@@ -87,6 +105,21 @@ pub struct ExitSite {
     pub kind: ExitKind,
     /// Where the interpreter resumes.
     pub resume: u32,
+    /// The profile tuple the interpreter would have emitted on the way out,
+    /// which the runtime reports for compiled code (it emits none itself).
+    pub report: Option<ExitReport>,
+}
+
+/// What an exit site reports to the profiler when it is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ExitReport {
+    /// A side exit out of a conditional branch or `jtab` at offset
+    /// `branch`: the Edge tuple `<branch, resume>`.
+    Edge { branch: u32 },
+    /// A failing guard on the value loaded at offset `pc` (or argument
+    /// pseudo-offset) into register `reg`: the Value tuple `<pc, regs[reg]>`
+    /// with the value that failed it.
+    Value { pc: u32, reg: u8 },
 }
 
 #[cfg(test)]
@@ -106,7 +139,14 @@ mod tests {
                 assert_eq!(Exit::decode(e.encode()), Some(e));
             }
         }
-        assert_eq!(Exit::decode(4 << 32), None);
+        assert_eq!(Exit::decode(u64::MAX), None);
+        let e = Exit {
+            kind: ExitKind::Guard,
+            resume: 9,
+        };
+        assert_eq!(Exit::decode(e.encode_at(5)), Some(e));
+        assert_eq!(Exit::site(e.encode_at(5)), Some(5));
+        assert_eq!(Exit::site(e.encode()), None);
         assert_eq!(
             Exit::decode((2 << 32) | 12),
             Some(Exit {

@@ -83,7 +83,7 @@ mod testing;
 
 pub use cfg::{Cfg, EdgeCounts, WeightedCfg};
 pub use error::{Error, Result};
-pub use exit::{Exit, ExitKind, ExitSite};
+pub use exit::{Exit, ExitKind, ExitReport, ExitSite};
 pub use jit::{CodeCache, CompiledRegion, DEFAULT_MAX_DEPTH, RegionFn};
 pub use native::{NativeTrap, closed_functions};
 pub use plan::{PlanConfig, Profile, hot_functions, plan_regions};

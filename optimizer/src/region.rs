@@ -38,7 +38,7 @@ use std::fmt::{self, Write as _};
 use toyvm_vm::Pc;
 use toyvm_vm::isa::{Instr, Op, Operand, OperandKind, Reg};
 
-use crate::exit::{ExitKind, ExitSite};
+use crate::exit::{ExitKind, ExitReport, ExitSite};
 use crate::{Error, Result};
 
 /// Where a branch direction goes.
@@ -205,30 +205,67 @@ impl Region {
     /// [`crate::CompiledRegion::exits`] for the final counter layout.
     pub fn control_exits(&self) -> Vec<ExitSite> {
         let mut out = Vec::new();
-        for s in &self.steps {
+        for (i, s) in self.steps.iter().enumerate() {
             match s {
                 Step::Guard { resume, .. } => out.push(ExitSite {
                     kind: ExitKind::Guard,
                     resume: *resume,
+                    report: self.guard_report(i),
                 }),
                 Step::Interpret { pc, .. } => out.push(ExitSite {
                     kind: ExitKind::Interpret,
                     resume: *pc,
+                    report: None,
                 }),
-                Step::Branch { taken, fall, .. } => push_side(&mut out, &[*taken, *fall]),
-                Step::Switch { cases, default, .. } => {
+                Step::Branch {
+                    pc, taken, fall, ..
+                } => push_side(&mut out, &[*taken, *fall], Some(*pc)),
+                Step::Switch {
+                    pc, cases, default, ..
+                } => {
                     let all: Vec<Target> = cases.iter().copied().chain([*default]).collect();
-                    push_side(&mut out, &all)
+                    push_side(&mut out, &all, Some(*pc))
                 }
-                Step::Goto(t) => push_side(&mut out, &[*t]),
+                Step::Goto(t) => push_side(&mut out, &[*t], None),
                 Step::Block { .. } | Step::Op { .. } | Step::Call { .. } => {}
                 Step::Dispatch { pc, .. } => out.push(ExitSite {
                     kind: ExitKind::Interpret,
                     resume: *pc,
+                    report: None,
                 }),
             }
         }
         out
+    }
+
+    /// What the guard at step `i` reports when it fails: the Value tuple of
+    /// the load right before it (or, for an entry guard of a region at a
+    /// function's entry, of the argument); `None` for other guards (a
+    /// `calli`'s, whose Call tuple the interpreter emits when it resumes).
+    pub fn guard_report(&self, i: usize) -> Option<ExitReport> {
+        let Some(Step::Guard { reg, resume, .. }) = self.steps.get(i) else {
+            return None;
+        };
+        let before = i.checked_sub(1).and_then(|k| self.steps.get(k));
+        match before {
+            Some(Step::Op {
+                pc,
+                instr: Instr::Ld { d, .. },
+            }) if d == reg && pc + 1 == *resume => Some(ExitReport::Value { pc: *pc, reg: *reg }),
+            None | Some(Step::Guard { .. })
+                if self.head == 0
+                    && *resume == 0
+                    && self.steps[..i]
+                        .iter()
+                        .all(|s| matches!(s, Step::Guard { .. })) =>
+            {
+                Some(ExitReport::Value {
+                    pc: toyvm_vm::program::ARG_OFFSET | *reg as u32,
+                    reg: *reg,
+                })
+            }
+            _ => None,
+        }
     }
 
     /// Parses the text form (see the module docs).
@@ -258,7 +295,7 @@ impl Region {
     }
 }
 
-fn push_side(out: &mut Vec<ExitSite>, targets: &[Target]) {
+fn push_side(out: &mut Vec<ExitSite>, targets: &[Target], branch: Option<u32>) {
     let mut seen: Vec<u32> = Vec::new();
     for t in targets {
         if let Target::Exit(to) = *t
@@ -268,6 +305,7 @@ fn push_side(out: &mut Vec<ExitSite>, targets: &[Target]) {
             out.push(ExitSite {
                 kind: ExitKind::Side,
                 resume: to,
+                report: branch.map(|branch| ExitReport::Edge { branch }),
             });
         }
     }
@@ -665,5 +703,45 @@ region f0:3
         assert!(e.to_string().contains("line 1"), "{e}");
         let e = Region::parse("region f0:0\n  1: jnz r1, L0 -> elsewhere | next\n").unwrap_err();
         assert!(e.to_string().contains("is not a target"), "{e}");
+    }
+
+    #[test]
+    fn exits_say_what_tuple_the_interpreter_would_have_emitted() {
+        let r = Region::parse(TEXT).unwrap();
+        let exits = r.control_exits();
+        let report = |kind, resume| {
+            exits
+                .iter()
+                .find(|e| e.kind == kind && e.resume == resume)
+                .map(|e| e.report)
+        };
+        // An entry guard of a region that is not at a function entry, and a
+        // guard on a loaded value.
+        assert_eq!(report(ExitKind::Guard, 3), Some(None));
+        assert_eq!(
+            report(ExitKind::Guard, 5),
+            Some(Some(ExitReport::Value { pc: 4, reg: 5 }))
+        );
+        // Branch and jump-table exits are their edges.
+        assert_eq!(
+            report(ExitKind::Side, 7),
+            Some(Some(ExitReport::Edge { branch: 6 }))
+        );
+        assert_eq!(
+            report(ExitKind::Side, 12),
+            Some(Some(ExitReport::Edge { branch: 7 }))
+        );
+        // At a function's entry, argument guards report the argument.
+        let entry = Region::parse(
+            "region f1:0\n  guard r1 == 7 | fail 0\n  block 0 weight=1\n    0: addi r1, r1, 1\n    goto exit 1\n",
+        )
+        .unwrap();
+        assert_eq!(
+            entry.control_exits()[0].report,
+            Some(ExitReport::Value {
+                pc: toyvm_vm::program::ARG_OFFSET | 1,
+                reg: 1
+            })
+        );
     }
 }

@@ -27,10 +27,11 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use toyvm_optimizer::{
-    CodeCache, CompiledRegion, ExitKind, PlanConfig, Profile, Region, Step, plan_regions,
+    CodeCache, CompiledRegion, ExitKind, ExitReport, PlanConfig, Profile, Region, Step,
+    plan_regions,
 };
 use toyvm_profiler::Candidate;
-use toyvm_vm::{Kind, Program, Tuple};
+use toyvm_vm::{Kind, KindMask, Pc, Program, Tuple};
 
 /// Knobs of the JIT policy.
 #[derive(Clone, Debug)]
@@ -91,6 +92,9 @@ pub struct JitStats {
     /// Exits that hand one instruction (a call, `ret`, output, a trap) to
     /// the interpreter.
     pub interpret_exits: u64,
+    /// Tuples reported for compiled code by its side exits and failing
+    /// guards (see [`Jit::run`]).
+    pub exit_tuples: u64,
     pub compile_seconds: f64,
     /// Time inside compiled code (when timed).
     pub compiled_seconds: f64,
@@ -222,12 +226,21 @@ impl<'p> Jit<'p> {
     /// running the head's first block once more, and a trace that leaves
     /// for a loop formed as a separate region (sieve's prime test for its
     /// marking loop) then never pays the round trip.
+    ///
+    /// Each side exit and failing guard taken pushes onto `report` the tuple
+    /// the interpreter would have emitted there (see
+    /// [`toyvm_optimizer::ExitReport`]), for the kinds in `kinds`: compiled
+    /// code emits no tuples itself, and without these the profile would
+    /// never see the paths that leave it, nor would intervals advance while
+    /// compiled code runs.
     pub fn run(
         &mut self,
         slot: u32,
         regs: &mut [i64; 256],
         mem: &mut [i64],
         depth: usize,
+        kinds: KindMask,
+        report: &mut Vec<Tuple>,
     ) -> Result<u32, toyvm_vm::interp::Trap> {
         let start = self.opts.timing.then(Instant::now);
         let mut slot = slot;
@@ -239,7 +252,30 @@ impl<'p> Jit<'p> {
             let func = r.code.func();
             let exit = r
                 .code
-                .run_with(regs, mem, &mut r.counters, depth, self.max_depth);
+                .run_site(regs, mem, &mut r.counters, depth, self.max_depth);
+            let exit = match exit {
+                Ok((e, site)) => {
+                    let at = |o: u32| Pc::new(func, o).0;
+                    match site.and_then(|i| r.code.exits()[i].report) {
+                        Some(ExitReport::Edge { branch }) if kinds.contains(Kind::Edge) => report
+                            .push(Tuple {
+                                kind: Kind::Edge,
+                                a: at(branch),
+                                b: at(e.resume),
+                            }),
+                        Some(ExitReport::Value { pc, reg }) if kinds.contains(Kind::Value) => {
+                            report.push(Tuple {
+                                kind: Kind::Value,
+                                a: at(pc),
+                                b: regs[reg as usize] as u64,
+                            })
+                        }
+                        _ => {}
+                    }
+                    Ok(e)
+                }
+                Err(t) => Err(t),
+            };
             match exit {
                 Ok(e) if e.kind == ExitKind::Side => match self.region_at(func, e.resume) {
                     Some(next) => slot = next,

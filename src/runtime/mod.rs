@@ -195,23 +195,50 @@ impl TupleSink for Host {
     }
 }
 
+/// Exit tuples are fed to the model in batches of at most this many.
+const EXIT_BATCH: usize = 1024;
+
+impl JitHost<'_> {
+    fn feed(&mut self, batch: &[Tuple]) {
+        for (index, candidates) in self.host.feed(Some(batch)) {
+            let start = Instant::now();
+            self.jit.on_interval(index, &candidates);
+            self.compile_time += start.elapsed();
+        }
+    }
+
+    fn flush_exit_tuples(&mut self) {
+        let batch = std::mem::take(&mut self.exit_tuples);
+        self.jit.stats.exit_tuples += batch.len() as u64;
+        self.feed(&batch);
+        self.exit_tuples = batch;
+        self.exit_tuples.clear();
+    }
+}
+
 /// The host with a JIT: interval ends drive compilation, and the
 /// interpreter enters compiled regions at their heads.
 struct JitHost<'p> {
     host: Host,
     jit: Jit<'p>,
     compile_time: Duration,
+    /// The profiled kinds: what exits report.
+    kinds: KindMask,
+    /// Tuples the last region run's exits reported.
+    exit_tuples: Vec<Tuple>,
 }
 
 impl TupleSink for JitHost<'_> {
     const JIT: bool = true;
 
     fn accept(&mut self, batch: &[Tuple]) {
-        for (index, candidates) in self.host.feed(Some(batch)) {
-            let start = Instant::now();
-            self.jit.on_interval(index, &candidates);
-            self.compile_time += start.elapsed();
+        // Tuples that compiled code's exits reported since the last batch
+        // go first: they happened before the batch's last tuples, so the
+        // stream is at most one batch out of order, and deterministic.
+        if !self.exit_tuples.is_empty() {
+            self.flush_exit_tuples();
         }
+        self.feed(batch);
     }
 
     #[inline(always)]
@@ -226,7 +253,13 @@ impl TupleSink for JitHost<'_> {
         mem: &mut [i64],
         depth: usize,
     ) -> Result<u32, toyvm_vm::interp::Trap> {
-        self.jit.run(id, regs, mem, depth)
+        let resume = self
+            .jit
+            .run(id, regs, mem, depth, self.kinds, &mut self.exit_tuples);
+        if self.exit_tuples.len() >= EXIT_BATCH {
+            self.flush_exit_tuples();
+        }
+        resume
     }
 }
 
@@ -316,8 +349,11 @@ impl Runtime {
                     jit: Jit::new(&self.program, opts)?,
                     host,
                     compile_time: Duration::ZERO,
+                    kinds: cfg.kinds,
+                    exit_tuples: Vec::new(),
                 };
                 let r = interp::run_with_sink(&self.program, input, out, &mut jh, &cfg);
+                jh.flush_exit_tuples();
                 host = jh.host;
                 jit_stats = Some(jh.jit.finish());
                 decide_time = jh.compile_time;

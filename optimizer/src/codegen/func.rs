@@ -542,10 +542,12 @@ pub(crate) fn lower_stub(
         ExitSite {
             kind: ExitKind::Interpret,
             resume: ret_pc,
+            report: None,
         },
         ExitSite {
             kind: ExitKind::Trap,
             resume: 0,
+            report: None,
         },
     ];
     {
@@ -583,7 +585,7 @@ pub(crate) fn lower_stub(
                 kind: e.kind,
                 resume: e.resume,
             }
-            .encode();
+            .encode_at(site);
             let code = b.ins().iconst(types::I64, code as i64);
             b.ins().return_(&[code]);
         }

@@ -585,6 +585,21 @@ impl CompiledRegion {
         depth: usize,
         max_depth: usize,
     ) -> std::result::Result<Exit, NativeTrap> {
+        self.run_site(regs, mem, counters, depth, max_depth)
+            .map(|(exit, _)| exit)
+    }
+
+    /// [`run_with`](Self::run_with), also saying which exit site was taken
+    /// (an index into [`exits()`](Self::exits); `None` when the region did
+    /// not run).
+    pub fn run_site(
+        &self,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        counters: &mut [u64],
+        depth: usize,
+        max_depth: usize,
+    ) -> std::result::Result<(Exit, Option<usize>), NativeTrap> {
         assert!(
             counters.len() >= self.exits.len(),
             "region f{}:{} needs {} exit counters, {} given",
@@ -594,10 +609,11 @@ impl CompiledRegion {
             counters.len()
         );
         if self.calls_native && !native::register_stack_unreachable(max_depth, self.max_regs) {
-            return Ok(Exit {
+            let exit = Exit {
                 kind: ExitKind::Interpret,
                 resume: self.head,
-            });
+            };
+            return Ok((exit, None));
         }
         let mut ctx = NativeCtx {
             mem: mem.as_mut_ptr(),
@@ -635,7 +651,7 @@ impl CompiledRegion {
                 debug_assert_eq!(exit.kind, ExitKind::Trap);
                 Err(trap)
             }
-            None => Ok(exit),
+            None => Ok((exit, Exit::site(raw))),
         }
     }
 
