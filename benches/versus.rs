@@ -223,6 +223,7 @@ fn main() {
     }
     println!();
 
+    let mut compile_rows: Vec<String> = Vec::new();
     // (bench, column) -> median
     let mut table: Vec<(&str, Vec<Option<f64>>)> = Vec::new();
     for b in BENCHES {
@@ -285,6 +286,39 @@ fn main() {
                 check("rust", out);
             }
         }
+        // One more run per JIT mode with `--stats --json`: the compiler's
+        // time per region and its share of the run.
+        for (label, flags) in MODES.iter().filter(|m| !m.1.is_empty()) {
+            let mut cmd = Command::new(toyvm);
+            cmd.arg("run").arg(&program).args(*flags);
+            cmd.args(["--stats", "--json"]);
+            if let Some(a) = b.arg {
+                cmd.arg(a);
+            }
+            if let Some(inp) = &input {
+                cmd.arg("--input").arg(inp);
+            }
+            let out = cmd.output().expect("toyvm runs");
+            let stats: serde_json::Value = String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .rev()
+                .find_map(|l| serde_json::from_str(l).ok())
+                .expect("--stats --json prints a JSON line");
+            let wall = stats["wall_seconds"].as_f64().unwrap_or(f64::NAN);
+            let jit = &stats["jit"];
+            let regions = jit["compiles"].as_u64().unwrap_or(0);
+            let secs = jit["compile_seconds"].as_f64().unwrap_or(0.0);
+            compile_rows.push(format!(
+                "{:<8} {label:<14} {regions:>3} regions, {:.3} ms per region, {:.1}% of the run",
+                b.name,
+                if regions > 0 {
+                    1e3 * secs / regions as f64
+                } else {
+                    0.0
+                },
+                100.0 * secs / wall
+            ));
+        }
         let medians: Vec<Option<f64>> = times
             .iter_mut()
             .map(|t| (!t.is_empty()).then(|| median(t)))
@@ -338,6 +372,11 @@ fn main() {
                 println!("  {mode} / {peer}: geometric mean {g:.2} over {n} benchmarks");
             }
         }
+    }
+    println!();
+    println!("compile time (one run with --stats --json; regions counts recompiles too):");
+    for row in &compile_rows {
+        println!("  {row}");
     }
     let _ = std::fs::remove_dir_all(&tmp);
     let _: &Path = &tmp;
