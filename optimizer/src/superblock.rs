@@ -586,12 +586,17 @@ region f0:2
         );
     }
 
+    /// [`DIAMOND`] with its branch taken every other iteration.
+    fn unbiased_diamond() -> String {
+        DIAMOND
+            .replace("andi t, i, 7", "andi t, i, 1")
+            .replace("beqi t, 7", "beqi t, 1")
+    }
+
     #[test]
     fn growth_stops_below_the_threshold() {
         // Taken half the time: neither successor is likely enough.
-        let src = DIAMOND
-            .replace("andi t, i, 7", "andi t, i, 1")
-            .replace("beqi t, 7", "beqi t, 1");
+        let src = unbiased_diamond();
         let (_, rs) = regions(&src, &[800], &plain());
         assert_eq!(
             rs[0].to_string(),
@@ -667,9 +672,7 @@ region f0:7
 
     #[test]
     fn both_sides_of_an_unbiased_branch_become_arms_of_one_tree() {
-        let src = DIAMOND
-            .replace("andi t, i, 7", "andi t, i, 1")
-            .replace("beqi t, 7", "beqi t, 1");
+        let src = unbiased_diamond();
         let (_, rs) = regions(&src, &[800], &SuperblockConfig::default());
         assert_eq!(
             rs[0].to_string(),
