@@ -208,7 +208,7 @@ impl<S: TupleSink + ?Sized> TupleSink for &mut S {
 
 /// The interpreter's fixed tuple buffer in front of a sink.
 pub(crate) struct Emitter<'s, S: TupleSink> {
-    buf: Box<[Tuple; BATCH]>,
+    pub(crate) buf: Box<[Tuple; BATCH]>,
     pub(crate) len: usize,
     pub(crate) value: bool,
     pub(crate) edge: bool,
@@ -239,29 +239,42 @@ impl<'s, S: TupleSink> Emitter<'s, S> {
         }
     }
 
-    #[inline(always)]
-    pub(crate) fn push(&mut self, kind: Kind, a: u64, b: u64) {
-        if let Some(slot) = self.buf.get_mut(self.len) {
-            *slot = Tuple { kind, a, b };
-        }
-        self.len += 1;
-        if self.len == BATCH {
-            self.flush();
-        }
-    }
-
-    #[inline(never)]
+    /// Hands the buffered tuples to the sink.
     pub(crate) fn flush(&mut self) {
-        // Counting here, once per batch, keeps the per-tuple path to a
-        // store and a compare.
-        if self.count {
-            for t in &self.buf[..self.len] {
-                self.counts[t.kind as usize] += 1;
-            }
-        }
-        self.sink.accept(&self.buf[..self.len]);
+        let len = self.len;
         self.len = 0;
+        hand_over(
+            &mut *self.sink,
+            &self.buf[..len],
+            &mut self.counts,
+            self.count,
+        );
     }
+}
+
+/// Hands a full buffer to the sink: the interpreter's per-tuple path ends
+/// in a compare and a jump here once every [`BATCH`] tuples.
+#[cold]
+#[inline(never)]
+pub(crate) fn flush_full<S: TupleSink>(
+    sink: &mut S,
+    buf: &[Tuple; BATCH],
+    counts: &mut [u64; 3],
+    count: bool,
+) {
+    hand_over(sink, buf, counts, count);
+}
+
+#[inline(always)]
+fn hand_over<S: TupleSink>(sink: &mut S, batch: &[Tuple], counts: &mut [u64; 3], count: bool) {
+    // Counting here, once per batch, keeps the per-tuple path to a
+    // store and a compare.
+    if count {
+        for t in batch {
+            counts[t.kind as usize] += 1;
+        }
+    }
+    sink.accept(batch);
 }
 
 #[cfg(test)]

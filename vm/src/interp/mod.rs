@@ -21,9 +21,9 @@ use std::io::Write;
 pub use trap::{Trap, TrapKind};
 
 use crate::isa::Instr;
-use crate::program::{Pc, Program};
+use crate::program::{ARG_OFFSET, Pc, Program};
 use crate::semantics::{ArithError, BinOp};
-use crate::tuple::{Emitter, Kind, KindMask, NoSink, TupleSink};
+use crate::tuple::{BATCH, Emitter, Kind, KindMask, NoSink, Tuple, TupleSink, flush_full};
 use crate::{Error, Result};
 
 /// How to run a program.
@@ -96,10 +96,16 @@ pub fn run_with_sink<S: TupleSink>(
     em.count = cfg.count_steps;
     let counting = cfg.fuel.is_some() || cfg.count_steps;
     let fuel = cfg.fuel.unwrap_or(u64::MAX);
-    let result = if counting {
-        m.exec::<S, true>(&mut em, fuel, cfg.max_depth)
-    } else {
-        m.exec::<S, false>(&mut em, fuel, cfg.max_depth)
+    // A run that emits nothing (no sink, or every kind masked off) uses a
+    // loop compiled without any emission code, keeping only the sink's JIT
+    // hooks.
+    let emit = S::ACTIVE && (em.value || em.edge || em.call);
+    let d = cfg.max_depth;
+    let result = match (counting, emit) {
+        (true, true) => m.exec::<S, true, true>(&mut em, fuel, d),
+        (true, false) => m.exec::<S, true, false>(&mut em, fuel, d),
+        (false, true) => m.exec::<S, false, true>(&mut em, fuel, d),
+        (false, false) => m.exec::<S, false, false>(&mut em, fuel, d),
     };
     em.flush();
     let flushed = m.flush_output();
@@ -120,19 +126,37 @@ const OUT_CHUNK: usize = 1 << 16;
 /// Most register-stack words any run may use (128 MiB).
 const MAX_STACK_WORDS: usize = 1 << 24;
 
-#[derive(Clone, Copy, Debug)]
+/// The call stack, kept apart from the dispatch loop's own state.
+#[derive(Debug)]
+struct Calls {
+    /// The register stack; the current frame's window starts at `base`.
+    stack: Vec<i64>,
+    /// `frames[..depth]` are the suspended callers; slots past `depth` are
+    /// spare, so a call stores into a slot with one bounds check.
+    frames: Vec<Frame>,
+    depth: usize,
+    /// A `u32` so `base + 2 * WINDOW` cannot overflow (the stack is at
+    /// most `MAX_STACK_WORDS` long).
+    base: u32,
+    /// The current function's register count.
+    frame_regs: usize,
+}
+
+/// A suspended caller.
+#[derive(Clone, Copy, Debug, Default)]
 struct Frame {
-    func: u32,
-    ret_pc: u32,
+    /// Where the caller resumes, as a `Pc` (function and instruction).
+    ret: u64,
     base: u32,
     dest: u8,
 }
 
 struct Machine<'p, 'o> {
     prog: &'p Program,
+
     mem: Vec<i64>,
-    stack: Vec<i64>,
-    frames: Vec<Frame>,
+    /// What only calls and returns need.
+    calls: Calls,
     input_len: i64,
     out_buf: Vec<u8>,
     out: &'o mut dyn Write,
@@ -180,9 +204,15 @@ impl<'p, 'o> Machine<'p, 'o> {
         stack[..input.args.len()].copy_from_slice(input.args);
         Ok(Machine {
             prog,
+
             mem,
-            stack,
-            frames: Vec::new(),
+            calls: Calls {
+                stack,
+                frames: Vec::new(),
+                depth: 0,
+                base: 0,
+                frame_regs: prog.functions[prog.entry as usize].regs as usize,
+            },
             input_len: input.file.len() as i64,
             out_buf: Vec::with_capacity(OUT_CHUNK),
             out,
@@ -191,12 +221,7 @@ impl<'p, 'o> Machine<'p, 'o> {
     }
 
     fn flush_output(&mut self) -> Result<()> {
-        let r = self
-            .out
-            .write_all(&self.out_buf)
-            .and_then(|_| self.out.flush());
-        self.out_buf.clear();
-        r.map_err(|e| Error::Usage(format!("writing program output: {e}")))
+        flush_output(&mut self.out_buf, self.out)
     }
 
     fn trap(&self, kind: TrapKind, func: usize, pc: usize) -> Error {
@@ -208,34 +233,86 @@ impl<'p, 'o> Machine<'p, 'o> {
     }
 
     /// The dispatch loop.  Returns the entry function's return value.
+    ///
+    /// The hot state lives in locals the register allocator can keep in
+    /// registers: the current function's code, `pc`, the register window,
+    /// and (with an active sink) the tuple buffer and its fill level, which
+    /// go back into the emitter only when the loop exits.
     #[inline(never)]
-    fn exec<S: TupleSink, const COUNT: bool>(
+    fn exec<S: TupleSink, const COUNT: bool, const EMIT: bool>(
         &mut self,
         em: &mut Emitter<'_, S>,
         fuel: u64,
         max_depth: usize,
     ) -> Result<i64> {
         let prog = self.prog;
-        let mut fidx = prog.entry as usize;
-        let mut code: &[Instr] = &prog.functions[fidx].code;
-        let mut pc: usize = 0;
-        let mut base: usize = 0;
-        let mut steps: u64 = 0;
-        let mut frame_regs = prog.functions[fidx].regs as usize;
-        let mut stack = std::mem::take(&mut self.stack);
-        let mut frames = std::mem::take(&mut self.frames);
-        // A compact view of each function, so a call touches one small entry.
+        // A compact view of each function (code and register count), so a
+        // call touches one small entry.  The verifier bounds `regs` by 256;
+        // the clamp lets the compiler see that a callee's window lies
+        // inside the caller's two windows.
         let fns: Vec<(&[Instr], usize)> = prog
             .functions
             .iter()
-            .map(|f| (f.code.as_slice(), f.regs as usize))
+            .map(|f| (f.code.as_slice(), (f.regs as usize).min(WINDOW)))
             .collect();
-        let mut regs = window(&mut stack, base);
+        // The current function's index in the high half of a `Pc`, so a
+        // tuple's pc is `fpc | pc`.
+        let mut fpc: u64 = (prog.entry as u64) << 32;
+        let mut code = fns[prog.entry as usize].0;
+        let mut pc: usize = 0;
+        let mut steps: u64 = 0;
+        // What only calls and returns need (the stack, the frames, the
+        // current base and register count) stays in memory, rather than
+        // competing for registers with the dispatch state: behind a
+        // reference the optimizer cannot see through, it is not promoted
+        // to registers across the loop.
+        let cs: &mut Calls = std::hint::black_box(&mut self.calls);
+        cs.depth = 0;
+        cs.base = 0;
+        cs.frame_regs = fns[prog.entry as usize].1;
+        let mut regs = window(&mut cs.stack, 0);
 
-        if em.value {
-            let params = prog.functions[fidx].params as usize;
+        let (emit_value, emit_edge, emit_call) = (
+            S::ACTIVE && EMIT && em.value,
+            S::ACTIVE && EMIT && em.edge,
+            S::ACTIVE && EMIT && em.call,
+        );
+        let buf: &mut [Tuple; BATCH] = &mut em.buf;
+        let mut tlen: usize = em.len;
+
+        macro_rules! fidx {
+            () => {
+                (fpc >> 32) as usize
+            };
+        }
+        // Writes the loop's state back; every exit goes through here.
+        macro_rules! leave {
+            () => {
+                self.steps = steps;
+                em.len = tlen;
+            };
+        }
+        // Appends a tuple; a full buffer goes to the sink at once, so
+        // batches are exactly as `Emitter::push` makes them.
+        macro_rules! push {
+            ($kind:expr, $a:expr, $b:expr) => {{
+                buf[tlen % BATCH] = Tuple {
+                    kind: $kind,
+                    a: $a,
+                    b: $b,
+                };
+                tlen += 1;
+                if tlen == BATCH {
+                    tlen = 0;
+                    flush_full(&mut *em.sink, buf, &mut em.counts, em.count);
+                }
+            }};
+        }
+
+        if emit_value {
+            let params = prog.functions[fidx!()].params as usize;
             for (i, &v) in regs[..params].iter().enumerate() {
-                em.push(Kind::Value, Pc::arg(fidx as u32, i as u32).0, v as u64);
+                push!(Kind::Value, fpc | (ARG_OFFSET | i as u32) as u64, v as u64);
             }
         }
 
@@ -249,16 +326,17 @@ impl<'p, 'o> Machine<'p, 'o> {
                 pc += 1;
             }};
         }
+        macro_rules! fail {
+            ($kind:expr) => {{
+                leave!();
+                return Err(self.trap($kind, fidx!(), pc));
+            }};
+        }
         macro_rules! divide {
             ($op:expr, $d:ident, $a:ident, $b:expr) => {{
                 match $op.eval(regs[$a as usize], $b) {
                     Ok(v) => regs[$d as usize] = v,
-                    Err(ArithError::DivisionByZero) => {
-                        self.stack = stack;
-                        self.frames = frames;
-                        self.steps = steps;
-                        return Err(self.trap(TrapKind::DivisionByZero, fidx, pc));
-                    }
+                    Err(ArithError::DivisionByZero) => fail!(TrapKind::DivisionByZero),
                 }
                 pc += 1;
             }};
@@ -270,14 +348,12 @@ impl<'p, 'o> Machine<'p, 'o> {
                 // Compiled code emits no tuples, so the buffered ones stay
                 // in execution order without a flush here.
                 if S::JIT
-                    && let Some(id) = em.sink.region_at(fidx as u32, pc as u32)
+                    && let Some(id) = em.sink.region_at(fidx!() as u32, pc as u32)
                 {
-                    match em.sink.run_region(id, regs, &mut self.mem, frames.len()) {
+                    match em.sink.run_region(id, regs, &mut self.mem, cs.depth) {
                         Ok(resume) => pc = resume as usize,
                         Err(trap) => {
-                            self.stack = stack;
-                            self.frames = frames;
-                            self.steps = steps;
+                            leave!();
                             return Err(Error::Trap(trap));
                         }
                     }
@@ -288,25 +364,13 @@ impl<'p, 'o> Machine<'p, 'o> {
             ($cond:expr, $target:ident) => {{
                 let taken = $cond;
                 let next = if taken { $target as usize } else { pc + 1 };
-                if S::ACTIVE && em.edge {
-                    em.push(
-                        Kind::Edge,
-                        Pc::new(fidx as u32, pc as u32).0,
-                        Pc::new(fidx as u32, next as u32).0,
-                    );
+                if emit_edge {
+                    push!(Kind::Edge, fpc | pc as u64, fpc | next as u64);
                 }
                 pc = next;
                 if taken {
                     transfer!();
                 }
-            }};
-        }
-        macro_rules! fail {
-            ($kind:expr) => {{
-                self.stack = stack;
-                self.frames = frames;
-                self.steps = steps;
-                return Err(self.trap($kind, fidx, pc));
             }};
         }
         macro_rules! imm {
@@ -318,40 +382,52 @@ impl<'p, 'o> Machine<'p, 'o> {
         macro_rules! enter {
             ($d:ident, $callee:expr, $a:ident, $n:ident) => {{
                 let callee: usize = $callee;
-                if S::ACTIVE && em.call {
-                    em.push(Kind::Call, Pc::new(fidx as u32, pc as u32).0, callee as u64);
+                if emit_call {
+                    push!(Kind::Call, fpc | pc as u64, callee as u64);
                 }
-                if frames.len() >= max_depth {
-                    fail!(TrapKind::StackOverflow { depth: max_depth });
+                let depth = cs.depth;
+                let base = cs.base as usize;
+                let frame_regs = cs.frame_regs;
+                let frame = Frame {
+                    ret: fpc | (pc as u32 + 1) as u64,
+                    base: base as u32,
+                    dest: $d,
+                };
+                // One check covers both the depth limit and the spare
+                // slots: `frames` never grows past `max_depth`.
+                match cs.frames.get_mut(depth) {
+                    Some(slot) => *slot = frame,
+                    None => {
+                        if depth >= max_depth {
+                            fail!(TrapKind::StackOverflow { depth: max_depth });
+                        }
+                        grow_frames(&mut cs.frames, max_depth);
+                        cs.frames[depth] = frame;
+                    }
                 }
-                let new_base = base + frame_regs;
+                let (callee_code, callee_regs) = fns[callee];
                 // Keep two windows past the caller's base: the caller's
                 // and the callee's, so the argument copy below indexes one
                 // fixed-size array without bounds checks.
-                if base + 2 * WINDOW > stack.len() {
-                    if new_base + WINDOW > MAX_STACK_WORDS {
-                        let depth = frames.len();
-                        fail!(TrapKind::StackOverflow { depth });
+                let both: &mut [i64; 2 * WINDOW] = match cs.stack.get_mut(base..base + 2 * WINDOW) {
+                    Some(both) => both.try_into().expect("two windows"),
+                    None => {
+                        if base + frame_regs + WINDOW > MAX_STACK_WORDS {
+                            fail!(TrapKind::StackOverflow { depth });
+                        }
+                        grow_stack(&mut cs.stack, base + 2 * WINDOW);
+                        (&mut cs.stack[base..base + 2 * WINDOW])
+                            .try_into()
+                            .expect("two windows")
                     }
-                    stack.resize((base + 2 * WINDOW).max(stack.len() * 2), 0);
-                }
-                frames.push(Frame {
-                    func: fidx as u32,
-                    ret_pc: pc as u32 + 1,
-                    base: base as u32,
-                    dest: $d,
-                });
-                let (callee_code, callee_regs) = fns[callee];
+                };
+                // frame_regs <= 256 and a + n <= frame_regs (verified).
+                let to = frame_regs.min(WINDOW);
                 let (a, n) = ($a as usize, $n as usize);
                 // The verifier proves no register is read before it is
                 // written, so only the arguments need setting.  A short
                 // loop beats a memmove call for the usual 1-3 arguments.
                 {
-                    let both: &mut [i64; 2 * WINDOW] = (&mut stack[base..base + 2 * WINDOW])
-                        .try_into()
-                        .expect("two windows");
-                    // frame_regs <= 256 and a + n <= frame_regs (verified).
-                    let to = frame_regs.min(WINDOW);
                     const M: usize = 2 * WINDOW - 1;
                     match n {
                         0 => {}
@@ -363,18 +439,19 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                     }
                 }
-                fidx = callee;
+                regs = (&mut both[to..to + WINDOW]).try_into().expect("window");
+                cs.base = (base + to) as u32;
+                cs.depth = depth + 1;
+                cs.frame_regs = callee_regs;
+                fpc = (callee as u64) << 32;
                 code = callee_code;
-                frame_regs = callee_regs;
-                base = new_base;
                 pc = 0;
-                regs = window(&mut stack, base);
-                if S::ACTIVE && em.value {
+                if emit_value {
                     for i in 0..n {
-                        em.push(
+                        push!(
                             Kind::Value,
-                            Pc::arg(fidx as u32, i as u32).0,
-                            regs[i] as u64,
+                            fpc | (ARG_OFFSET | i as u32) as u64,
+                            regs[i] as u64
                         );
                     }
                 }
@@ -383,14 +460,14 @@ impl<'p, 'o> Machine<'p, 'o> {
         }
 
         loop {
-            let ins = code[pc];
+            let ins = &code[pc];
             if COUNT {
                 if steps >= fuel {
                     fail!(TrapKind::OutOfFuel { limit: fuel });
                 }
                 steps += 1;
             }
-            match ins {
+            match *ins {
                 Instr::Nop {} => pc += 1,
                 Instr::Mov { d, a } => {
                     regs[d as usize] = regs[a as usize];
@@ -460,8 +537,8 @@ impl<'p, 'o> Machine<'p, 'o> {
                         });
                     };
                     regs[d as usize] = v;
-                    if S::ACTIVE && em.value {
-                        em.push(Kind::Value, Pc::new(fidx as u32, pc as u32).0, v as u64);
+                    if emit_value {
+                        push!(Kind::Value, fpc | pc as u64, v as u64);
                     }
                     pc += 1;
                 }
@@ -507,18 +584,14 @@ impl<'p, 'o> Machine<'p, 'o> {
                     branch!(v <= regs[b as usize], target)
                 }
                 Instr::Jtab { a, t } => {
-                    let table = &prog.functions[fidx].tables[t as usize];
+                    let table = &prog.functions[fidx!()].tables[t as usize];
                     let i = regs[a as usize];
                     let next = usize::try_from(i)
                         .ok()
                         .and_then(|i| table.get(i))
                         .map_or(pc + 1, |&t| t as usize);
-                    if S::ACTIVE && em.edge {
-                        em.push(
-                            Kind::Edge,
-                            Pc::new(fidx as u32, pc as u32).0,
-                            Pc::new(fidx as u32, next as u32).0,
-                        );
+                    if emit_edge {
+                        push!(Kind::Edge, fpc | pc as u64, fpc | next as u64);
                     }
                     pc = next;
                     transfer!();
@@ -543,25 +616,22 @@ impl<'p, 'o> Machine<'p, 'o> {
                 }
                 Instr::Ret { a } => {
                     let v = regs[a as usize];
-                    let Some(fr) = frames.pop() else {
-                        self.stack = stack;
-                        self.frames = frames;
-                        self.steps = steps;
+                    let Some(depth) = cs.depth.checked_sub(1) else {
+                        leave!();
                         return Ok(v);
                     };
-                    fidx = fr.func as usize;
-                    (code, frame_regs) = fns[fidx];
-                    base = fr.base as usize;
-                    pc = fr.ret_pc as usize;
-                    regs = window(&mut stack, base);
+                    cs.depth = depth;
+                    let fr = cs.frames[depth];
+                    fpc = fr.ret & !0xffff_ffff;
+                    pc = fr.ret as u32 as usize;
+                    (code, cs.frame_regs) = fns[(fr.ret >> 32) as usize];
+                    cs.base = fr.base;
+                    regs = window(&mut cs.stack, fr.base as usize);
                     regs[fr.dest as usize] = v;
                 }
                 Instr::Halt { a } => {
                     let v = regs[a as usize];
-                    frames.clear();
-                    self.stack = stack;
-                    self.frames = frames;
-                    self.steps = steps;
+                    leave!();
                     return Ok(v);
                 }
 
@@ -569,10 +639,9 @@ impl<'p, 'o> Machine<'p, 'o> {
                     let v = regs[a as usize];
                     let _ = write!(self.out_buf, "{v}");
                     if self.out_buf.len() >= OUT_CHUNK
-                        && let Err(e) = self.flush_output()
+                        && let Err(e) = flush_output(&mut self.out_buf, self.out)
                     {
-                        self.stack = stack;
-                        self.frames = frames;
+                        leave!();
                         return Err(e);
                     }
                     pc += 1;
@@ -580,10 +649,9 @@ impl<'p, 'o> Machine<'p, 'o> {
                 Instr::Putc { a } => {
                     self.out_buf.push(regs[a as usize] as u8);
                     if self.out_buf.len() >= OUT_CHUNK
-                        && let Err(e) = self.flush_output()
+                        && let Err(e) = flush_output(&mut self.out_buf, self.out)
                     {
-                        self.stack = stack;
-                        self.frames = frames;
+                        leave!();
                         return Err(e);
                     }
                     pc += 1;
@@ -595,6 +663,27 @@ impl<'p, 'o> Machine<'p, 'o> {
             }
         }
     }
+}
+
+fn flush_output(out_buf: &mut Vec<u8>, out: &mut dyn Write) -> Result<()> {
+    let r = out.write_all(out_buf).and_then(|_| out.flush());
+    out_buf.clear();
+    r.map_err(|e| Error::Usage(format!("writing program output: {e}")))
+}
+
+/// Makes room for more frames: doubles the spare slots, up to `max_depth`.
+#[cold]
+#[inline(never)]
+fn grow_frames(frames: &mut Vec<Frame>, max_depth: usize) {
+    let len = (frames.len() * 2).max(16).min(max_depth);
+    frames.resize(len, Frame::default());
+}
+
+/// Grows the register stack to at least `need` words (at least doubling).
+#[cold]
+#[inline(never)]
+fn grow_stack(stack: &mut Vec<i64>, need: usize) {
+    stack.resize(need.max(stack.len() * 2), 0);
 }
 
 #[inline(always)]
