@@ -41,6 +41,7 @@ const ROW_HEAD: &[&str] = &[
     "msgs",
     "cycles",
     "model ms",
+    "jit ms",
     "jit c/r/x",
     "status",
 ];
@@ -84,6 +85,11 @@ fn row_cells(r: &Row) -> Vec<String> {
         if model { count(r.cycles) } else { "-".into() },
         if model {
             format!("{:.2}", r.model_seconds * 1e3)
+        } else {
+            "-".into()
+        },
+        if model {
+            format!("{:.2}", r.compile_seconds * 1e3)
         } else {
             "-".into()
         },

@@ -75,6 +75,10 @@ pub struct Row {
     pub cycles: u64,
     /// Time inside the model in the timed run.
     pub model_seconds: f64,
+    /// Time in the JIT's compiler (planning and code generation) in the
+    /// timed run.
+    #[serde(default)]
+    pub compile_seconds: f64,
     pub intervals: u64,
     pub compiles: u64,
     pub recompiles: u64,
@@ -109,6 +113,7 @@ pub const COLUMNS: &[&str] = &[
     "messages",
     "cycles",
     "model_seconds",
+    "compile_seconds",
     "intervals",
     "compiles",
     "recompiles",
@@ -310,6 +315,7 @@ pub fn assemble(
                 messages: 0,
                 cycles: 0,
                 model_seconds: 0.0,
+                compile_seconds: 0.0,
                 intervals: 0,
                 compiles: 0,
                 recompiles: 0,
@@ -363,6 +369,7 @@ pub fn assemble(
                         row.model_seconds = s.profiler_seconds;
                         row.intervals = s.intervals;
                         if let Some(j) = &s.jit {
+                            row.compile_seconds = j.compile_seconds;
                             row.compiles = j.compiles;
                             row.recompiles = j.recompiles;
                             row.drops = j.drops;
@@ -628,6 +635,7 @@ mod tests {
             messages: 0,
             cycles: 0,
             model_seconds: 0.0,
+            compile_seconds: 0.0,
             intervals: 0,
             compiles: 0,
             recompiles: 0,
