@@ -93,6 +93,19 @@ pub fn region_weight(r: &Region) -> u64 {
 /// The specialized superblocks of every function the profile's edges
 /// touch, heaviest head first. Each function's regions have distinct heads.
 pub fn plan_regions(program: &Program, profile: &Profile, cfg: &PlanConfig) -> Vec<Region> {
+    plan_regions_at(program, profile, cfg, &|_, _| true)
+}
+
+/// [`plan_regions`] with regions headed only where `head(func, offset)`
+/// allows (where the runtime can enter compiled code): a heavier block
+/// elsewhere does not seed a region of its own, so a tree can grow from a
+/// head before it through that block.
+pub fn plan_regions_at(
+    program: &Program,
+    profile: &Profile,
+    cfg: &PlanConfig,
+    head: &dyn Fn(u32, u32) -> bool,
+) -> Vec<Region> {
     let funcs: BTreeSet<u32> = profile
         .edges
         .keys()
@@ -147,7 +160,8 @@ pub fn plan_regions(program: &Program, profile: &Profile, cfg: &PlanConfig) -> V
             },
             _ => None,
         };
-        for mut r in form_superblocks_with(w, func, &cfg.superblock, &native) {
+        let seedable = |offset: u32| head(*f, offset);
+        for mut r in form_superblocks_with(w, func, &cfg.superblock, &native, &seedable) {
             if r.instr_count() >= cfg.min_instrs {
                 specialize::apply(&mut r, &spec);
                 regions.push(r);

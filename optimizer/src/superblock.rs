@@ -127,19 +127,22 @@ pub fn select_traces(
     f: &Function,
     cfg: &SuperblockConfig,
 ) -> Vec<Vec<BlockId>> {
-    select_trees(wcfg, f, cfg, &no_native)
+    select_trees(wcfg, f, cfg, &no_native, &|_| true)
         .into_iter()
         .map(|t| t.trace)
         .collect()
 }
 
 /// The trace trees of `wcfg`, heaviest seed first, with traces growing past
-/// the calls `native` makes native.
+/// the calls `native` makes native. Only blocks whose start offset
+/// `seedable` accepts seed a tree (a runtime enters compiled code only
+/// where control transfers); the others may still join a tree.
 pub fn select_trees(
     wcfg: &WeightedCfg,
     f: &Function,
     cfg: &SuperblockConfig,
     native: &NativeCallee<'_>,
+    seedable: &dyn Fn(u32) -> bool,
 ) -> Vec<TraceTree> {
     let blocks = wcfg.cfg().blocks();
     let mut order: Vec<BlockId> = (0..blocks.len())
@@ -151,7 +154,7 @@ pub fn select_trees(
     let mut placed = vec![false; blocks.len()];
     let mut trees = Vec::new();
     for seed in order {
-        if placed[seed] {
+        if placed[seed] || !seedable(blocks[seed].start) {
             continue;
         }
         placed[seed] = true;
@@ -329,18 +332,20 @@ fn stops_growth(f: &Function, start: u32, end: u32, native: &NativeCallee<'_>) -
 /// trees' arms), then each tree laid out as a [`Region`] (side entrances
 /// removed by tail duplication, off-tree arcs turned into side exits).
 pub fn form_superblocks(wcfg: &WeightedCfg, f: &Function, cfg: &SuperblockConfig) -> Vec<Region> {
-    form_superblocks_with(wcfg, f, cfg, &no_native)
+    form_superblocks_with(wcfg, f, cfg, &no_native, &|_| true)
 }
 
 /// [`form_superblocks`] with the calls `native` picks compiled as native
-/// calls ([`Step::Call`]) that traces continue past.
+/// calls ([`Step::Call`]) that traces continue past, and trees seeded only
+/// at the offsets `seedable` accepts.
 pub fn form_superblocks_with(
     wcfg: &WeightedCfg,
     f: &Function,
     cfg: &SuperblockConfig,
     native: &NativeCallee<'_>,
+    seedable: &dyn Fn(u32) -> bool,
 ) -> Vec<Region> {
-    select_trees(wcfg, f, cfg, native)
+    select_trees(wcfg, f, cfg, native, seedable)
         .iter()
         .map(|t| layout_tree(wcfg, f, t, native))
         .collect()
@@ -751,5 +756,34 @@ region f0:2
         );
         // Each arm ends back at the head; `tail` is copied into each.
         assert_eq!(text.matches("-> head | exit 12").count(), 3, "{text}");
+    }
+
+    #[test]
+    fn only_seedable_blocks_head_a_tree_but_others_join_one() {
+        let p = assemble(DIAMOND).unwrap();
+        let mut tuples = Vec::new();
+        let input = interp::Input {
+            args: &[800],
+            file: &[],
+        };
+        interp::run_with_sink(&p, input, &mut Vec::new(), &mut tuples, &Default::default())
+            .unwrap();
+        let w = WeightedCfg::build(&p, 0, &edge_counts(&tuples)).unwrap();
+        // The loop's first block (2) may not head a region: the heaviest
+        // block that may (7, the join) heads one that loops through 2.
+        let rs = form_superblocks_with(
+            &w,
+            &p.functions[0],
+            &SuperblockConfig::default(),
+            &no_native,
+            &|o| o != 2,
+        );
+        assert!(rs.iter().all(|r| r.head != 2), "{}", text(&rs));
+        assert_eq!(rs[0].head, 7);
+        assert!(
+            rs[0].to_string().contains("block 2 weight=800"),
+            "{}",
+            rs[0]
+        );
     }
 }

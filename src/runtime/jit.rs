@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use toyvm_optimizer::{
     CodeCache, CompiledRegion, ExitKind, ExitReport, PlanConfig, Profile, Region, Step,
-    plan_regions,
+    plan_regions_at,
 };
 use toyvm_profiler::Candidate;
 use toyvm_vm::{Kind, KindMask, Pc, Program, Tuple};
@@ -369,7 +369,9 @@ impl<'p> Jit<'p> {
         if profile.edges.is_empty() {
             return;
         }
-        for region in plan_regions(self.program, &profile, &self.opts.plan) {
+        let entry_points = &self.entry_points;
+        let head = |f: u32, o: u32| entry_points[f as usize].contains(&o);
+        for region in plan_regions_at(self.program, &profile, &self.opts.plan, &head) {
             let key = (region.func, region.head);
             // The interpreter looks for compiled code only where control
             // transfers (see `TupleSink`): a head nothing jumps to would
