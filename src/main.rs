@@ -151,6 +151,12 @@ enum Command {
         /// Print the verdict as JSON.
         #[arg(long)]
         json: bool,
+        /// Pass 2 with the JIT on (driven by the model under test), against
+        /// the JIT-off reference: checks the output and that every reported
+        /// entry was hot without the JIT (the other criteria need the
+        /// events compiled code hides).
+        #[arg(long)]
+        jit: bool,
     },
     /// Compare every profiler model on every program: speedup, profile
     /// error against perfect, modeled state and overhead.
@@ -338,6 +344,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             tolerance,
             quorum,
             json,
+            jit,
         } => {
             let program = load(&file)?;
             let args = parse_args(&args)?;
@@ -380,8 +387,12 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                     r
                 }
             };
-            let verdict = toyvm::verify::check(&program, &input_bytes, &spec, &reference_data)
-                .map_err(fail)?;
+            let verdict = if jit {
+                toyvm::verify::check_jit(&program, &input_bytes, &spec, &reference_data)
+            } else {
+                toyvm::verify::check(&program, &input_bytes, &spec, &reference_data)
+            }
+            .map_err(fail)?;
             if json {
                 println!(
                     "{}",

@@ -25,6 +25,11 @@
 //! 4. (RAP) *hot ranges*: the model's hot ranges agree with the exact counts
 //!    of the same ranges.
 //!
+//! **With the JIT on** ([`check_jit`], `toyvm verify --jit`) a saved
+//! reference is reused against a run where the model drives the JIT: only
+//! the output and "every report was hot without the JIT" are checked, since
+//! compiled code hides the events the other criteria are judged on.
+//!
 //! # What each model is held to
 //!
 //! **Counting models** (multihash, perfect, ...): a reported count must lie
@@ -895,6 +900,120 @@ fn parse_kinds_of(oracle: &str) -> crate::Result<toyvm_profiler::tuple::KindSet>
 }
 
 /// Writes a reference as JSON.
+/// Pass 2 with the JIT on, against a reference recorded without it.
+///
+/// The model then drives the JIT, and compiled code emits no tuples of its
+/// own (only what its exits report), so the stream the model sees is not
+/// the reference's: intervals do not line up, and entries that run in
+/// compiled code go unseen. What survives the change of stream is checked:
+///
+/// 1. *output*: the program prints and returns exactly what the
+///    interpreter does (the interpreter is the oracle);
+/// 2. *reports were hot*: in each interval, every entry the model reports
+///    is one the reference saw at or above its low bound in some interval
+///    (a model that invents hot entries fails, JIT or not). The quorum
+///    applies as in [`check`].
+///
+/// Hot entries found and count accuracy are not checked: compiled code
+/// hides the events they are judged on.
+pub fn check_jit(
+    program: &Program,
+    input: &[u8],
+    spec: &ProfilerSpec,
+    reference: &Reference,
+) -> crate::Result<Verdict> {
+    let oracle = spec.oracle();
+    if oracle.interval != reference.interval
+        || oracle.threshold_count() != reference.threshold
+        || oracle.kinds != crate::verify::parse_kinds_of(&reference.oracle)?
+    {
+        return Err(crate::Error::Usage(format!(
+            "the reference was recorded for `{}`; `{spec}` uses a different interval, threshold or kinds",
+            reference.oracle
+        )));
+    }
+    let run = |profile: Option<ProfilerSpec>, jit: bool| {
+        let mut out = Vec::new();
+        let report = crate::Runtime::builder(program.clone())
+            .profile(profile)
+            .keep_candidates(true)
+            .jit(jit.then(crate::runtime::JitOptions::default))
+            .build()
+            .run(
+                Input {
+                    args: &reference.args,
+                    file: input,
+                },
+                &mut out,
+            )?;
+        Ok::<_, crate::Error>((out, report))
+    };
+    let (want, oracle_run) = run(None, false)?;
+    let (got, report) = run(Some(spec.clone()), true)?;
+    let same = want == got && oracle_run.outcome.value == report.outcome.value;
+    let output = Criterion {
+        name: "output as the interpreter's",
+        passed: same,
+        checked: 1,
+        conforming: u64::from(same),
+        evidence: if same {
+            Vec::new()
+        } else {
+            vec![format!(
+                "printed {} bytes and returned {}; the interpreter printed {} bytes and returned {}",
+                got.len(),
+                report.outcome.value,
+                want.len(),
+                oracle_run.outcome.value
+            )]
+        },
+    };
+    let hot: std::collections::HashSet<Tuple> = reference
+        .intervals
+        .iter()
+        .flat_map(|i| i.entries.iter().map(Entry::tuple))
+        .collect();
+    let mut checked = 0;
+    let mut conforming = 0;
+    let mut evidence = Vec::new();
+    for iv in &report.intervals {
+        if iv.candidates.is_empty() {
+            continue;
+        }
+        checked += 1;
+        let cold: Vec<&Candidate> = iv
+            .candidates
+            .iter()
+            .filter(|c| !hot.contains(&c.tuple))
+            .collect();
+        if cold.is_empty() {
+            conforming += 1;
+        } else if evidence.len() < 5 {
+            evidence.push(format!(
+                "interval {}: {} of {} reports never hot without the JIT, e.g. {} reported {} times",
+                iv.index,
+                cold.len(),
+                iv.candidates.len(),
+                show(&cold[0].tuple),
+                cold[0].count
+            ));
+        }
+    }
+    let quorum = reference.tolerances.quorum;
+    let reports = Criterion {
+        name: "reports were hot without the JIT",
+        passed: checked == 0 || conforming as f64 >= quorum * checked as f64,
+        checked,
+        conforming,
+        evidence,
+    };
+    Ok(Verdict {
+        spec: format!("{spec} (JIT on)"),
+        intervals: report.intervals.len() as u64,
+        criteria: vec![output, reports],
+    })
+}
+
 pub fn save(reference: &Reference, out: &mut dyn Write) -> std::io::Result<()> {
     serde_json::to_writer(&mut *out, reference)?;
     out.write_all(b"\n")

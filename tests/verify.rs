@@ -53,6 +53,24 @@ fn verify_passes_multihash_and_fails_a_broken_configuration() {
         fp.evidence[0]
     );
 
+    // The same saved reference serves runs with the JIT on: the good model
+    // passes what can be checked there, the broken one fails with evidence.
+    let verdict = verify::check_jit(&program, &[], &good, &reference).unwrap();
+    assert!(verdict.passed(), "{}", verdict.to_text());
+    assert!(verdict.spec.ends_with("(JIT on)"));
+    let verdict = verify::check_jit(&program, &[], &broken, &reference).unwrap();
+    assert!(!verdict.passed(), "{}", verdict.to_text());
+    let hot = verdict
+        .criteria
+        .iter()
+        .find(|c| c.name == "reports were hot without the JIT")
+        .unwrap();
+    assert!(
+        !hot.passed && hot.evidence[0].contains("never hot without the JIT"),
+        "{}",
+        verdict.to_text()
+    );
+
     // A spec with another interval cannot be checked against this reference.
     let other = parse_spec("multihash:interval=5000").unwrap();
     let e = verify::check(&program, &[], &other, &reference)
