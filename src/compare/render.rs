@@ -295,6 +295,74 @@ fn failures(r: &Report) -> Vec<String> {
         .collect()
 }
 
+/// Where a model's JIT buys less than 95% of the perfect profile's
+/// speedup, and why, judged from the row beside perfect's: a profile that
+/// differs (its error), other compile decisions, the model's own cost, or,
+/// when it compiled exactly what perfect did, timing noise.
+fn shortfalls(rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for x in rows {
+        let Some(rel) = x.speedup_vs_perfect else {
+            continue;
+        };
+        if rel >= 0.95 || x.model == "perfect" || x.status != Status::Ok {
+            continue;
+        }
+        let Some(p) = rows
+            .iter()
+            .find(|y| y.program == x.program && y.model == "perfect")
+        else {
+            continue;
+        };
+        let mut why = Vec::new();
+        if let Some(e) = x.error.filter(|&e| e > 0.01) {
+            why.push(format!(
+                "its profile is off (E {:.1}%: false positives {:.1}%, false negatives {:.1}%; P/R {:.2}/{:.2})",
+                100.0 * e,
+                100.0 * x.false_positive.unwrap_or(0.0),
+                100.0 * x.false_negative.unwrap_or(0.0),
+                x.precision.unwrap_or(0.0),
+                x.recall.unwrap_or(0.0)
+            ));
+        }
+        let decisions = |y: &Row| (y.compiles, y.recompiles, y.side_exits, y.guard_failures);
+        if decisions(x) != decisions(p) {
+            why.push(format!(
+                "it compiled other regions ({} compiles, {} recompiles, {} side exits, {} guard failures; perfect: {}, {}, {}, {})",
+                x.compiles,
+                x.recompiles,
+                x.side_exits,
+                x.guard_failures,
+                p.compiles,
+                p.recompiles,
+                p.side_exits,
+                p.guard_failures
+            ));
+        }
+        if let Some(t) = x.median_seconds.filter(|&t| x.model_seconds > 0.1 * t) {
+            why.push(format!(
+                "the model itself takes {:.0}% of the run ({:.1} ms)",
+                100.0 * x.model_seconds / t,
+                1e3 * x.model_seconds
+            ));
+        }
+        if why.is_empty() {
+            why.push(
+                "it compiled exactly what perfect did, from an equally good profile: timing noise (raise --repeat)"
+                    .to_owned(),
+            );
+        }
+        out.push(format!(
+            "{} under {}: {:.2}x of perfect's speedup: {}",
+            x.program,
+            x.label,
+            rel,
+            why.join("; ")
+        ));
+    }
+    out
+}
+
 /// The human table.
 pub fn table(r: &Report) -> String {
     let mut s = String::new();
@@ -324,6 +392,13 @@ pub fn table(r: &Report) -> String {
             b.file, b.toyvm_version, b.date, b.only_before, b.only_after
         );
         text_table(&mut s, CHANGE_HEAD, &change_cells(r), 2);
+    }
+    let short = shortfalls(&r.rows);
+    if !short.is_empty() {
+        let _ = writeln!(s, "\nbelow 95% of the perfect profile's speedup, and why:");
+        for l in short {
+            let _ = writeln!(s, "  {l}");
+        }
     }
     let f = failures(r);
     if !f.is_empty() {
@@ -364,6 +439,16 @@ pub fn markdown(r: &Report) -> String {
             b.file, b.toyvm_version, b.date
         );
         md_table(&mut s, CHANGE_HEAD, &change_cells(r));
+    }
+    let short = shortfalls(&r.rows);
+    if !short.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nBelow 95% of the perfect profile's speedup, and why:\n"
+        );
+        for l in short {
+            let _ = writeln!(s, "- {l}");
+        }
     }
     let f = failures(r);
     if !f.is_empty() {
@@ -452,5 +537,41 @@ mod tests {
         assert_eq!(count(999), "999");
         assert_eq!(count(123_456), "123k");
         assert_eq!(count(12_345_678), "12.3M");
+    }
+
+    fn row(model: &str, rel: f64, error: f64, compiles: u64) -> Row {
+        let mut v = serde_json::json!({
+            "program": "p", "model": model, "label": model, "spec": model,
+            "status": "ok", "detail": null, "runs": 3,
+            "median_seconds": 1.0, "min_seconds": 1.0, "max_seconds": 1.0,
+            "speedup_vs_interpreter": 4.0 * rel, "speedup_vs_perfect": rel,
+            "error": error, "false_positive": error, "false_negative": 0.0,
+            "neutral_positive": 0.0, "neutral_negative": 0.0,
+            "precision": 1.0, "recall": 1.0, "f1": 1.0,
+            "state_bytes": 0, "messages": 0, "cycles": 0, "model_seconds": 0.01,
+            "compile_seconds": 0.001, "intervals": 9, "compiles": compiles,
+            "recompiles": 0, "drops": 0, "side_exits": 0, "guard_failures": 0
+        });
+        v["status"] = serde_json::to_value(Status::Ok).unwrap();
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn shortfalls_say_why() {
+        let rows = [
+            row("perfect", 1.0, 0.0, 3),
+            row("multihash", 0.99, 0.0, 3),
+            row("stratified", 0.5, 0.35, 2),
+            row("singlehash", 0.9, 0.0, 3),
+        ];
+        let s = shortfalls(&rows);
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert!(s[0].starts_with("p under stratified: 0.50x"), "{}", s[0]);
+        assert!(
+            s[0].contains("E 35.0%") && s[0].contains("other regions"),
+            "{}",
+            s[0]
+        );
+        assert!(s[1].contains("timing noise"), "{}", s[1]);
     }
 }
