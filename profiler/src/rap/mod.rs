@@ -22,6 +22,11 @@
 //! algorithm's worst case over a wide key range, not a bug; `state_bytes` reports the peak
 //! (16 bytes per node, the paper's 128 bits, plus 20 bytes per buffer slot).
 //!
+//! Batches.  `observe_batch` passes a run of events through the buffers first and then
+//! hands each tree the `(key, count)` adds that got through, in order
+//! ([`RapSet::add_events`]); a buffer never depends on its tree, so this is the same
+//! sequence of tree updates as one event at a time, only easier to overlap.
+//!
 //! Hot ranges (section 5.1): a range is hot iff its count plus the counts of its non-hot
 //! subranges reach `hot * n` (default 10%); a range is not hot merely because it has hot
 //! children.
@@ -109,6 +114,8 @@ pub struct RapSet {
     trees: Vec<RapTree>,
     buffers: Vec<EventBuffer>,
     hot: f64,
+    /// Per tree, the adds of the batch in flight ([`RapSet::add_events`]).
+    pending: Vec<Vec<(u128, u64)>>,
 }
 
 /// `rap_init(number_of_simultaneous_profiles)`: one tree per profile type.
@@ -124,6 +131,7 @@ pub fn rap_init(number_of_simultaneous_profiles: usize, opts: &RapOptions) -> Ra
             Vec::new()
         },
         hot: opts.hot,
+        pending: vec![Vec::new(); n],
     }
 }
 
@@ -143,6 +151,30 @@ impl RapSet {
                 }
             }
             None => self.trees[profile_type].add(id, 1),
+        }
+    }
+
+    /// Events through the buffers (or straight to the trees), as repeated
+    /// [`RapSet::add_event`] calls would do: every event first goes through its buffer,
+    /// then each tree takes the adds that reached it, in order ([`RapTree::add_batch`]).
+    /// A buffer never depends on its tree, so the two passes give the same result.
+    pub fn add_events(&mut self, events: impl Iterator<Item = (u128, usize)>) {
+        if self.buffers.is_empty() {
+            for (id, p) in events {
+                self.pending[p].push((id, 1));
+            }
+        } else {
+            for (id, p) in events {
+                if let Some(e) = self.buffers[p].push(id) {
+                    self.pending[p].push(e);
+                }
+            }
+        }
+        for (t, adds) in self.trees.iter_mut().zip(self.pending.iter_mut()) {
+            if !adds.is_empty() {
+                t.add_batch(adds);
+                adds.clear();
+            }
         }
     }
 
@@ -263,8 +295,11 @@ impl Profiler for Rap {
     }
 
     fn observe_batch(&mut self, batch: &[Tuple]) {
-        for &t in batch {
-            self.observe(t);
+        let dims = self.opts.dims;
+        // Short runs keep the pending adds in L1.
+        for run in batch.chunks(256) {
+            self.set
+                .add_events(run.iter().map(|t| (key_of(t, dims), t.kind as usize)));
         }
     }
 

@@ -30,13 +30,23 @@
 //! range's estimate (the sum of the counts of the nodes inside it) never exceeds its true
 //! count and misses at most the counts held by its at most h strict ancestors.
 //!
-//! Walks are the cost of an update (h = 64 dependent loads for b = 4).  Two direct-mapped
-//! caches of walk hints change no result: one keyed by the full key holds the node the
-//! key's last walk ended at (a repeated key resumes there), one keyed by the top 64 key
-//! bits the node at depth 64/k on that path.  They are allocated on a tree's first add.
+//! Implementation strategies that change no result.  Walks are the cost of an update
+//! (h = 64 dependent loads for b = 4), so an update starts from a hint: two small
+//! two-way tables of node slots (u32), one keyed by a hash of the full key (the leaf the
+//! key's last walk reached), one by a hash of the top 64 key bits (the deepest node at
+//! most 64/k deep on that path).  Every node stores its depth and prefix, so a hint is
+//! used only if its node is live and on the key's path (a colliding or stale hint costs
+//! a walk from the root); since splits never move a node and freed nodes are marked
+//! dead, the walk from a valid hint ends at the same leaf as one from the root.  The
+//! tables are allocated on a tree's first add.  [`RapTree::add_batch`] takes the adds
+//! the buffer lets through in order, reading the hints and hinted nodes of adds a few
+//! places ahead so their cache misses overlap, and updates a hinted leaf that takes the
+//! whole add without a split directly.  The split limit `max(1, floor(eps * n / h))`
+//! is cached over the run of n sharing its value.
 //!
-//! Nodes live in two parallel arrays; a node's children are a contiguous block of b
-//! slots, recycled through a free list, so an update allocates nothing.
+//! Nodes live in one arena (a `Vec` indexed by u32 slots); a node's children are a
+//! contiguous block of b slots, recycled through a free list, so an update allocates
+//! nothing.
 
 /// A node as the range report sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,13 +68,17 @@ pub struct NodeView {
 /// One RAP tree over 128-bit keys.
 #[derive(Debug, Clone)]
 pub struct RapTree {
-    counts: Vec<u64>,
-    /// First child slot, 0 for a leaf (slot 0 is the root, never a child).
-    children: Vec<u32>,
+    /// The node arena (slot 0 is the root, never a child).
+    nodes: Vec<Node>,
     free: Vec<u32>,
     k: u32,
     b: usize,
     height: u32,
+    /// Depth 64/k: the top key half's last level.
+    anchor: u32,
+    /// eps/h is small enough that the split limit grows by at most one per event, so
+    /// the events of a weighted add that fit at a leaf form a prefix.
+    prefix_fill: bool,
     eps: f64,
     n: u64,
     q: u64,
@@ -75,12 +89,13 @@ pub struct RapTree {
     peak: usize,
     /// Event count at the last merge (0 before the first).
     last_merge: u64,
-    /// Where walks for a given top half of the key may start: the node at depth 64/k on
-    /// its path (or the leaf above it).  Splits never move a node, so a hint stays valid
-    /// until a merge or reset bumps `version`.
-    walk_cache: Vec<WalkHint>,
-    leaf_cache: Vec<LeafHint>,
-    version: u32,
+    /// Walk hints: node slots keyed by a hash of the full key (the leaf its last walk
+    /// reached) and of the top 64 key bits (the deepest node at most 64/k deep on that
+    /// path).  A hint is used only when the node is live and its stored prefix is a prefix
+    /// of the key, i.e. it lies on the key's path, so a stale or colliding hint merely
+    /// costs a walk from the root.
+    key_hints: Vec<u32>,
+    top_hints: Vec<u32>,
     /// Per node, its count at the last [`RapTree::take_point_growth`] (0 when created).
     marks: Vec<u64>,
     /// The point nodes (with their keys) whose count differs from their mark: what
@@ -88,32 +103,31 @@ pub struct RapTree {
     /// when an add first moves its count off its mark; a merge (which may free points)
     /// rebuilds the list from the tree.
     touched: Vec<(u32, u128)>,
+    /// The split limit `max(1, floor(eps * n / h))` for every n in `lim_lo..=lim_hi`.
+    lim: u64,
+    lim_lo: u64,
+    lim_hi: u64,
 }
 
-/// log2 of the walk-hint cache's slots (one per top key half).
-const WALK_BITS: u32 = 16;
-const WALK_CACHE: usize = 1 << WALK_BITS;
-/// log2 of the leaf-hint cache's slots (one per full key).
-const LEAF_BITS: u32 = 16;
-const LEAF_CACHE: usize = 1 << LEAF_BITS;
-
-/// The leaf a full key reached last time: repeated keys (the buffer's evictions of hot
-/// events) skip the whole walk.  Same validity rule as [`WalkHint`].
+/// One node: its count, first child slot (0 for a leaf), depth and key prefix (the
+/// latter two validate walk hints).
 #[derive(Clone, Copy, Debug, Default)]
-struct LeafHint {
-    key: u128,
-    node: u32,
+struct Node {
+    prefix: u128,
+    count: u64,
+    first: u32,
     depth: u32,
-    version: u32,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct WalkHint {
-    top: u64,
-    node: u32,
-    depth: u32,
-    version: u32,
-}
+/// The depth of a freed node: no hint validates against it.
+const DEAD: u32 = u32::MAX;
+/// No node (an empty hint slot, or no anchor node seen).
+const NONE: usize = u32::MAX as usize;
+
+/// log2 of the slots of the hint table keyed by the top key half.
+const TOP_BITS: u32 = 16;
+/// log2 of the slots of the hint table keyed by the full key.
+const KEY_BITS: u32 = 17;
 
 impl RapTree {
     /// A tree with branching factor `b` (a power of two dividing 2^128's bit count into
@@ -122,12 +136,13 @@ impl RapTree {
         assert!(b.is_power_of_two() && (2..=256).contains(&b));
         let k = b.trailing_zeros();
         let mut t = RapTree {
-            counts: Vec::new(),
-            children: Vec::new(),
+            nodes: Vec::new(),
             free: Vec::new(),
             k,
             b: b as usize,
             height: 128 / k,
+            anchor: 64 / k,
+            prefix_fill: eps / (128 / k) as f64 <= 0.5,
             eps,
             n: 0,
             q,
@@ -137,11 +152,13 @@ impl RapTree {
             live: 0,
             peak: 0,
             last_merge: 0,
-            walk_cache: Vec::new(),
-            leaf_cache: Vec::new(),
-            version: 0,
+            key_hints: Vec::new(),
+            top_hints: Vec::new(),
             marks: Vec::new(),
             touched: Vec::new(),
+            lim: 1,
+            lim_lo: 0,
+            lim_hi: 0,
         };
         t.reset();
         t
@@ -149,13 +166,11 @@ impl RapTree {
 
     /// Back to a lone root (rap_init); keeps the allocations.
     pub fn reset(&mut self) {
-        self.counts.clear();
-        self.children.clear();
+        self.nodes.clear();
         self.marks.clear();
         self.touched.clear();
         self.free.clear();
-        self.counts.push(0);
-        self.children.push(0);
+        self.nodes.push(Node::default());
         self.marks.push(0);
         self.n = 0;
         self.period = self.merge_first;
@@ -163,7 +178,7 @@ impl RapTree {
         self.live = 1;
         self.peak = 1;
         self.last_merge = 0;
-        self.version += 1;
+        (self.lim, self.lim_lo, self.lim_hi) = (1, 1, 0);
     }
 
     /// An explicit worst-case node count for this structure, once a merge has run with a
@@ -216,28 +231,29 @@ impl RapTree {
         self.eps * self.n as f64 / self.height as f64
     }
 
-    /// Walks from `node` at `depth` down `key`'s path to the leaf, remembering the node
-    /// at the anchor depth 64/k on the way; returns the leaf and its depth.  `K` is k:
-    /// k divides 64, so a digit never straddles the key's halves and the walk shifts one
-    /// 64-bit half by a constant per level instead of the u128 key by a variable amount.
+    /// Walks from `node` at `depth` down `key`'s path to the leaf; returns the leaf, its
+    /// depth and the node passed at the anchor depth 64/k (`NONE` when the walk did not
+    /// cross it).  `K` is k: k divides 64, so a digit never straddles the key's halves
+    /// and the walk shifts one 64-bit half by a constant per level instead of the u128
+    /// key by a variable amount.
     #[inline(always)]
     fn descend<const K: u32>(
-        &mut self,
+        &self,
         key: u128,
         mut node: usize,
         mut depth: u32,
-        slot: usize,
-    ) -> (usize, u32) {
+    ) -> (usize, u32, usize) {
         debug_assert_eq!(K, self.k);
         let (top, low) = ((key >> 64) as u64, key as u64);
         let anchor = 64 / K;
+        let mut at_anchor = NONE;
         // The digits still to consume, left-aligned in one half.
         if depth < anchor {
             let mut rest = top << (K * depth);
             loop {
-                let ch = self.children[node];
+                let ch = self.nodes[node].first;
                 if ch == 0 {
-                    return (node, depth);
+                    return (node, depth, at_anchor);
                 }
                 node = ch as usize + (rest >> (64 - K)) as usize;
                 rest <<= K;
@@ -246,13 +262,13 @@ impl RapTree {
                     break;
                 }
             }
-            self.remember(slot, top, node, depth);
+            at_anchor = node;
         }
         let mut rest = low.checked_shl(K * (depth - anchor)).unwrap_or(0);
         loop {
-            let ch = self.children[node];
+            let ch = self.nodes[node].first;
             if ch == 0 {
-                return (node, depth);
+                return (node, depth, at_anchor);
             }
             node = ch as usize + (rest >> (64 - K)) as usize;
             rest <<= K;
@@ -264,17 +280,23 @@ impl RapTree {
         let first = match self.free.pop() {
             Some(f) => f as usize,
             None => {
-                let f = self.counts.len();
-                self.counts.resize(f + self.b, 0);
-                self.children.resize(f + self.b, 0);
+                let f = self.nodes.len();
+                self.nodes.resize(f + self.b, Node::default());
                 self.marks.resize(f + self.b, 0);
                 f
             }
         };
-        self.counts[first..first + self.b].fill(0);
-        self.children[first..first + self.b].fill(0);
+        let Node { prefix, depth, .. } = self.nodes[node];
+        for (d, c) in self.nodes[first..first + self.b].iter_mut().enumerate() {
+            *c = Node {
+                prefix: (prefix << self.k) | d as u128,
+                count: 0,
+                first: 0,
+                depth: depth + 1,
+            };
+        }
         self.marks[first..first + self.b].fill(0);
-        self.children[node] = first as u32;
+        self.nodes[node].first = first as u32;
         self.live += self.b;
         self.peak = self.peak.max(self.live);
     }
@@ -288,99 +310,237 @@ impl RapTree {
             self.add_chunk(key, chunk);
             count -= chunk;
             if self.n >= self.next_merge {
-                self.merge();
-                self.period = self.period.saturating_mul(self.q).max(1);
-                self.next_merge = self.n.saturating_add(self.period);
+                self.scheduled_merge();
             }
         }
     }
 
+    #[cold]
+    fn scheduled_merge(&mut self) {
+        self.merge();
+        self.period = self.period.saturating_mul(self.q).max(1);
+        self.next_merge = self.n.saturating_add(self.period);
+    }
+
+    /// [`RapTree::add`] when the key's own hint is a leaf on its path that takes the
+    /// whole `count` without splitting before the next merge time: the same update
+    /// without the walk.  Returns false, having changed no count, in every other case.
     #[inline]
-    fn limit_at(&self, n: u64) -> u64 {
+    fn add_to_hinted_leaf(&mut self, key: u128, count: u64, ks: usize) -> bool {
+        if count == 0 || count > self.next_merge - self.n {
+            return false;
+        }
+        let mut h = self.key_hints[ks] as usize;
+        if !self.on_path(h, key) {
+            // The second way: promote it, as `add_chunk` would.
+            let h1 = self.key_hints[ks + 1] as usize;
+            if !self.on_path(h1, key) {
+                return false;
+            }
+            self.key_hints.swap(ks, ks + 1);
+            h = h1;
+        }
+        let Node {
+            count: c0,
+            first,
+            depth,
+            ..
+        } = self.nodes[h];
+        if first != 0 {
+            return false;
+        }
+        if depth == self.height {
+            if c0 == self.marks[h] {
+                self.touched.push((h as u32, key));
+            }
+        } else if !(count == 1 || self.prefix_fill) || c0 + count > self.limit_at(self.n + count) {
+            // (The binary search of `add_chunk` lands all `count` events exactly when the
+            // last one fits, since the events that fit form a prefix.)
+            return false;
+        }
+        self.nodes[h].count += count;
+        self.n += count;
+        if self.n >= self.next_merge {
+            self.scheduled_merge();
+        }
+        true
+    }
+
+    #[inline]
+    fn raw_limit(&self, n: u64) -> u64 {
         // `as` truncates, which is floor for the non-negative quotient (and avoids a
         // libm call where the target lacks a rounding instruction).
         ((self.eps * n as f64 / self.height as f64) as u64).max(1)
     }
 
-    fn add_chunk(&mut self, key: u128, mut count: u64) {
-        let top = (key >> 64) as u64;
-        let slot = (top.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - WALK_BITS)) as usize;
-        let low = key as u64 ^ top.rotate_left(17);
-        let leaf_slot = (low.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) >> (64 - LEAF_BITS)) as usize;
-        let anchor = 64 / self.k;
-        // The walk hint is only read when the leaf hint misses: each is a likely cache
-        // miss of its own.
-        if self.leaf_cache.is_empty() {
-            self.alloc_caches();
+    /// `max(1, floor(eps * n / h))`, from a cached run of n with the same value.  The
+    /// float expression is monotone in n, so the run is found by probing it directly.
+    #[inline]
+    fn limit_at(&mut self, n: u64) -> u64 {
+        if n >= self.lim_lo && n <= self.lim_hi {
+            return self.lim;
         }
-        let leaf = self.leaf_cache[leaf_slot];
-        let (mut node, mut depth) = if leaf.version == self.version && leaf.key == key {
-            (leaf.node as usize, leaf.depth)
+        self.refill_limit(n)
+    }
+
+    #[cold]
+    fn refill_limit(&mut self, n: u64) -> u64 {
+        let lim = self.raw_limit(n);
+        // The last n with this limit: start from the real-valued estimate, then step to
+        // the exact boundary.
+        let est = ((lim + 1) as f64 * self.height as f64 / self.eps) as u64;
+        let mut hi = est.max(n);
+        while hi > n && self.raw_limit(hi) > lim {
+            hi -= 1;
+        }
+        while hi < u64::MAX && self.raw_limit(hi + 1) == lim {
+            hi += 1;
+        }
+        (self.lim, self.lim_lo, self.lim_hi) = (lim, n, hi);
+        lim
+    }
+
+    /// Whether live node `node` lies on `key`'s path (its prefix is a prefix of `key`).
+    #[inline]
+    fn on_path(&self, node: usize, key: u128) -> bool {
+        match self.nodes.get(node) {
+            Some(n) if n.depth != DEAD => {
+                key.checked_shr(128 - self.k * n.depth).unwrap_or(0) == n.prefix
+            }
+            _ => false,
+        }
+    }
+
+    /// The hint slot pairs of `key`: (top half's, full key's).  Each table is two-way:
+    /// a pair of adjacent slots, the most recent first.
+    #[inline]
+    fn hint_slots(key: u128) -> (usize, usize) {
+        let top = (key >> 64) as u64;
+        let low = key as u64 ^ top.rotate_left(17);
+        let ts = (top.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TOP_BITS)) as usize & !1;
+        let ks = (low.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) >> (64 - KEY_BITS)) as usize & !1;
+        (ts, ks)
+    }
+
+    /// Adds a sequence of weighted keys in order, exactly as repeated [`RapTree::add`]
+    /// calls would.  While one add runs, the key hint of an add a few places ahead and
+    /// the node hinted for a nearer one are read (plain loads whose values are unused),
+    /// so their cache misses overlap the current add instead of following it.
+    pub fn add_batch(&mut self, items: &[(u128, u64)]) {
+        const FAR: usize = 8;
+        const NEAR: usize = 4;
+        // Key-hint slots of the adds in flight, by position mod 16.
+        let mut slots = [0usize; 16];
+        if self.key_hints.is_empty() {
+            self.alloc_hints();
+        }
+        for (j, &(key, _)) in items.iter().enumerate().take(FAR) {
+            slots[j] = Self::hint_slots(key).1;
+        }
+        let mut sink = 0u64;
+        for (i, &(key, count)) in items.iter().enumerate() {
+            if let Some(&(k, _)) = items.get(i + FAR) {
+                let ks = Self::hint_slots(k).1;
+                slots[(i + FAR) % 16] = ks;
+                sink = sink.wrapping_add(self.key_hints[ks] as u64);
+            }
+            if i + NEAR < items.len() {
+                let h = self.key_hints[slots[(i + NEAR) % 16]] as usize;
+                if let Some(n) = self.nodes.get(h) {
+                    // A point's mark too (slot 0's otherwise, always cached).
+                    let m = if n.depth == self.height { h } else { 0 };
+                    sink = sink.wrapping_add(n.count ^ self.marks[m]);
+                }
+            }
+            if !self.add_to_hinted_leaf(key, count, slots[i % 16]) {
+                self.add(key, count);
+            }
+        }
+        std::hint::black_box(sink);
+    }
+
+    fn add_chunk(&mut self, key: u128, mut count: u64) {
+        let (ts, ks) = Self::hint_slots(key);
+        if self.key_hints.is_empty() {
+            self.alloc_hints();
+        }
+        // Where the walk starts: the key's own hint, else its top half's (read only when
+        // the key's misses), else the root.
+        let (start, way) = if self.on_path(self.key_hints[ks] as usize, key) {
+            (self.key_hints[ks] as usize, 0)
+        } else if self.on_path(self.key_hints[ks + 1] as usize, key) {
+            (self.key_hints[ks + 1] as usize, 1)
+        } else if self.on_path(self.top_hints[ts] as usize, key) {
+            (self.top_hints[ts] as usize, 2)
+        } else if self.on_path(self.top_hints[ts + 1] as usize, key) {
+            (self.top_hints[ts + 1] as usize, 3)
         } else {
-            let hit = self.walk_cache[slot];
-            if hit.version == self.version && hit.top == top {
-                (hit.node as usize, hit.depth)
-            } else {
-                (0usize, 0u32)
-            }
+            (0, 4)
         };
+        let (mut node, mut depth) = (start, self.nodes[start].depth);
+        // The deepest node at most `anchor` deep seen on the path (known once a walk
+        // starts at or above the anchor).
+        let mut at_anchor = NONE;
         loop {
-            (node, depth) = match self.k {
-                1 => self.descend::<1>(key, node, depth, slot),
-                2 => self.descend::<2>(key, node, depth, slot),
-                4 => self.descend::<4>(key, node, depth, slot),
-                _ => self.descend::<8>(key, node, depth, slot),
+            let crossed;
+            (node, depth, crossed) = match self.k {
+                1 => self.descend::<1>(key, node, depth),
+                2 => self.descend::<2>(key, node, depth),
+                4 => self.descend::<4>(key, node, depth),
+                _ => self.descend::<8>(key, node, depth),
             };
-            if depth < anchor {
-                self.remember(slot, top, node, depth);
+            if depth <= self.anchor {
+                at_anchor = node;
+            } else if crossed != NONE {
+                at_anchor = crossed;
             }
-            self.leaf_cache[leaf_slot] = LeafHint {
-                key,
-                node: node as u32,
-                depth,
-                version: self.version,
-            };
             if depth == self.height {
-                if self.counts[node] == self.marks[node] {
+                if self.nodes[node].count == self.marks[node] {
                     self.touched.push((node as u32, key));
                 }
-                self.counts[node] += count;
+                self.nodes[node].count += count;
                 self.n += count;
-                return;
+                break;
             }
             // The i-th event lands here iff c0 + i <= limit(n + i); the limit grows
             // slower than i, so the events that land form a prefix: find its length.
-            let c0 = self.counts[node];
-            let fits = |x: u64| c0 + x <= self.limit_at(self.n + x);
+            let c0 = self.nodes[node].count;
             let (mut lo, mut hi) = (0u64, count);
             while lo < hi {
                 let mid = lo + (hi - lo).div_ceil(2);
-                if fits(mid) { lo = mid } else { hi = mid - 1 }
+                if c0 + mid <= self.limit_at(self.n + mid) {
+                    lo = mid
+                } else {
+                    hi = mid - 1
+                }
             }
-            self.counts[node] += lo;
+            self.nodes[node].count += lo;
             self.n += lo;
             count -= lo;
             if count == 0 {
-                return;
+                break;
             }
             self.split(node);
+        }
+        // Remember the leaf (and, after a walk from above the anchor, the anchor node).
+        if way != 0 || node != start {
+            if way != 0 {
+                self.key_hints[ks + 1] = self.key_hints[ks];
+            }
+            self.key_hints[ks] = node as u32;
+        }
+        if way >= 2 && at_anchor != NONE && self.top_hints[ts] as usize != at_anchor {
+            if way != 2 {
+                self.top_hints[ts + 1] = self.top_hints[ts];
+            }
+            self.top_hints[ts] = at_anchor as u32;
         }
     }
 
     #[cold]
-    fn alloc_caches(&mut self) {
-        self.walk_cache = vec![WalkHint::default(); WALK_CACHE];
-        self.leaf_cache = vec![LeafHint::default(); LEAF_CACHE];
-    }
-
-    #[inline]
-    fn remember(&mut self, slot: usize, top: u64, node: usize, depth: u32) {
-        self.walk_cache[slot] = WalkHint {
-            top,
-            node: node as u32,
-            depth,
-            version: self.version,
-        };
+    fn alloc_hints(&mut self) {
+        self.key_hints = vec![u32::MAX; 1 << KEY_BITS];
+        self.top_hints = vec![u32::MAX; 1 << TOP_BITS];
     }
 
     /// One batched merge pass.
@@ -393,15 +553,13 @@ impl RapTree {
         let mut touched = std::mem::take(&mut self.touched);
         self.collect_touched(0, 0, 0, &mut touched);
         self.touched = touched;
-        // Merges free child blocks that later splits reuse: every walk hint is stale.
-        self.version += 1;
     }
 
     /// Returns the subtree sum when `node` is a leaf after the pass, `None` otherwise.
     fn merge_below(&mut self, node: usize, thr: f64) -> Option<u64> {
-        let first = self.children[node] as usize;
+        let first = self.nodes[node].first as usize;
         if first == 0 {
-            return Some(self.counts[node]);
+            return Some(self.nodes[node].count);
         }
         let mut all_leaves = true;
         let mut sum = 0u64;
@@ -411,12 +569,15 @@ impl RapTree {
                 None => all_leaves = false,
             }
         }
-        if all_leaves && ((self.counts[node] + sum) as f64) < thr {
-            self.counts[node] += sum;
-            self.children[node] = 0;
+        if all_leaves && ((self.nodes[node].count + sum) as f64) < thr {
+            self.nodes[node].count += sum;
+            self.nodes[node].first = 0;
+            for c in &mut self.nodes[first..first + self.b] {
+                c.depth = DEAD;
+            }
             self.free.push(first as u32);
             self.live -= self.b;
-            return Some(self.counts[node]);
+            return Some(self.nodes[node].count);
         }
         None
     }
@@ -427,7 +588,7 @@ impl RapTree {
     pub fn estimate(&self, prefix: u128, bits: u32) -> u64 {
         let (mut node, mut depth) = (0usize, 0u32);
         while self.k * depth < bits {
-            let ch = self.children[node] as usize;
+            let ch = self.nodes[node].first as usize;
             if ch == 0 {
                 return 0;
             }
@@ -449,8 +610,8 @@ impl RapTree {
     }
 
     fn subtree(&self, node: usize) -> u64 {
-        let first = self.children[node] as usize;
-        let own = self.counts[node];
+        let first = self.nodes[node].first as usize;
+        let own = self.nodes[node].count;
         if first == 0 {
             return own;
         }
@@ -477,9 +638,9 @@ impl RapTree {
         cut: f64,
         out: &mut Vec<NodeView>,
     ) -> (u64, u64, bool) {
-        let own = self.counts[node];
+        let own = self.nodes[node].count;
         let (mut subtree, mut weight) = (own, own);
-        let first = self.children[node] as usize;
+        let first = self.nodes[node].first as usize;
         if first != 0 {
             for d in 0..self.b {
                 let (s, w, h) = self.visit(
@@ -521,11 +682,11 @@ impl RapTree {
         let mut out = Vec::new();
         for (node, key) in self.touched.drain(..) {
             let node = node as usize;
-            let grown = self.counts[node] - self.marks[node];
+            let grown = self.nodes[node].count - self.marks[node];
             if grown >= min && grown > 0 {
                 out.push((key, grown));
             }
-            self.marks[node] = self.counts[node];
+            self.marks[node] = self.nodes[node].count;
         }
         // Descending keys: the order of the depth-first walk this replaces.
         out.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
@@ -534,12 +695,12 @@ impl RapTree {
 
     fn collect_touched(&self, node: usize, prefix: u128, depth: u32, out: &mut Vec<(u32, u128)>) {
         if depth == self.height {
-            if self.counts[node] != self.marks[node] {
+            if self.nodes[node].count != self.marks[node] {
                 out.push((node as u32, prefix));
             }
             return;
         }
-        let first = self.children[node] as usize;
+        let first = self.nodes[node].first as usize;
         if first != 0 {
             for d in 0..self.b {
                 self.collect_touched(first + d, (prefix << self.k) | d as u128, depth + 1, out);
@@ -549,12 +710,12 @@ impl RapTree {
 
     fn collect_points(&self, node: usize, prefix: u128, depth: u32, out: &mut Vec<(u128, u64)>) {
         if depth == self.height {
-            if self.counts[node] > 0 {
-                out.push((prefix, self.counts[node]));
+            if self.nodes[node].count > 0 {
+                out.push((prefix, self.nodes[node].count));
             }
             return;
         }
-        let first = self.children[node] as usize;
+        let first = self.nodes[node].first as usize;
         if first != 0 {
             for d in 0..self.b {
                 self.collect_points(first + d, (prefix << self.k) | d as u128, depth + 1, out);
