@@ -149,3 +149,35 @@ fn compiled_code_reports_its_exits_as_tuples() {
         "{jit:?}"
     );
 }
+
+#[test]
+fn a_loop_formed_from_an_early_profile_grows_when_it_keeps_leaving() {
+    let case = common::load(&common::root().join("programs/matmul.tasm"));
+    let program = asm::assemble(&case.source).unwrap();
+    let run = |max_recompiles: u32| {
+        let mut out = Vec::new();
+        let report = Runtime::builder(program.clone())
+            .profile_str("perfect:interval=2000")
+            .unwrap()
+            .jit(Some(JitOptions {
+                max_recompiles,
+                ..JitOptions::default()
+            }))
+            .build()
+            .run(
+                Input {
+                    args: &[60],
+                    file: &[],
+                },
+                &mut out,
+            )
+            .unwrap();
+        (out, report.stats.jit.unwrap())
+    };
+    let (grown_out, grown) = run(4);
+    let (kept_out, kept) = run(0);
+    assert_eq!(grown_out, kept_out);
+    // Growing recompiles regions in place and leaves them far less often.
+    assert!(grown.recompiles > kept.recompiles, "{grown:?} {kept:?}");
+    assert!(grown.side_exits * 2 < kept.side_exits, "{grown:?} {kept:?}");
+}

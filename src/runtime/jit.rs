@@ -108,6 +108,9 @@ struct Meta {
     /// Offsets of the instructions the region compiles (its own code).
     covers: Vec<u32>,
     loops: bool,
+    /// The candidates the region was planned from (empty for a whole
+    /// native function).
+    planned_from: Vec<(Tuple, u64)>,
 }
 
 struct Installed {
@@ -116,6 +119,11 @@ struct Installed {
     covers: Vec<u32>,
     /// Whether the region jumps back to its own head.
     loops: bool,
+    /// The candidates it was planned from: a later interval's are added
+    /// to them to see whether the tree would grow (see `grow`).
+    planned_from: Vec<(Tuple, u64)>,
+    /// Side exits taken in the last reviewed interval.
+    recent_side_exits: u64,
     counters: Vec<u64>,
     seen: Vec<u64>,
     entries: u64,
@@ -356,6 +364,7 @@ impl<'p> Jit<'p> {
                         ),
                         covers: Vec::new(),
                         loops: false,
+                        planned_from: Vec::new(),
                     },
                 ),
                 Err(e) => {
@@ -392,11 +401,77 @@ impl<'p> Jit<'p> {
                 }) if *not_before <= index => *recompiles,
                 Some(_) => continue,
             };
-            self.install(index, region, recompiles);
+            self.install(index, region, recompiles, pairs.clone());
+        }
+        self.grow(index, &pairs);
+    }
+
+    /// Regrows installed loops that keep leaving: a region formed from an
+    /// early interval's candidates may lack arms that turn hot later, and
+    /// a looping region leaves once per entry whatever its exits, so the
+    /// per-entry review cannot tell. Its old candidates plus this
+    /// interval's (which hold its exits' edges, reported as tuples) are
+    /// planned again; if the tree at its head grows, it is recompiled in
+    /// place. Each growth counts toward the head's recompile limit, and a
+    /// tree only grows (up to the size cap), so this ends.
+    fn grow(&mut self, index: u64, pairs: &[(Tuple, u64)]) {
+        let candidates: Vec<((u32, u32), u32, u32)> = self
+            .states
+            .iter()
+            .filter_map(|(k, s)| match *s {
+                HeadState::Compiled { slot, recompiles }
+                    if recompiles < self.opts.max_recompiles =>
+                {
+                    Some((*k, slot, recompiles))
+                }
+                _ => None,
+            })
+            .collect();
+        for (key, slot, recompiles) in candidates {
+            let r = self.slots[slot as usize].as_ref().expect("installed");
+            if !r.loops || r.planned_from.is_empty() || r.recent_side_exits < self.opts.min_entries
+            {
+                continue;
+            }
+            let mut merged: HashMap<Tuple, u64> = r.planned_from.iter().copied().collect();
+            for &(t, n) in pairs {
+                *merged.entry(t).or_insert(0) += n;
+            }
+            let mut merged: Vec<(Tuple, u64)> = merged.into_iter().collect();
+            merged.sort_unstable_by_key(|&(t, _)| (t.kind as u8, t.a, t.b));
+            let profile = Profile::from_candidates(&merged);
+            let entry_points = &self.entry_points;
+            let head = |f: u32, o: u32| (f, o) == key && entry_points[f as usize].contains(&o);
+            let Some(region) = plan_regions_at(self.program, &profile, &self.opts.plan, &head)
+                .into_iter()
+                .find(|r| (r.func, r.head) == key)
+            else {
+                continue;
+            };
+            if region.instr_count() <= r.covers.len() {
+                continue;
+            }
+            self.log(
+                index,
+                format_args!(
+                    "grow {}: {} side exits in the interval; its tree grows from {} to {} instructions",
+                    describe(self.program, key.0, key.1),
+                    r.recent_side_exits,
+                    r.covers.len(),
+                    region.instr_count()
+                ),
+            );
+            self.install(index, region, recompiles + 1, merged);
         }
     }
 
-    fn install(&mut self, index: u64, region: Region, recompiles: u32) {
+    fn install(
+        &mut self,
+        index: u64,
+        region: Region,
+        recompiles: u32,
+        planned_from: Vec<(Tuple, u64)>,
+    ) {
         let key = (region.func, region.head);
         let what = describe(self.program, region.func, region.head);
         let compiled = match self.cache.compile(&region) {
@@ -448,6 +523,7 @@ impl<'p> Jit<'p> {
             description,
             covers,
             loops: region.loops(),
+            planned_from,
         };
         self.install_compiled(index, key, compiled, recompiles, meta);
     }
@@ -464,6 +540,7 @@ impl<'p> Jit<'p> {
             description,
             covers,
             loops,
+            planned_from,
         } = meta;
         let what = describe(self.program, key.0, key.1);
         if let Some(HeadState::Compiled { slot, .. }) = self.states.get(&key).copied() {
@@ -515,6 +592,8 @@ impl<'p> Jit<'p> {
             code: compiled,
             covers,
             loops,
+            planned_from,
+            recent_side_exits: 0,
             counters: vec![0; n],
             seen: vec![0; n],
             entries: 0,
@@ -547,10 +626,14 @@ impl<'p> Jit<'p> {
             let entered = r.entries - r.entries_seen;
             r.entries_seen = r.entries;
             let mut guard_failures = 0;
+            let mut side_exits = 0;
             let mut hot_exit: Option<(u32, u64)> = None;
             for (i, site) in r.code.exits().iter().enumerate() {
                 let d = r.counters[i] - r.seen[i];
                 r.seen[i] = r.counters[i];
+                if site.kind == ExitKind::Side {
+                    side_exits += d;
+                }
                 match site.kind {
                     ExitKind::Guard => guard_failures += d,
                     ExitKind::Side
@@ -562,6 +645,7 @@ impl<'p> Jit<'p> {
                     _ => {}
                 }
             }
+            r.recent_side_exits = side_exits;
             r.idle = if entered == 0 { r.idle + 1 } else { 0 };
             let what = describe(self.program, key.0, key.1);
             let reason = if r.idle >= self.opts.idle_intervals {
