@@ -306,7 +306,8 @@ fn main() {
                 .expect("--stats --json prints a JSON line");
             let wall = stats["wall_seconds"].as_f64().unwrap_or(f64::NAN);
             let jit = &stats["jit"];
-            let regions = jit["compiles"].as_u64().unwrap_or(0);
+            let regions =
+                jit["compiles"].as_u64().unwrap_or(0) + jit["recompiles"].as_u64().unwrap_or(0);
             let secs = jit["compile_seconds"].as_f64().unwrap_or(0.0);
             compile_rows.push(format!(
                 "{:<8} {label:<14} {regions:>3} regions, {:.3} ms per region, {:.1}% of the run",
