@@ -541,6 +541,22 @@ struct ModelInterval {
     ranges: Vec<HotRange>,
 }
 
+/// An error unless the reference was recorded with `spec`'s interval,
+/// threshold and kinds.
+fn ensure_matches(spec: &ProfilerSpec, reference: &Reference) -> crate::Result<()> {
+    let oracle = spec.oracle();
+    if oracle.interval != reference.interval
+        || oracle.threshold_count() != reference.threshold
+        || oracle.kinds != parse_kinds_of(&reference.oracle)?
+    {
+        return Err(crate::Error::Usage(format!(
+            "the reference was recorded for `{}`; `{spec}` uses a different interval, threshold or kinds",
+            reference.oracle
+        )));
+    }
+    Ok(())
+}
+
 /// Pass 2: runs the model and checks it against the reference.
 pub fn check(
     program: &Program,
@@ -548,16 +564,7 @@ pub fn check(
     spec: &ProfilerSpec,
     reference: &Reference,
 ) -> crate::Result<Verdict> {
-    let oracle = spec.oracle();
-    if oracle.interval != reference.interval
-        || oracle.threshold_count() != reference.threshold
-        || oracle.kinds != crate::verify::parse_kinds_of(&reference.oracle)?
-    {
-        return Err(crate::Error::Usage(format!(
-            "the reference was recorded for `{}`; `{spec}` uses a different interval, threshold or kinds",
-            reference.oracle
-        )));
-    }
+    ensure_matches(spec, reference)?;
     let rap = rap_options(spec);
     if let Some(o) = rap {
         let want = RangeSetup {
@@ -922,16 +929,7 @@ pub fn check_jit(
     spec: &ProfilerSpec,
     reference: &Reference,
 ) -> crate::Result<Verdict> {
-    let oracle = spec.oracle();
-    if oracle.interval != reference.interval
-        || oracle.threshold_count() != reference.threshold
-        || oracle.kinds != crate::verify::parse_kinds_of(&reference.oracle)?
-    {
-        return Err(crate::Error::Usage(format!(
-            "the reference was recorded for `{}`; `{spec}` uses a different interval, threshold or kinds",
-            reference.oracle
-        )));
-    }
+    ensure_matches(spec, reference)?;
     let run = |profile: Option<ProfilerSpec>, jit: bool| {
         let mut out = Vec::new();
         let report = crate::Runtime::builder(program.clone())

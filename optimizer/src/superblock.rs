@@ -483,13 +483,19 @@ mod tests {
     use toyvm_vm::asm::assemble;
     use toyvm_vm::{Pc, Program, interp};
 
-    fn regions(src: &str, args: &[i64], cfg: &SuperblockConfig) -> (Program, Vec<Region>) {
+    /// `src` assembled, and its function 0's CFG weighted by a run's edges.
+    fn profiled(src: &str, args: &[i64]) -> (Program, WeightedCfg) {
         let p = assemble(src).unwrap();
         let mut tuples = Vec::new();
         let input = interp::Input { args, file: &[] };
         interp::run_with_sink(&p, input, &mut Vec::new(), &mut tuples, &Default::default())
             .unwrap();
         let w = WeightedCfg::build(&p, 0, &edge_counts(&tuples)).unwrap();
+        (p, w)
+    }
+
+    fn regions(src: &str, args: &[i64], cfg: &SuperblockConfig) -> (Program, Vec<Region>) {
+        let (p, w) = profiled(src, args);
         let r = form_superblocks(&w, &p.functions[0], cfg);
         (p, r)
     }
@@ -760,15 +766,7 @@ region f0:2
 
     #[test]
     fn only_seedable_blocks_head_a_tree_but_others_join_one() {
-        let p = assemble(DIAMOND).unwrap();
-        let mut tuples = Vec::new();
-        let input = interp::Input {
-            args: &[800],
-            file: &[],
-        };
-        interp::run_with_sink(&p, input, &mut Vec::new(), &mut tuples, &Default::default())
-            .unwrap();
-        let w = WeightedCfg::build(&p, 0, &edge_counts(&tuples)).unwrap();
+        let (p, w) = profiled(DIAMOND, &[800]);
         // The loop's first block (2) may not head a region: the heaviest
         // block that may (7, the join) heads one that loops through 2.
         let rs = form_superblocks_with(
