@@ -225,6 +225,71 @@ fn tuples_follow_the_documented_encoding() {
     assert_eq!(calls, vec![c(pc(0, 3), 1); 2]);
 }
 
+/// The all-kinds loop (its kinds fixed at compile time) and the loops that
+/// check a mask per tuple emit the same stream, filtered; over several
+/// batches, and through calls with zero to three arguments.
+#[test]
+fn every_kind_selection_sees_the_same_stream() {
+    let src = "
+        .memory 8
+        .data 0: 5, 7, 9
+        .func main(n)
+            li r1, 0
+        top:
+            andi r2, r1, 3
+            ld r3, r2, 0
+            call r4, zero, r0, 0
+            call r4, one, r3, 1
+            call r4, three, r1, 3
+            fref r5, one
+            calli r4, r5, r4, 1
+            loop r1, n, top
+            ret r4
+        .end
+        .func zero()
+            li r0, 1
+            ret r0
+        .end
+        .func one(x)
+            addi x, x, 1
+            ret x
+        .end
+        .func three(a, b, c)
+            add a, a, b
+            blt a, c, small
+            ret a
+        small:
+            ret c
+        .end";
+    let p = asm::assemble(src).unwrap();
+    let run = |kinds: KindMask| {
+        let mut tuples: Vec<Tuple> = Vec::new();
+        let cfg = Config {
+            kinds,
+            ..Config::default()
+        };
+        let input = Input {
+            args: &[700],
+            file: &[],
+        };
+        interp::run_with_sink(&p, input, &mut std::io::sink(), &mut tuples, &cfg).unwrap();
+        tuples
+    };
+    let all = run(KindMask::ALL);
+    assert!(all.len() > 3 * toyvm_vm::tuple::BATCH, "{}", all.len());
+    for k in Kind::ALL {
+        let only: Vec<Tuple> = all.iter().copied().filter(|t| t.kind == k).collect();
+        assert!(!only.is_empty());
+        assert_eq!(run(KindMask::only(k)), only, "{k:?} alone");
+        let others: Vec<Tuple> = all.iter().copied().filter(|t| t.kind != k).collect();
+        let mask = Kind::ALL
+            .into_iter()
+            .filter(|&j| j != k)
+            .fold(KindMask::NONE, |m, j| m.with(j));
+        assert_eq!(run(mask), others, "all but {k:?}");
+    }
+}
+
 #[test]
 fn batches_are_bounded_and_complete() {
     struct Sizes(Vec<usize>);

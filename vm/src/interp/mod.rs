@@ -99,13 +99,25 @@ pub fn run_with_sink<S: TupleSink>(
     // A run that emits nothing (no sink, or every kind masked off) uses a
     // loop compiled without any emission code, keeping only the sink's JIT
     // hooks.
-    let emit = S::ACTIVE && (em.value || em.edge || em.call);
+    // The usual profiling run emits every kind: its loop knows that at
+    // compile time, so no per-tuple flag is kept in a register or loaded.
+    let kinds = if !S::ACTIVE {
+        EMIT_NONE
+    } else {
+        match (em.value, em.edge, em.call) {
+            (false, false, false) => EMIT_NONE,
+            (true, true, true) => EMIT_ALL,
+            _ => EMIT_SOME,
+        }
+    };
     let d = cfg.max_depth;
-    let result = match (counting, emit) {
-        (true, true) => m.exec::<S, true, true>(&mut em, fuel, d),
-        (true, false) => m.exec::<S, true, false>(&mut em, fuel, d),
-        (false, true) => m.exec::<S, false, true>(&mut em, fuel, d),
-        (false, false) => m.exec::<S, false, false>(&mut em, fuel, d),
+    let result = match (counting, kinds) {
+        (true, EMIT_ALL) => m.exec::<S, true, EMIT_ALL>(&mut em, fuel, d),
+        (true, EMIT_SOME) => m.exec::<S, true, EMIT_SOME>(&mut em, fuel, d),
+        (true, _) => m.exec::<S, true, EMIT_NONE>(&mut em, fuel, d),
+        (false, EMIT_ALL) => m.exec::<S, false, EMIT_ALL>(&mut em, fuel, d),
+        (false, EMIT_SOME) => m.exec::<S, false, EMIT_SOME>(&mut em, fuel, d),
+        (false, _) => m.exec::<S, false, EMIT_NONE>(&mut em, fuel, d),
     };
     em.flush();
     let flushed = m.flush_output();
@@ -117,6 +129,12 @@ pub fn run_with_sink<S: TupleSink>(
         tuples: em.counts,
     })
 }
+
+/// What a dispatch loop emits, fixed at compile time: nothing, every kind,
+/// or the kinds the emitter's flags name (checked per tuple).
+const EMIT_NONE: u8 = 0;
+const EMIT_ALL: u8 = 1;
+const EMIT_SOME: u8 = 2;
 
 /// Slots kept past the current base so every frame has a full 256-register
 /// window.
@@ -239,7 +257,7 @@ impl<'p, 'o> Machine<'p, 'o> {
     /// and (with an active sink) the tuple buffer and its fill level, which
     /// go back into the emitter only when the loop exits.
     #[inline(never)]
-    fn exec<S: TupleSink, const COUNT: bool, const EMIT: bool>(
+    fn exec<S: TupleSink, const COUNT: bool, const EMIT: u8>(
         &mut self,
         em: &mut Emitter<'_, S>,
         fuel: u64,
@@ -272,11 +290,8 @@ impl<'p, 'o> Machine<'p, 'o> {
         cs.frame_regs = fns[prog.entry as usize].1;
         let mut regs = window(&mut cs.stack, 0);
 
-        let (emit_value, emit_edge, emit_call) = (
-            S::ACTIVE && EMIT && em.value,
-            S::ACTIVE && EMIT && em.edge,
-            S::ACTIVE && EMIT && em.call,
-        );
+        let flag = |on: bool| S::ACTIVE && (EMIT == EMIT_ALL || (EMIT == EMIT_SOME && on));
+        let (emit_value, emit_edge, emit_call) = (flag(em.value), flag(em.edge), flag(em.call));
         let buf: &mut [Tuple; BATCH] = &mut em.buf;
         let mut tlen: usize = em.len;
 
@@ -447,12 +462,14 @@ impl<'p, 'o> Machine<'p, 'o> {
                 code = callee_code;
                 pc = 0;
                 if emit_value {
-                    for i in 0..n {
-                        push!(
-                            Kind::Value,
-                            fpc | (ARG_OFFSET | i as u32) as u64,
-                            regs[i] as u64
-                        );
+                    let args = fpc | ARG_OFFSET as u64;
+                    // One argument is the usual case: no loop.
+                    if n == 1 {
+                        push!(Kind::Value, args, regs[0] as u64);
+                    } else {
+                        for i in 0..n {
+                            push!(Kind::Value, args | i as u64, regs[i] as u64);
+                        }
                     }
                 }
                 transfer!();
