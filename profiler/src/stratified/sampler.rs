@@ -6,7 +6,7 @@
 //! paper's hash.  Every substream has its own leaf state (one counter), which is exactly
 //! the paper's counter table for `H[P_r]_n` (Figure 5).
 
-use crate::hash::{PaperHash, SplitMix64};
+use crate::hash::{BLOCK, PaperHash, SplitMix64};
 use crate::spec::SamplerExpr;
 use crate::tuple::Tuple;
 
@@ -148,14 +148,17 @@ impl Sampler {
             // the slice, so the counter update needs no bounds check.
             let r = self.r;
             let counters = &mut self.counters[..=m];
-            let hash = level.hash.single_fn();
-            for &t in batch {
-                let c = &mut counters[hash(&t) as usize & m];
-                *c += 1;
-                if *c as u64 >= r {
-                    *c = 0;
-                    on(t, r, 0);
-                }
+            // Block by block, so the hash skips the byte positions a block never uses
+            // (see `PaperHash::for_each_single`).
+            for block in batch.chunks(BLOCK) {
+                level.hash.for_each_single(block, |_, &t, h| {
+                    let c = &mut counters[h as usize & m];
+                    *c += 1;
+                    if *c as u64 >= r {
+                        *c = 0;
+                        on(t, r, 0);
+                    }
+                });
             }
             return;
         }
