@@ -175,6 +175,36 @@ fn exit_text(f: u32, e: &ExitSite) -> String {
 
 /// Source locations: step `i` is `i + 1`; exit site `k` is
 /// `steps + 1 + k`; 0 (the default) is the entry's register loads.
+/// Lowers every binary operation that cannot trap (all but `div` and
+/// `rem`, which each code generator guards in its own way).
+fn pure_binary(b: &mut FunctionBuilder<'_>, op: BinOp, x: Value, y: Value) -> Option<Value> {
+    let ins = b.ins();
+    Some(match op {
+        BinOp::Add => ins.iadd(x, y),
+        BinOp::Sub => ins.isub(x, y),
+        BinOp::Mul => ins.imul(x, y),
+        BinOp::And => ins.band(x, y),
+        BinOp::Or => ins.bor(x, y),
+        BinOp::Xor => ins.bxor(x, y),
+        // Cranelift masks shift amounts to the type's width, as toyvm does.
+        BinOp::Shl => ins.ishl(x, y),
+        BinOp::Shr => ins.sshr(x, y),
+        BinOp::Ushr => ins.ushr(x, y),
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Ltu => {
+            let cc = match op {
+                BinOp::Eq => IntCC::Equal,
+                BinOp::Ne => IntCC::NotEqual,
+                BinOp::Lt => IntCC::SignedLessThan,
+                BinOp::Le => IntCC::SignedLessThanOrEqual,
+                _ => IntCC::UnsignedLessThan,
+            };
+            let c = ins.icmp(cc, x, y);
+            b.ins().uextend(types::I64, c)
+        }
+        BinOp::Div | BinOp::Rem => return None,
+    })
+}
+
 fn loc(n: usize) -> SourceLoc {
     SourceLoc::new(n as u32)
 }
@@ -589,30 +619,9 @@ impl<'r, 'b> Lower<'r, 'b> {
             return;
         }
         let x = self.get(a);
-        let ins = self.b.ins();
-        let v = match op {
-            BinOp::Add => ins.iadd(x, y),
-            BinOp::Sub => ins.isub(x, y),
-            BinOp::Mul => ins.imul(x, y),
-            BinOp::And => ins.band(x, y),
-            BinOp::Or => ins.bor(x, y),
-            BinOp::Xor => ins.bxor(x, y),
-            // Cranelift masks shift amounts to the type's width, as toyvm does.
-            BinOp::Shl => ins.ishl(x, y),
-            BinOp::Shr => ins.sshr(x, y),
-            BinOp::Ushr => ins.ushr(x, y),
-            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Ltu => {
-                let cc = match op {
-                    BinOp::Eq => IntCC::Equal,
-                    BinOp::Ne => IntCC::NotEqual,
-                    BinOp::Lt => IntCC::SignedLessThan,
-                    BinOp::Le => IntCC::SignedLessThanOrEqual,
-                    _ => IntCC::UnsignedLessThan,
-                };
-                let c = ins.icmp(cc, x, y);
-                self.b.ins().uextend(types::I64, c)
-            }
-            BinOp::Div | BinOp::Rem => match self.divide(pc, op, x, y, ky) {
+        let v = match pure_binary(&mut self.b, op, x, y) {
+            Some(v) => v,
+            None => match self.divide(pc, op, x, y, ky) {
                 Some(v) => v,
                 None => return,
             },

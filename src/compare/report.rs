@@ -87,6 +87,45 @@ pub struct Row {
     pub guard_failures: u64,
 }
 
+impl Row {
+    /// A row that has not been measured yet: status ok, no figures.
+    pub fn new(program: String, model: String, label: String, spec: String, runs: u64) -> Row {
+        Row {
+            program,
+            model,
+            label,
+            spec,
+            status: Status::Ok,
+            detail: None,
+            runs,
+            median_seconds: None,
+            min_seconds: None,
+            max_seconds: None,
+            speedup_vs_interpreter: None,
+            speedup_vs_perfect: None,
+            error: None,
+            false_positive: None,
+            false_negative: None,
+            neutral_positive: None,
+            neutral_negative: None,
+            precision: None,
+            recall: None,
+            f1: None,
+            state_bytes: 0,
+            messages: 0,
+            cycles: 0,
+            model_seconds: 0.0,
+            compile_seconds: 0.0,
+            intervals: 0,
+            compiles: 0,
+            recompiles: 0,
+            drops: 0,
+            side_exits: 0,
+            guard_failures: 0,
+        }
+    }
+}
+
 /// The row's fields in CSV column order (a test checks it matches [`Row`]).
 pub const COLUMNS: &[&str] = &[
     "program",
@@ -290,39 +329,13 @@ pub fn assemble(
         let mut case_rows: Vec<Row> = Vec::new();
         for (k, col) in columns.iter().enumerate() {
             let runs = runs_of(k);
-            let mut row = Row {
-                program: case.name.clone(),
-                model: col.config.model_name().to_owned(),
-                label: col.label.clone(),
-                spec: col.config.spec_string(),
-                status: Status::Ok,
-                detail: None,
-                runs: runs.len() as u64,
-                median_seconds: None,
-                min_seconds: None,
-                max_seconds: None,
-                speedup_vs_interpreter: None,
-                speedup_vs_perfect: None,
-                error: None,
-                false_positive: None,
-                false_negative: None,
-                neutral_positive: None,
-                neutral_negative: None,
-                precision: None,
-                recall: None,
-                f1: None,
-                state_bytes: 0,
-                messages: 0,
-                cycles: 0,
-                model_seconds: 0.0,
-                compile_seconds: 0.0,
-                intervals: 0,
-                compiles: 0,
-                recompiles: 0,
-                drops: 0,
-                side_exits: 0,
-                guard_failures: 0,
-            };
+            let mut row = Row::new(
+                case.name.clone(),
+                col.config.model_name().to_owned(),
+                col.label.clone(),
+                col.config.spec_string(),
+                runs.len() as u64,
+            );
             let failed = runs.iter().find_map(|(_, r)| r.as_ref().err());
             match (&reference, failed) {
                 (_, Some(e)) => {
@@ -610,39 +623,8 @@ mod tests {
 
     #[test]
     fn columns_name_every_field_of_a_row() {
-        let row = Row {
-            program: "p".into(),
-            model: "none".into(),
-            label: "none".into(),
-            spec: "none".into(),
-            status: Status::Ok,
-            detail: None,
-            runs: 1,
-            median_seconds: Some(1.0),
-            min_seconds: None,
-            max_seconds: None,
-            speedup_vs_interpreter: None,
-            speedup_vs_perfect: None,
-            error: None,
-            false_positive: None,
-            false_negative: None,
-            neutral_positive: None,
-            neutral_negative: None,
-            precision: None,
-            recall: None,
-            f1: None,
-            state_bytes: 0,
-            messages: 0,
-            cycles: 0,
-            model_seconds: 0.0,
-            compile_seconds: 0.0,
-            intervals: 0,
-            compiles: 0,
-            recompiles: 0,
-            drops: 0,
-            side_exits: 0,
-            guard_failures: 0,
-        };
+        let mut row = Row::new("p".into(), "none".into(), "none".into(), "none".into(), 1);
+        row.median_seconds = Some(1.0);
         let v = serde_json::to_value(&row).unwrap();
         let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
         let mut cols = COLUMNS.to_vec();

@@ -442,30 +442,9 @@ impl<'p, 'b> FuncLower<'p, 'b> {
     }
 
     fn binary(&mut self, pc: u32, op: BinOp, x: Value, y: Value, rhs: Rhs) -> Value {
-        let ins = self.b.ins();
-        match op {
-            BinOp::Add => ins.iadd(x, y),
-            BinOp::Sub => ins.isub(x, y),
-            BinOp::Mul => ins.imul(x, y),
-            BinOp::And => ins.band(x, y),
-            BinOp::Or => ins.bor(x, y),
-            BinOp::Xor => ins.bxor(x, y),
-            // Cranelift masks shift amounts to the type's width, as toyvm does.
-            BinOp::Shl => ins.ishl(x, y),
-            BinOp::Shr => ins.sshr(x, y),
-            BinOp::Ushr => ins.ushr(x, y),
-            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Ltu => {
-                let cc = match op {
-                    BinOp::Eq => IntCC::Equal,
-                    BinOp::Ne => IntCC::NotEqual,
-                    BinOp::Lt => IntCC::SignedLessThan,
-                    BinOp::Le => IntCC::SignedLessThanOrEqual,
-                    _ => IntCC::UnsignedLessThan,
-                };
-                let c = ins.icmp(cc, x, y);
-                self.b.ins().uextend(types::I64, c)
-            }
-            BinOp::Div | BinOp::Rem => self.divide(pc, op == BinOp::Div, x, y, rhs),
+        match super::pure_binary(&mut self.b, op, x, y) {
+            Some(v) => v,
+            None => self.divide(pc, op == BinOp::Div, x, y, rhs),
         }
     }
 
