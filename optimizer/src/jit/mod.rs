@@ -18,7 +18,8 @@
 //! then), and no region can outlive its code.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use cranelift_codegen::Context;
@@ -97,6 +98,34 @@ fn estimated_frame_bytes(f: &Function) -> usize {
 /// The owner of all code memory.
 struct CodeMemory {
     module: Mutex<Option<JITModule>>,
+}
+
+impl CodeMemory {
+    /// The module, locked.  A poisoned lock is taken over: every use of
+    /// the module either finishes or fails as a whole.
+    fn lock(&self) -> ModuleGuard<'_> {
+        ModuleGuard(self.module.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// The locked module (present until `CodeMemory` is dropped).
+struct ModuleGuard<'a>(MutexGuard<'a, Option<JITModule>>);
+
+impl Deref for ModuleGuard<'_> {
+    type Target = JITModule;
+    fn deref(&self) -> &JITModule {
+        self.0
+            .as_ref()
+            .expect("the module lives as long as the cache")
+    }
+}
+
+impl DerefMut for ModuleGuard<'_> {
+    fn deref_mut(&mut self) -> &mut JITModule {
+        self.0
+            .as_mut()
+            .expect("the module lives as long as the cache")
+    }
 }
 
 impl Drop for CodeMemory {
@@ -208,16 +237,9 @@ impl CodeCache {
     /// implements. Compiles nothing.
     pub fn clif(&mut self, region: &Region) -> Result<String> {
         self.check_native_calls(region)?;
-        let mut guard = self
-            .memory
-            .module
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let module = guard
-            .as_mut()
-            .expect("the module lives as long as the cache");
+        let mut module = self.memory.lock();
         let ids = self.natives.as_ref().map(|n| n.ids.as_slice());
-        let mut declare = declarer(module, ids);
+        let mut declare = declarer(&mut module, ids);
         let lowered = codegen::lower(region, &*self.isa, &mut self.fctx, &mut declare)?;
         Ok(codegen::annotate(&lowered, region))
     }
@@ -278,14 +300,7 @@ impl CodeCache {
         let closed = native::closed_functions(program);
         let generation = self.generation;
         self.generation += 1;
-        let mut guard = self
-            .memory
-            .module
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let module = guard
-            .as_mut()
-            .expect("the module lives as long as the cache");
+        let mut module = self.memory.lock();
         let failed = |f: usize, e: &dyn fmt::Display| Error::Codegen {
             head: format!("native function f{f}"),
             msg: e.to_string(),
@@ -307,7 +322,7 @@ impl CodeCache {
         for (f, id) in ids.iter().enumerate() {
             let Some(id) = *id else { continue };
             let func = {
-                let mut declare = declarer(module, Some(&ids));
+                let mut declare = declarer(&mut module, Some(&ids));
                 fcodegen::lower_function(
                     program,
                     f as u32,
@@ -328,7 +343,7 @@ impl CodeCache {
             defined.map_err(|e| failed(f, &e))?;
         }
         module.finalize_definitions().map_err(|e| failed(0, &e))?;
-        drop(guard);
+        drop(module);
         self.natives = Some(Natives {
             functions: program.functions.clone(),
             ids,
@@ -377,16 +392,9 @@ impl CodeCache {
             .ok_or_else(|| invalid("the function has no `ret`"))?;
         let start = Instant::now();
         let lowered = {
-            let mut guard = self
-                .memory
-                .module
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let module = guard
-                .as_mut()
-                .expect("the module lives as long as the cache");
+            let mut module = self.memory.lock();
             let ids = self.natives.as_ref().map(|n| n.ids.as_slice());
-            let mut declare = declarer(module, ids);
+            let mut declare = declarer(&mut module, ids);
             fcodegen::lower_stub(
                 program,
                 func,
@@ -408,20 +416,13 @@ impl CodeCache {
     pub fn compile(&mut self, region: &Region) -> Result<CompiledRegion> {
         let start = Instant::now();
         let calls_native = self.check_native_calls(region)?;
-        let mut guard = self
-            .memory
-            .module
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let module = guard
-            .as_mut()
-            .expect("the module lives as long as the cache");
+        let mut module = self.memory.lock();
         let lowered = {
             let ids = self.natives.as_ref().map(|n| n.ids.as_slice());
-            let mut declare = declarer(module, ids);
+            let mut declare = declarer(&mut module, ids);
             codegen::lower(region, &*self.isa, &mut self.fctx, &mut declare)?
         };
-        drop(guard);
+        drop(module);
         let clif = self.dump_clif.then(|| codegen::annotate(&lowered, region));
         self.finish(lowered, region.func, region.head, calls_native, clif, start)
     }
@@ -440,14 +441,7 @@ impl CodeCache {
             head: format!("f{func}:{head}"),
             msg: e.to_string(),
         };
-        let mut guard = self
-            .memory
-            .module
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let module = guard
-            .as_mut()
-            .expect("the module lives as long as the cache");
+        let mut module = self.memory.lock();
         let max_regs = if calls_native {
             self.natives.as_ref().map_or(0, |n| n.max_regs)
         } else {
@@ -475,7 +469,7 @@ impl CodeCache {
         // convention. The memory stays mapped while the returned region
         // holds `self.memory`.
         let entry = unsafe { std::mem::transmute::<*const u8, RegionFn>(code) };
-        drop(guard);
+        drop(module);
         self.compiled += 1;
         Ok(CompiledRegion {
             entry,
