@@ -205,6 +205,21 @@ fn pure_binary(b: &mut FunctionBuilder<'_>, op: BinOp, x: Value, y: Value) -> Op
     })
 }
 
+/// `x / y` (or `x % y`) for a `y` known to be non-zero, wrapping like the
+/// interpreter: divides by 1 instead of -1 and patches the result, so the
+/// machine division never overflows.
+fn nonzero_divide(b: &mut FunctionBuilder<'_>, div: bool, x: Value, y: Value) -> Value {
+    let m1 = b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+    let one = b.ins().iconst(types::I64, 1);
+    let safe = b.ins().select(m1, one, y);
+    let (q, alt) = if div {
+        (b.ins().sdiv(x, safe), b.ins().ineg(x))
+    } else {
+        (b.ins().srem(x, safe), b.ins().iconst(types::I64, 0))
+    };
+    b.ins().select(m1, alt, q)
+}
+
 fn loc(n: usize) -> SourceLoc {
     SourceLoc::new(n as u32)
 }
@@ -647,20 +662,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             None => {
                 let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
                 self.check(nonzero, ExitKind::Interpret, pc);
-                // Divide by 1 instead of -1, then patch the result, so the
-                // machine division never overflows.
-                let m1 = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
-                let one = self.b.ins().iconst(types::I64, 1);
-                let safe = self.b.ins().select(m1, one, y);
-                let (q, alt) = if div {
-                    (self.b.ins().sdiv(x, safe), self.b.ins().ineg(x))
-                } else {
-                    (
-                        self.b.ins().srem(x, safe),
-                        self.b.ins().iconst(types::I64, 0),
-                    )
-                };
-                Some(self.b.ins().select(m1, alt, q))
+                Some(nonzero_divide(&mut self.b, div, x, y))
             }
         }
     }

@@ -466,20 +466,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             Rhs::Reg(_) => {
                 let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
                 self.check(nonzero, native::TRAP_DIVISION_BY_ZERO, pc, None);
-                // Divide by 1 instead of -1, then patch the result, so the
-                // machine division never overflows.
-                let m1 = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
-                let one = self.b.ins().iconst(types::I64, 1);
-                let safe = self.b.ins().select(m1, one, y);
-                let (q, alt) = if div {
-                    (self.b.ins().sdiv(x, safe), self.b.ins().ineg(x))
-                } else {
-                    (
-                        self.b.ins().srem(x, safe),
-                        self.b.ins().iconst(types::I64, 0),
-                    )
-                };
-                self.b.ins().select(m1, alt, q)
+                super::nonzero_divide(&mut self.b, div, x, y)
             }
         }
     }
