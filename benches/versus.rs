@@ -3,11 +3,13 @@
 //! and native Rust, on the same benchmarks, in the same run.
 //!
 //! `cargo bench --bench versus [FILTER]` (set `TOYVM_BENCH_RUNS`, default 5).
-//! Every command runs in interleaved rounds; every contender's output is
-//! checked against toyvm's interpreter; the report gives median wall times
-//! (whole processes; native Rust is timed in-process), each toyvm mode's
-//! ratio to the peers, the JIT's speedup over toyvm's own interpreter, and
-//! geometric means. Peers that are not installed (`apt-get install lua5.4
+//! Every command runs in interleaved rounds, each round in a rotated
+//! order; every contender's output is checked against toyvm's interpreter;
+//! the report gives median wall times (whole processes; native Rust is
+//! timed in-process), each toyvm mode's ratio to the peers, the JIT's
+//! speedup over toyvm's own interpreter, geometric means, and the median
+//! and range of the interpreter's per-round ratio to each Lua interpreter
+//! (robust to a host whose speed drifts over the run). Peers that are not installed (`apt-get install lua5.4
 //! luajit`) are skipped with a note.
 
 use std::hint::black_box;
@@ -224,6 +226,7 @@ fn main() {
     println!();
 
     let mut compile_rows: Vec<String> = Vec::new();
+    let mut paired: Vec<String> = Vec::new();
     // (bench, column) -> median
     let mut table: Vec<(&str, Vec<Option<f64>>)> = Vec::new();
     for b in BENCHES {
@@ -249,41 +252,66 @@ fn main() {
                 b.name
             ),
         };
-        for _ in 0..runs {
-            for (i, (label, flags)) in MODES.iter().enumerate() {
-                let mut cmd = Command::new(toyvm);
-                cmd.arg("run").arg(&program).args(*flags);
-                if let Some(a) = b.arg {
-                    cmd.arg(a);
+        // Each round runs every contender once, starting one further along
+        // each time, so no contender always runs first or right after
+        // another; per-round ratios then compare runs made moments apart.
+        for round in 0..runs {
+            for k in 0..columns.len() {
+                let c = (round + k) % columns.len();
+                if let Some((label, flags)) = MODES.get(c) {
+                    let mut cmd = Command::new(toyvm);
+                    cmd.arg("run").arg(&program).args(*flags);
+                    if let Some(a) = b.arg {
+                        cmd.arg(a);
+                    }
+                    if let Some(inp) = &input {
+                        cmd.arg("--input").arg(inp);
+                    }
+                    let (t, out) = time(&mut cmd);
+                    times[c].push(t);
+                    check(label, out);
+                } else if let Some(p) = peers.get(c - MODES.len()) {
+                    let mut cmd = Command::new(p.1);
+                    cmd.args(p.2);
+                    if b.lua {
+                        cmd.arg(&lua).arg(b.arg.unwrap_or_default());
+                    } else if let Some(inp) = &input {
+                        cmd.arg(peers_dir.join("bf.lua")).arg(inp);
+                    } else {
+                        continue;
+                    }
+                    let (t, out) = time(&mut cmd);
+                    times[c].push(t);
+                    check(p.0, out);
+                } else if let (Some(f), Some(a)) = (b.native, b.arg) {
+                    let n: i64 = a.parse().unwrap();
+                    let start = Instant::now();
+                    let out = f(n);
+                    times[c].push(start.elapsed().as_secs_f64());
+                    check("rust", out);
                 }
-                if let Some(inp) = &input {
-                    cmd.arg("--input").arg(inp);
-                }
-                let (t, out) = time(&mut cmd);
-                times[i].push(t);
-                check(label, out);
             }
-            for (j, p) in peers.iter().enumerate() {
-                let col = MODES.len() + j;
-                let mut cmd = Command::new(p.1);
-                cmd.args(p.2);
-                if b.lua {
-                    cmd.arg(&lua).arg(b.arg.unwrap_or_default());
-                } else if let Some(inp) = &input {
-                    cmd.arg(peers_dir.join("bf.lua")).arg(inp);
-                } else {
-                    continue;
-                }
-                let (t, out) = time(&mut cmd);
-                times[col].push(t);
-                check(p.0, out);
+        }
+        // The interpreter against each Lua, round by round.
+        for (j, p) in peers.iter().enumerate() {
+            if !["lua5.4", "luajit -joff"].contains(&p.0) {
+                continue;
             }
-            if let (Some(f), Some(a)) = (b.native, b.arg) {
-                let n: i64 = a.parse().unwrap();
-                let start = Instant::now();
-                let out = f(n);
-                times[columns.len() - 1].push(start.elapsed().as_secs_f64());
-                check("rust", out);
+            let mut r: Vec<f64> = times[0]
+                .iter()
+                .zip(&times[MODES.len() + j])
+                .map(|(t, u)| t / u)
+                .collect();
+            if !r.is_empty() {
+                paired.push(format!(
+                    "{:<8} toyvm interp / {:<13} median {:.2}, range {:.2}-{:.2} over {} rounds",
+                    b.name,
+                    p.0,
+                    median(&mut r),
+                    r[0],
+                    r[r.len() - 1],
+                    r.len()
+                ));
             }
         }
         // One more run per JIT mode with `--stats --json`: the compiler's
@@ -373,6 +401,11 @@ fn main() {
                 println!("  {mode} / {peer}: geometric mean {g:.2} over {n} benchmarks");
             }
         }
+    }
+    println!();
+    println!("per-round ratios (each round's two runs are moments apart):");
+    for row in &paired {
+        println!("  {row}");
     }
     println!();
     println!("compile time (one run with --stats --json; regions counts recompiles too):");
