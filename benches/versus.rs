@@ -9,8 +9,8 @@
 //! timed in-process), each toyvm mode's ratio to the peers, the JIT's
 //! speedup over toyvm's own interpreter, geometric means, and the median
 //! and range of the interpreter's per-round ratio to each Lua interpreter
-//! (robust to a host whose speed drifts over the run). Peers that are not installed (`apt-get install lua5.4
-//! luajit`) are skipped with a note.
+//! (robust to a host whose speed drifts over the run). Peers that are not
+//! installed (`apt-get install lua5.4 luajit`) are skipped with a note.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -252,6 +252,18 @@ fn main() {
                 b.name
             ),
         };
+        // `toyvm run` on this benchmark with a mode's flags.
+        let toyvm_run = |flags: &[&str]| {
+            let mut cmd = Command::new(toyvm);
+            cmd.arg("run").arg(&program).args(flags);
+            if let Some(a) = b.arg {
+                cmd.arg(a);
+            }
+            if let Some(inp) = &input {
+                cmd.arg("--input").arg(inp);
+            }
+            cmd
+        };
         // Each round runs every contender once, starting one further along
         // each time, so no contender always runs first or right after
         // another; per-round ratios then compare runs made moments apart.
@@ -259,15 +271,7 @@ fn main() {
             for k in 0..columns.len() {
                 let c = (round + k) % columns.len();
                 if let Some((label, flags)) = MODES.get(c) {
-                    let mut cmd = Command::new(toyvm);
-                    cmd.arg("run").arg(&program).args(*flags);
-                    if let Some(a) = b.arg {
-                        cmd.arg(a);
-                    }
-                    if let Some(inp) = &input {
-                        cmd.arg("--input").arg(inp);
-                    }
-                    let (t, out) = time(&mut cmd);
+                    let (t, out) = time(&mut toyvm_run(flags));
                     times[c].push(t);
                     check(label, out);
                 } else if let Some(p) = peers.get(c - MODES.len()) {
@@ -317,16 +321,10 @@ fn main() {
         // One more run per JIT mode with `--stats --json`: the compiler's
         // time per region and its share of the run.
         for (label, flags) in MODES.iter().filter(|m| !m.1.is_empty()) {
-            let mut cmd = Command::new(toyvm);
-            cmd.arg("run").arg(&program).args(*flags);
-            cmd.args(["--stats", "--json"]);
-            if let Some(a) = b.arg {
-                cmd.arg(a);
-            }
-            if let Some(inp) = &input {
-                cmd.arg("--input").arg(inp);
-            }
-            let out = cmd.output().expect("toyvm runs");
+            let out = toyvm_run(flags)
+                .args(["--stats", "--json"])
+                .output()
+                .expect("toyvm runs");
             let stats: serde_json::Value = String::from_utf8_lossy(&out.stderr)
                 .lines()
                 .rev()
