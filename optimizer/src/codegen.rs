@@ -229,7 +229,14 @@ struct Lower<'r, 'b> {
     b: FunctionBuilder<'b>,
     vars: Vec<Option<Variable>>,
     /// Registers whose value is a known constant at the current point.
+    /// Invariant: a fact here holds on every path that reaches the current
+    /// point, so it is only carried into a block that the block it was
+    /// learnt in dominates (see [`Lower::enter`]).
     known: [Option<i64>; 256],
+    /// The facts that hold at the loop head on every path into it: the
+    /// entry guards' constants in registers the region never writes. Set
+    /// when the head is entered; every arm of the tree starts from these.
+    at_head: Option<[Option<i64>; 256]>,
     /// Registers the region writes somewhere: stored back at every exit.
     written: [bool; 256],
     exits: Vec<ExitSite>,
@@ -270,6 +277,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             b,
             vars: vec![None; 256],
             known: [None; 256],
+            at_head: None,
             written: [false; 256],
             exits: Vec::new(),
             pending: Vec::new(),
@@ -388,19 +396,35 @@ impl<'r, 'b> Lower<'r, 'b> {
     }
 
     /// Starts the loop head or an arm of a trace tree, blocks that more than
-    /// one path reaches: entry guards' constants survive in registers the
-    /// region never writes; everything else may differ on another path.
+    /// one path reaches. Steps are lowered in list order, which is not
+    /// dominance order: an arm is lowered after the path before it in the
+    /// list, but that path does not run before the arm (a guard on one arm
+    /// proves nothing on another). So the facts at a join are only those
+    /// that hold on every path into it: at the head, what the entry guards
+    /// (which run once, before it) proved of registers the region never
+    /// writes; at an arm, which only paths from the head reach, the same.
     fn enter(&mut self, blk: Block) {
         if !self.done {
             self.b.ins().jump(blk, &[]);
         }
         self.b.switch_to_block(blk);
         self.done = false;
-        for r in 0..256 {
-            if self.written[r] {
-                self.known[r] = None;
+        let facts = match self.at_head {
+            Some(facts) => facts,
+            None if blk == self.head => {
+                let mut facts = self.known;
+                for (k, w) in facts.iter_mut().zip(self.written) {
+                    if w {
+                        *k = None;
+                    }
+                }
+                self.at_head = Some(facts);
+                facts
             }
-        }
+            // An arm lowered before the head: nothing is known there.
+            None => [None; 256],
+        };
+        self.known = facts;
     }
 
     fn var(&self, r: Reg) -> Variable {

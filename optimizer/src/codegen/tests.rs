@@ -649,3 +649,39 @@ mod random {
         }
     }
 }
+
+/// A guard on one path of a trace tree proves nothing on another path: the
+/// facts at an arm are only those that hold at the head (issue 12's wrong
+/// result: a `calli` on the second arm was compiled as a call to the
+/// first arm's guarded target without its guard).
+#[test]
+fn a_guard_on_one_arm_is_not_a_fact_on_another() {
+    let text = "\
+region f0:0
+  block 0 weight=100
+    0: beqi r1, 0, L5 -> block 5 | next
+    1: addi r1, r1, 1
+    guard r3 == 8 | fail 2
+    2: add r2, r2, r3
+    goto exit 9
+  block 5 weight=50
+    5: addi r1, r1, 1
+    6: bnei r3, 8, L9 -> exit 9 | next
+    7: addi r2, r2, 100
+    goto exit 8
+";
+    let r = Region::parse(text).unwrap();
+    // r1 != 0: the first path guards r3 == 8 and leaves.
+    let mut regs = [0i64; 256];
+    (regs[1], regs[3]) = (1, 8);
+    let (e, _, _) = run_text(text, &mut regs, &mut []);
+    assert_eq!(e.resume, 9);
+    assert_eq!(regs[2], 8);
+    // r1 == 0: the arm tests r3 itself; r3 is 7, so it must leave at 9
+    // without adding 100 (the leaked fact folded the test to "equal").
+    let mut regs = [0i64; 256];
+    regs[3] = 7;
+    let (e, _, _) = run_text(text, &mut regs, &mut []);
+    assert_eq!((e.kind, e.resume), (ExitKind::Side, 9), "{r}");
+    assert_eq!(regs[2], 0);
+}
