@@ -584,8 +584,8 @@ fn run_profiled(
                 eprintln!("  compiled code    {:.3} s", j.compiled_seconds);
                 eprintln!("  compiler         {:.3} s", j.compile_seconds);
                 eprintln!(
-                    "regions            {} compiled, {} recompiled, {} dropped, {} live ({} bytes of code)",
-                    j.compiles, j.recompiles, j.drops, j.live_regions, j.code_bytes
+                    "regions            {} compiled, {} recompiled, {} dropped, {} live ({} bytes of code), {} left to the interpreter by the recompile limits",
+                    j.compiles, j.recompiles, j.drops, j.live_regions, j.code_bytes, j.given_up
                 );
                 eprintln!(
                     "region entries     {} ({} side exits, {} guard failures, {} handed to the interpreter)",

@@ -6,11 +6,23 @@
 //! ```text
 //!            candidates form a region             idle, hot exits or failing guards
 //! Counting ---------------------------> Compiled ----------------------------------> Counting
-//!    ^  (not before the back-off ends)                (back-off 2^k intervals)          |
-//!    |                                                                                 |
-//!    +------------------------------- k < max_recompiles -------------------------------+
-//!                                     k = max_recompiles: DontCompile (interpreted for good)
+//!    ^  (not before the back-off ends)     (hot exits, guards: k += 1, back-off 2^k intervals;  |
+//!    |                                      idle: j += 1, back-off 2^(j/4) - 1 intervals)       |
+//!    +---------------- k <= max_recompiles and j <= max_revivals ----------------------------+
+//!                      otherwise: DontCompile (interpreted for good; counted in `given_up`)
 //! ```
+//!
+//! Both counts are bounded, so no head compiles forever: a region that
+//! goes idle is no fault of its own (the phase moved on) and comes back at
+//! once the first few times, but a head that keeps going idle and coming
+//! back (a compile/drop storm) backs off and stops at `max_revivals`.
+//!
+//! Idleness is judged on what ran. The interpreter hands tuples over in
+//! batches of [`toyvm_vm::BATCH`]; with a short interval one batch ends
+//! several intervals at once, and nothing runs between them. A region
+//! installed at the first of those must not count as idle at the next:
+//! an interval counts toward idleness only if the program ran since the
+//! region was last reviewed (`Jit::ran`).
 //!
 //! Compiled code emits no tuples, so a compiled region's own candidates
 //! vanish from the profile as soon as it runs. What tells the runtime that a
@@ -40,8 +52,12 @@ pub struct JitOptions {
     pub plan: PlanConfig,
     /// Intervals without an entry after which a region is dropped.
     pub idle_intervals: u32,
-    /// Recompiles of one head before it is left to the interpreter.
+    /// Recompiles of one head after hot exits or failing guards before it
+    /// is left to the interpreter.
     pub max_recompiles: u32,
+    /// Times one head may be compiled again after going idle before it is
+    /// left to the interpreter (the back-off grows every four).
+    pub max_revivals: u32,
     /// An exit back into the region's own code taken on at least this share
     /// of entries (in an interval) makes the region be re-formed.
     pub hot_exit_share: f64,
@@ -68,6 +84,7 @@ impl Default for JitOptions {
             plan: PlanConfig::default(),
             idle_intervals: 3,
             max_recompiles: 4,
+            max_revivals: 32,
             hot_exit_share: 0.5,
             guard_failure_share: 0.1,
             min_entries: 8,
@@ -86,6 +103,9 @@ pub struct JitStats {
     pub recompiles: u64,
     pub drops: u64,
     pub compile_failures: u64,
+    /// Heads left to the interpreter for good by `max_recompiles` or
+    /// `max_revivals`.
+    pub given_up: u64,
     pub region_entries: u64,
     pub side_exits: u64,
     pub guard_failures: u64,
@@ -129,12 +149,22 @@ struct Installed {
     entries: u64,
     entries_seen: u64,
     idle: u32,
+    /// `Jit::ran` when the region was installed or last reviewed.
+    reviewed_at: u64,
+}
+
+/// How often a head was compiled again: after hot exits or failing
+/// guards (`recompiles`), and after going idle (`revivals`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Again {
+    recompiles: u32,
+    revivals: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
 enum HeadState {
-    Counting { recompiles: u32, not_before: u64 },
-    Compiled { slot: u32, recompiles: u32 },
+    Counting { again: Again, not_before: u64 },
+    Compiled { slot: u32, again: Again },
     DontCompile,
 }
 
@@ -155,6 +185,8 @@ pub struct Jit<'p> {
     /// Per function, the offsets control can transfer to: its entry and
     /// every branch or jump-table target.
     entry_points: Vec<std::collections::BTreeSet<u32>>,
+    /// Batches of execution handed over so far (see [`Jit::ran`]).
+    ran: u64,
 }
 
 impl std::fmt::Debug for Jit<'_> {
@@ -210,7 +242,15 @@ impl<'p> Jit<'p> {
                     s
                 })
                 .collect(),
+            ran: 0,
         })
+    }
+
+    /// The program ran (a batch of its tuples, or of tuples its compiled
+    /// code's exits reported, is about to be fed to the model): intervals
+    /// ending from here on can count toward a region's idleness.
+    pub fn ran(&mut self) {
+        self.ran += 1;
     }
 
     fn log(&self, interval: u64, msg: std::fmt::Arguments<'_>) {
@@ -347,17 +387,17 @@ impl<'p> Jit<'p> {
         // recursion (fib) stays in machine code.
         for (f, calls) in toyvm_optimizer::plan::hot_functions(self.program, &profile, 1) {
             let key = (f, 0);
-            match self.states.get(&key) {
-                None => {}
-                Some(HeadState::Counting { not_before, .. }) if *not_before <= index => {}
+            let again = match self.states.get(&key) {
+                None => Again::default(),
+                Some(HeadState::Counting { again, not_before }) if *not_before <= index => *again,
                 Some(_) => continue,
-            }
+            };
             match self.cache.compile_function(self.program, f) {
                 Ok(region) => self.install_compiled(
                     index,
                     key,
                     region,
-                    0,
+                    again,
                     Meta {
                         description: format!(
                             "whole function, native ({calls} calls in the interval)"
@@ -393,15 +433,12 @@ impl<'p> Jit<'p> {
             if !region.loops() && region.instr_count() < self.opts.min_straight_instrs {
                 continue;
             }
-            let recompiles = match self.states.get(&key) {
-                None => 0,
-                Some(HeadState::Counting {
-                    recompiles,
-                    not_before,
-                }) if *not_before <= index => *recompiles,
+            let again = match self.states.get(&key) {
+                None => Again::default(),
+                Some(HeadState::Counting { again, not_before }) if *not_before <= index => *again,
                 Some(_) => continue,
             };
-            self.install(index, region, recompiles, pairs.clone());
+            self.install(index, region, again, pairs.clone());
         }
         self.grow(index, &pairs);
     }
@@ -415,19 +452,19 @@ impl<'p> Jit<'p> {
     /// place. Each growth counts toward the head's recompile limit, and a
     /// tree only grows (up to the size cap), so this ends.
     fn grow(&mut self, index: u64, pairs: &[(Tuple, u64)]) {
-        let candidates: Vec<((u32, u32), u32, u32)> = self
+        let candidates: Vec<((u32, u32), u32, Again)> = self
             .states
             .iter()
             .filter_map(|(k, s)| match *s {
-                HeadState::Compiled { slot, recompiles }
-                    if recompiles < self.opts.max_recompiles =>
+                HeadState::Compiled { slot, again }
+                    if again.recompiles < self.opts.max_recompiles =>
                 {
-                    Some((*k, slot, recompiles))
+                    Some((*k, slot, again))
                 }
                 _ => None,
             })
             .collect();
-        for (key, slot, recompiles) in candidates {
+        for (key, slot, again) in candidates {
             let r = self.slots[slot as usize].as_ref().expect("installed");
             if !r.loops || r.planned_from.is_empty() || r.recent_side_exits < self.opts.min_entries
             {
@@ -461,7 +498,11 @@ impl<'p> Jit<'p> {
                     region.instr_count()
                 ),
             );
-            self.install(index, region, recompiles + 1, merged);
+            let again = Again {
+                recompiles: again.recompiles + 1,
+                ..again
+            };
+            self.install(index, region, again, merged);
         }
     }
 
@@ -469,7 +510,7 @@ impl<'p> Jit<'p> {
         &mut self,
         index: u64,
         region: Region,
-        recompiles: u32,
+        again: Again,
         planned_from: Vec<(Tuple, u64)>,
     ) {
         let key = (region.func, region.head);
@@ -525,7 +566,7 @@ impl<'p> Jit<'p> {
             loops: region.loops(),
             planned_from,
         };
-        self.install_compiled(index, key, compiled, recompiles, meta);
+        self.install_compiled(index, key, compiled, again, meta);
     }
 
     fn install_compiled(
@@ -533,7 +574,7 @@ impl<'p> Jit<'p> {
         index: u64,
         key: (u32, u32),
         compiled: CompiledRegion,
-        recompiles: u32,
+        again: Again,
         meta: Meta,
     ) {
         let Meta {
@@ -553,8 +594,8 @@ impl<'p> Jit<'p> {
         *version += 1;
         // A head compiled before (dropped when idle, or re-formed after hot
         // exits or failing guards) is a recompile.
-        let again = *version > 1;
-        if again {
+        let seen_before = *version > 1;
+        if seen_before {
             self.stats.recompiles += 1;
         } else {
             self.stats.compiles += 1;
@@ -569,7 +610,7 @@ impl<'p> Jit<'p> {
             index,
             format_args!(
                 "{} {what}: {description}, {} exits, {:.3} ms, {} bytes",
-                if recompiles > 0 {
+                if again != Again::default() {
                     "recompile"
                 } else {
                     "compile"
@@ -599,12 +640,13 @@ impl<'p> Jit<'p> {
             entries: 0,
             entries_seen: 0,
             idle: 0,
+            reviewed_at: self.ran,
         });
         self.states.insert(
             key,
             HeadState::Compiled {
                 slot: slot as u32,
-                recompiles,
+                again,
             },
         );
     }
@@ -612,15 +654,15 @@ impl<'p> Jit<'p> {
     /// Drops regions that went idle and re-forms those whose exits or
     /// guards turned hot.
     fn review(&mut self, index: u64) {
-        let keys: Vec<((u32, u32), u32, u32)> = self
+        let keys: Vec<((u32, u32), u32, Again)> = self
             .states
             .iter()
             .filter_map(|(k, s)| match s {
-                HeadState::Compiled { slot, recompiles } => Some((*k, *slot, *recompiles)),
+                HeadState::Compiled { slot, again } => Some((*k, *slot, *again)),
                 _ => None,
             })
             .collect();
-        for (key, slot, recompiles) in keys {
+        for (key, slot, again) in keys {
             let r = self.slots[slot as usize].as_mut().expect("installed");
             let ever = r.entries;
             let entered = r.entries - r.entries_seen;
@@ -646,7 +688,15 @@ impl<'p> Jit<'p> {
                 }
             }
             r.recent_side_exits = side_exits;
-            r.idle = if entered == 0 { r.idle + 1 } else { 0 };
+            // Nothing ran since the last review (another interval ended in
+            // the same batch): there was no chance to enter the region.
+            let ran = r.reviewed_at != self.ran;
+            r.reviewed_at = self.ran;
+            r.idle = match (entered, ran) {
+                (0, true) => r.idle + 1,
+                (0, false) => r.idle,
+                _ => 0,
+            };
             let what = describe(self.program, key.0, key.1);
             let reason = if r.idle >= self.opts.idle_intervals {
                 Some(format!("idle for {} intervals (its phase is over)", r.idle))
@@ -678,25 +728,39 @@ impl<'p> Jit<'p> {
             self.uninstall(slot);
             self.stats.drops += 1;
             // Going idle is no fault of the region: it may come back at
-            // once. Hot exits and failing guards back off exponentially and
-            // count toward the limit.
-            let next = if idle { recompiles } else { recompiles + 1 };
-            let state = if next > self.opts.max_recompiles {
+            // once, the first few times. Hot exits and failing guards back
+            // off exponentially and count toward their own limit.
+            let (next, not_before) = if idle {
+                let next = Again {
+                    revivals: again.revivals + 1,
+                    ..again
+                };
+                (next, index + (1u64 << (next.revivals / 4).min(16)) - 1)
+            } else {
+                let next = Again {
+                    recompiles: again.recompiles + 1,
+                    ..again
+                };
+                (next, index + (1u64 << next.recompiles.min(16)))
+            };
+            let state = if next.recompiles > self.opts.max_recompiles
+                || next.revivals > self.opts.max_revivals
+            {
+                self.stats.given_up += 1;
                 HeadState::DontCompile
             } else {
                 HeadState::Counting {
-                    recompiles: next,
-                    not_before: if idle {
-                        index
-                    } else {
-                        index + (1u64 << next.min(16))
-                    },
+                    again: next,
+                    not_before,
                 }
             };
             match state {
                 HeadState::DontCompile => self.log(
                     index,
-                    format_args!("drop {what}: {reason}; recompiled {recompiles} times, left to the interpreter"),
+                    format_args!(
+                        "drop {what}: {reason}; recompiled {} times after exits or guards and {} after going idle: left to the interpreter",
+                        again.recompiles, again.revivals
+                    ),
                 ),
                 HeadState::Counting { not_before, .. } => self.log(
                     index,

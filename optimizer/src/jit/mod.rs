@@ -11,12 +11,17 @@
 //! ([`CodeCache::compile_natives`]); regions call them directly. No Rust
 //! code ever calls a native function except through a region.
 //!
-//! Ownership: one `CodeMemory` holds the `cranelift_jit::JITModule`, and so
-//! all code memory. The [`CodeCache`] and every [`CompiledRegion`] hold an
-//! `Arc` to it, so code is freed only when the cache and all regions are
-//! gone: dropping a region is a logical drop (its code stays mapped until
-//! then), and no region can outlive its code.
+//! Ownership: a `CodeMemory` holds one `cranelift_jit::JITModule` and so its
+//! code memory. The native functions of the cache live in one module, which
+//! the [`CodeCache`] and every [`CompiledRegion`] hold an `Arc` to (regions
+//! call into it); each region lives in a module of its own, which only that
+//! region holds. Dropping a region frees its code at once (a runtime that
+//! drops and recompiles thousands of times keeps only live code mapped),
+//! and no region can outlive its code or the natives it calls. A region
+//! calls a native function through an import resolved to the native's
+//! finalized address (`Natives::symbols`).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -66,6 +71,17 @@ struct Natives {
     frame: usize,
     /// The most registers any function of the program has.
     max_regs: u16,
+    /// Which set this is: names its functions (`native{generation}_f{f}`).
+    generation: u32,
+    /// The finalized address of each native function, by name: what a
+    /// region's module resolves its imports to.
+    symbols: Arc<HashMap<String, usize>>,
+}
+
+impl Natives {
+    fn name(generation: u32, f: usize) -> String {
+        format!("native{generation}_f{f}")
+    }
 }
 
 /// The machine stack one call of this code takes (return address
@@ -101,6 +117,12 @@ struct CodeMemory {
 }
 
 impl CodeMemory {
+    fn new(module: JITModule) -> Arc<CodeMemory> {
+        Arc::new(CodeMemory {
+            module: Mutex::new(Some(module)),
+        })
+    }
+
     /// The module, locked.  A poisoned lock is taken over: every use of
     /// the module either finishes or fails as a whole.
     fn lock(&self) -> ModuleGuard<'_> {
@@ -136,10 +158,11 @@ impl Drop for CodeMemory {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         if let Some(module) = module {
-            // SAFETY: `CodeMemory` is dropped when the last `Arc` to it goes,
-            // and every `CompiledRegion` (the only holder of pointers into
-            // this module's code) holds one of those `Arc`s; so no region is
-            // running or can run again.
+            // SAFETY: `CodeMemory` is dropped when the last `Arc` to it goes.
+            // Pointers into a module's code are held only by the regions
+            // whose code it holds (their entry) and by the regions that call
+            // its natives (resolved imports); each of those holds an `Arc`
+            // to it. So no code of this module is running or can run again.
             unsafe { module.free_memory() };
         }
     }
@@ -147,6 +170,7 @@ impl Drop for CodeMemory {
 
 /// Compiles regions to machine code and owns that code.
 pub struct CodeCache {
+    /// The native functions' module.
     memory: Arc<CodeMemory>,
     isa: OwnedTargetIsa,
     natives: Option<Natives>,
@@ -193,9 +217,7 @@ impl CodeCache {
             natives: None,
             generation: 0,
             ctx: module.make_context(),
-            memory: Arc::new(CodeMemory {
-                module: Mutex::new(Some(module)),
-            }),
+            memory: CodeMemory::new(module),
             fctx: FunctionBuilderContext::new(),
             compiled: 0,
             dump_clif: false,
@@ -237,11 +259,22 @@ impl CodeCache {
     /// implements. Compiles nothing.
     pub fn clif(&mut self, region: &Region) -> Result<String> {
         self.check_native_calls(region)?;
-        let mut module = self.memory.lock();
-        let ids = self.natives.as_ref().map(|n| n.ids.as_slice());
-        let mut declare = declarer(&mut module, ids);
+        let mut module = self.region_module();
+        let mut declare = importer(&mut module, &*self.isa, self.natives.as_ref());
         let lowered = codegen::lower(region, &*self.isa, &mut self.fctx, &mut declare)?;
         Ok(codegen::annotate(&lowered, region))
+    }
+
+    /// A module of its own for one region, whose imports resolve to the
+    /// current natives.
+    fn region_module(&self) -> JITModule {
+        let mut builder = JITBuilder::with_isa(self.isa.clone(), default_libcall_names());
+        if let Some(symbols) = self.natives.as_ref().map(|n| Arc::clone(&n.symbols)) {
+            builder.symbol_lookup_fn(Box::new(move |name| {
+                symbols.get(name).map(|&a| a as *const u8)
+            }));
+        }
+        JITModule::new(builder)
     }
 
     /// Whether `region` makes native calls, after checking that each goes
@@ -312,7 +345,7 @@ impl CodeCache {
         for (f, func) in program.functions.iter().enumerate() {
             if closed[f] {
                 let sig = fcodegen::native_signature(&*self.isa, func.params);
-                let name = format!("native{generation}_f{f}");
+                let name = Natives::name(generation, f);
                 let id = module
                     .declare_function(&name, Linkage::Local, &sig)
                     .map_err(|e| failed(f, &e))?;
@@ -343,12 +376,22 @@ impl CodeCache {
             defined.map_err(|e| failed(f, &e))?;
         }
         module.finalize_definitions().map_err(|e| failed(0, &e))?;
+        let symbols = ids
+            .iter()
+            .enumerate()
+            .filter_map(|(f, id)| {
+                let addr = module.get_finalized_function((*id)?) as usize;
+                Some((Natives::name(generation, f), addr))
+            })
+            .collect();
         drop(module);
         self.natives = Some(Natives {
             functions: program.functions.clone(),
             ids,
             frame,
             max_regs: program.functions.iter().map(|f| f.regs).max().unwrap_or(0),
+            generation,
+            symbols: Arc::new(symbols),
         });
         Ok(())
     }
@@ -391,10 +434,9 @@ impl CodeCache {
             })
             .ok_or_else(|| invalid("the function has no `ret`"))?;
         let start = Instant::now();
+        let mut module = self.region_module();
         let lowered = {
-            let mut module = self.memory.lock();
-            let ids = self.natives.as_ref().map(|n| n.ids.as_slice());
-            let mut declare = declarer(&mut module, ids);
+            let mut declare = importer(&mut module, &*self.isa, self.natives.as_ref());
             fcodegen::lower_stub(
                 program,
                 func,
@@ -408,7 +450,7 @@ impl CodeCache {
         let clif = self
             .dump_clif
             .then(|| format!("; whole function f{func}\n{}", lowered.func.display()));
-        self.finish(lowered, func, 0, true, clif, start)
+        self.finish(module, lowered, func, 0, true, clif, start)
     }
 
     /// Compiles `region` (lowering, verification, Cranelift's optimizer and
@@ -416,20 +458,29 @@ impl CodeCache {
     pub fn compile(&mut self, region: &Region) -> Result<CompiledRegion> {
         let start = Instant::now();
         let calls_native = self.check_native_calls(region)?;
-        let mut module = self.memory.lock();
+        let mut module = self.region_module();
         let lowered = {
-            let ids = self.natives.as_ref().map(|n| n.ids.as_slice());
-            let mut declare = declarer(&mut module, ids);
+            let mut declare = importer(&mut module, &*self.isa, self.natives.as_ref());
             codegen::lower(region, &*self.isa, &mut self.fctx, &mut declare)?
         };
-        drop(module);
         let clif = self.dump_clif.then(|| codegen::annotate(&lowered, region));
-        self.finish(lowered, region.func, region.head, calls_native, clif, start)
+        self.finish(
+            module,
+            lowered,
+            region.func,
+            region.head,
+            calls_native,
+            clif,
+            start,
+        )
     }
 
-    /// Defines and finalizes a lowered region and wraps it up.
+    /// Defines and finalizes a lowered region in its own `module` and wraps
+    /// it up.
+    #[allow(clippy::too_many_arguments)]
     fn finish(
         &mut self,
+        mut module: JITModule,
         lowered: Lowered,
         func: u32,
         head: u32,
@@ -441,7 +492,6 @@ impl CodeCache {
             head: format!("f{func}:{head}"),
             msg: e.to_string(),
         };
-        let mut module = self.memory.lock();
         let max_regs = if calls_native {
             self.natives.as_ref().map_or(0, |n| n.max_regs)
         } else {
@@ -467,9 +517,8 @@ impl CodeCache {
         // `RegionFn`'s: five pointer-sized integer arguments and a u64 (all
         // i64 in the IR), an i64 result, in the host's default (C) calling
         // convention. The memory stays mapped while the returned region
-        // holds `self.memory`.
+        // holds `memory`, the module's owner.
         let entry = unsafe { std::mem::transmute::<*const u8, RegionFn>(code) };
-        drop(module);
         self.compiled += 1;
         Ok(CompiledRegion {
             entry,
@@ -481,7 +530,8 @@ impl CodeCache {
             code_size,
             compile_time: start.elapsed(),
             clif,
-            _memory: Arc::clone(&self.memory),
+            _memory: CodeMemory::new(module),
+            _natives: Arc::clone(&self.memory),
         })
     }
 }
@@ -498,6 +548,28 @@ fn declarer<'a>(
         let id = ids
             .and_then(|ids| ids.get(callee as usize).copied().flatten())
             .expect("callees are checked to be compiled natives before lowering");
+        let r = module.declare_func_in_func(id, func);
+        func.dfg.ext_funcs[r].colocated = false;
+        r
+    }
+}
+
+/// How lowering resolves a native callee in a region's own module: an
+/// import of the native function by name (declared on first use), which
+/// the module resolves to the native's finalized address.
+fn importer<'a>(
+    module: &'a mut JITModule,
+    isa: &'a dyn cranelift_codegen::isa::TargetIsa,
+    natives: Option<&'a Natives>,
+) -> impl FnMut(u32, &mut ir::Function) -> ir::FuncRef + 'a {
+    move |callee, func| {
+        let natives = natives.expect("callees are checked to be compiled natives before lowering");
+        let params = natives.functions[callee as usize].params;
+        let sig = fcodegen::native_signature(isa, params);
+        let name = Natives::name(natives.generation, callee as usize);
+        let id = module
+            .declare_function(&name, Linkage::Import, &sig)
+            .expect("one name, one signature: the import declares cleanly");
         let r = module.declare_func_in_func(id, func);
         func.dfg.ext_funcs[r].colocated = false;
         r
@@ -523,7 +595,10 @@ pub struct CompiledRegion {
     code_size: usize,
     compile_time: Duration,
     clif: Option<String>,
+    /// The region's own module: freed when the region is dropped.
     _memory: Arc<CodeMemory>,
+    /// The natives' module, which the region's code calls into.
+    _natives: Arc<CodeMemory>,
 }
 
 impl fmt::Debug for CompiledRegion {
@@ -620,8 +695,9 @@ impl CompiledRegion {
         };
         // SAFETY: `entry` points at live code (`_memory` keeps it mapped)
         // with `RegionFn`'s signature, and so does every native function it
-        // calls (compiled into the same module, with the signature their
-        // callers' IR declares). The code reads and writes `regs[0..256]`
+        // calls (in the natives' module, which `_natives` keeps mapped, with
+        // the signature their callers' IR declares: imports are declared
+        // with `native_signature` of the callee's arity). The code reads and writes `regs[0..256]`
         // only (register operands are `u8`), touches `mem` (through the
         // argument or `ctx.mem`, the same pointer and length) only at word
         // indices it has checked against `mem_len` (unsigned, so negative

@@ -1,0 +1,92 @@
+//! Compile/drop storms (issue 12): at short intervals no head compiles over
+//! and over. A region is judged idle only on intervals in which the
+//! program ran after it was installed, and every head's recompiles (after
+//! exits or guards) and revivals (after going idle) are bounded.
+
+use toyvm::Runtime;
+use toyvm::runtime::JitOptions;
+use toyvm_vm::asm;
+use toyvm_vm::interp::Input;
+
+const MODELS: [&str; 7] = [
+    "perfect",
+    "multihash",
+    "singlehash",
+    "stratified",
+    "tagged",
+    "rap",
+    "conte",
+];
+
+fn corpus(name: &str) -> String {
+    let path = format!("{}/tests/corpus/{name}.tasm", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// `(compiles + recompiles, drops, given up)` of one run, after checking
+/// its output against the interpreter's.
+fn compile_counts(src: &str, arg: i64, spec: &str) -> (u64, u64, u64) {
+    let run = |profile: &str, jit: bool| {
+        let program = asm::assemble(src).unwrap();
+        let mut out = Vec::new();
+        let r = Runtime::builder(program)
+            .profile_str(profile)
+            .unwrap()
+            .jit(jit.then(JitOptions::default))
+            .build()
+            .run(
+                Input {
+                    args: &[arg],
+                    file: &[],
+                },
+                &mut out,
+            )
+            .unwrap();
+        (r, out)
+    };
+    let (want, want_out) = run("none", false);
+    let (got, got_out) = run(spec, true);
+    assert_eq!(got.outcome.value, want.outcome.value, "{spec}");
+    assert_eq!(got_out, want_out, "{spec}");
+    let j = got.stats.jit.expect("a JIT run");
+    (j.compiles + j.recompiles, j.drops, j.given_up)
+}
+
+#[test]
+fn regions_in_constant_use_are_not_dropped_as_idle() {
+    let src = corpus("storm_call_and_print");
+    for interval in [100, 200, 1000] {
+        let spec = format!("perfect:interval={interval}");
+        let (compiles, drops, _) = compile_counts(&src, 200_000, &spec);
+        // Before: 2 compiles, ~1,000 recompiles and as many drops at 200.
+        assert!(
+            compiles <= 6 && drops <= 4,
+            "{spec}: {compiles} compiles, {drops} drops"
+        );
+    }
+}
+
+#[test]
+fn no_head_compiles_without_bound_under_any_model() {
+    let cases = [
+        ("storm_call_and_print", 200_000),
+        ("storm_calli_recursion", 20),
+    ];
+    let opts = JitOptions::default();
+    for (name, arg) in cases {
+        let src = corpus(name);
+        let program = asm::assemble(&src).unwrap();
+        let heads: u64 = program.functions.iter().map(|f| f.code.len() as u64).sum();
+        let bound = heads * u64::from(1 + opts.max_recompiles + opts.max_revivals);
+        for model in MODELS {
+            for interval in [100, 200, 3000] {
+                let spec = format!("{model}:interval={interval}");
+                let (compiles, _, _) = compile_counts(&src, arg, &spec);
+                assert!(
+                    compiles <= bound.min(40),
+                    "{name} under {spec}: {compiles} compiles"
+                );
+            }
+        }
+    }
+}
