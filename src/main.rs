@@ -139,15 +139,18 @@ enum Command {
         /// A file loaded into memory at the program's `.input` address.
         #[arg(long, value_name = "FILE")]
         input: Option<PathBuf>,
-        /// Width of the neutral band around the threshold (fraction of it).
-        #[arg(long, default_value_t = 0.25)]
-        margin: f64,
-        /// Allowed relative error of a reported count.
-        #[arg(long, default_value_t = 0.10)]
-        tolerance: f64,
-        /// Fraction of intervals that must conform for a criterion to pass.
-        #[arg(long, default_value_t = 0.90)]
-        quorum: f64,
+        /// Width of the neutral band around the threshold (fraction of it;
+        /// default 0.25). The margin, tolerance and quorum default to a
+        /// reused reference's; given, they replace them and the verdict says so.
+        #[arg(long)]
+        margin: Option<f64>,
+        /// Allowed relative error of a reported count (default 0.10).
+        #[arg(long)]
+        tolerance: Option<f64>,
+        /// Fraction of intervals that must conform for a criterion to pass
+        /// (default 0.90).
+        #[arg(long)]
+        quorum: Option<f64>,
         /// Print the verdict as JSON.
         #[arg(long)]
         json: bool,
@@ -355,19 +358,20 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             let spec =
                 toyvm_profiler::parse_spec(&profile).map_err(|e| Failure::usage(e.to_string()))?;
             let fail = |e: toyvm::Error| Failure::usage(format!("{}: {e}", file.display()));
-            let reference_data = match &reference {
+            let given = toyvm::verify::GivenTolerances {
+                margin,
+                tolerance,
+                quorum,
+            };
+            let (reference_data, notes) = match &reference {
                 Some(path) if path.exists() => {
-                    let r = toyvm::verify::load(&read(path)?)
+                    let r = toyvm::verify::reuse(path, &program, &args, &input_bytes, given)
                         .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
                     eprintln!("pass 1: reusing {}", path.display());
                     r
                 }
                 _ => {
-                    let tol = toyvm::verify::Tolerances {
-                        margin,
-                        tolerance,
-                        quorum,
-                    };
+                    let tol = given.resolve().map_err(|e| Failure::usage(e.to_string()))?;
                     let r = toyvm::verify::record_reference(
                         &program,
                         &file.display().to_string(),
@@ -384,15 +388,16 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                             .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
                         eprintln!("pass 1: wrote {}", path.display());
                     }
-                    r
+                    (r, Vec::new())
                 }
             };
-            let verdict = if jit {
+            let mut verdict = if jit {
                 toyvm::verify::check_jit(&program, &input_bytes, &spec, &reference_data)
             } else {
                 toyvm::verify::check(&program, &input_bytes, &spec, &reference_data)
             }
             .map_err(fail)?;
+            verdict.notes.extend(notes);
             if json {
                 println!(
                     "{}",

@@ -82,136 +82,25 @@
 //! it, so if none of those were hot their weights would all reach the root,
 //! which would then be hot.
 //!
-//! The reference is saved as JSON and can be reused for later pass-2 runs; a
-//! RAP check needs one recorded with the same `dims`, `hot` and `reset`.
+//! The reference is saved as JSON and can be reused for later pass-2 runs of
+//! the same program, arguments and input (it names them, and a reuse for
+//! another run is refused: see [`Reference`] and `docs/verify-reference.md`);
+//! a RAP check needs one recorded with the same `dims`, `hot` and `reset`.
 
 use std::fmt::Write as _;
-use std::io::Write;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use toyvm_profiler::spec::{Model, RapOptions};
 use toyvm_profiler::{Candidate, HotRange, IntervalDriver, IntervalEnd, Kind, ProfilerSpec, Tuple};
 use toyvm_vm::interp::{self, Config, Input};
 use toyvm_vm::{KindMask, Program, TupleSink};
 
-/// How strict the check is.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct Tolerances {
-    /// Width of the neutral band around the threshold, as a fraction of it.
-    pub margin: f64,
-    /// Allowed relative error of a reported count.
-    pub tolerance: f64,
-    /// Fraction of checked intervals that must conform for a pass.
-    pub quorum: f64,
-}
+mod reference;
 
-impl Default for Tolerances {
-    fn default() -> Self {
-        Tolerances {
-            margin: 0.25,
-            tolerance: 0.10,
-            quorum: 0.90,
-        }
-    }
-}
-
-/// One entry of the perfect table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
-    pub kind: Kind,
-    pub a: u64,
-    pub b: u64,
-    pub count: u64,
-}
-
-impl Entry {
-    fn tuple(&self) -> Tuple {
-        Tuple::new(self.kind, self.a, self.b)
-    }
-}
-
-/// A chain of nested key ranges with one exact count: the prefixes of
-/// `prefix` (a `bits`-bit prefix of the tree key, stored as its high and low
-/// halves) of every length from `top` to `bits` hold `count` events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RangeCount {
-    pub kind: Kind,
-    pub hi: u64,
-    pub lo: u64,
-    pub bits: u32,
-    pub top: u32,
-    pub count: u64,
-}
-
-impl RangeCount {
-    fn prefix(&self) -> u128 {
-        ((self.hi as u128) << 64) | self.lo as u128
-    }
-
-    /// The exact count of the `bits`-bit prefix `p`, if this chain holds it.
-    fn count_of(&self, kind: Kind, p: u128, bits: u32) -> Option<u64> {
-        (self.kind == kind
-            && self.top <= bits
-            && bits <= self.bits
-            && self.prefix().checked_shr(self.bits - bits).unwrap_or(0) == p)
-            .then_some(self.count)
-    }
-}
-
-/// One interval of the perfect table.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RefInterval {
-    pub index: u64,
-    /// Entries with exact count >= the low bound, hottest first.
-    pub entries: Vec<Entry>,
-    /// Events of the interval per kind (in [`Kind::ALL`] order).
-    #[serde(default)]
-    pub events: [u64; 3],
-    /// For a RAP reference: the key prefixes whose exact count reaches the
-    /// hot-range cut, as chains (empty otherwise).
-    #[serde(default)]
-    pub ranges: Vec<RangeCount>,
-}
-
-/// The RAP options a reference's ranges were computed for.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RangeSetup {
-    /// Tree key layout (1: `a:b`, 2: a and b interleaved).
-    pub dims: u32,
-    /// Hot-range fraction.
-    pub hot: f64,
-    /// Per-interval trees (`true`) or one cumulative tree.
-    pub reset: bool,
-}
-
-/// What pass 1 saves.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Reference {
-    pub toyvm_version: String,
-    pub program: String,
-    pub args: Vec<i64>,
-    /// Interval length, threshold fraction and kinds, as a perfect spec.
-    pub oracle: String,
-    pub interval: u64,
-    /// The candidate threshold T as a count.
-    pub threshold: u64,
-    pub tolerances: Tolerances,
-    /// Present when the reference was recorded for a RAP spec.
-    #[serde(default)]
-    pub ranges: Option<RangeSetup>,
-    pub intervals: Vec<RefInterval>,
-}
-
-impl Reference {
-    fn expected_bound(&self) -> u64 {
-        (self.threshold as f64 * (1.0 + self.tolerances.margin)).ceil() as u64
-    }
-    fn low_bound(&self) -> u64 {
-        (self.threshold as f64 * (1.0 - self.tolerances.margin))
-            .floor()
-            .max(1.0) as u64
-    }
-}
+pub use reference::{
+    Entry, FORMAT, Fingerprint, GivenTolerances, MAX_REFERENCE_BYTES, RangeCount, RangeSetup,
+    RefInterval, Reference, Tolerances, load, read_file, reuse, save,
+};
 
 fn rap_options(spec: &ProfilerSpec) -> Option<&RapOptions> {
     match &spec.model {
@@ -366,6 +255,7 @@ pub fn record_reference(
     spec: &ProfilerSpec,
     tolerances: Tolerances,
 ) -> crate::Result<Reference> {
+    tolerances.validate()?;
     let oracle = spec.oracle();
     let threshold = oracle.threshold_count();
     let low = (threshold as f64 * (1.0 - tolerances.margin))
@@ -437,9 +327,12 @@ pub fn record_reference(
         });
     })?;
     Ok(Reference {
+        format: FORMAT,
         toyvm_version: env!("CARGO_PKG_VERSION").to_owned(),
         program: name.to_owned(),
+        program_hash: Fingerprint::of(&program.to_bytes()),
         args: args.to_vec(),
+        input_hash: (!input.is_empty()).then(|| Fingerprint::of(input)),
         oracle: oracle.to_string(),
         interval: oracle.interval,
         threshold,
@@ -466,6 +359,11 @@ pub struct Criterion {
 pub struct Verdict {
     pub spec: String,
     pub intervals: u64,
+    /// The tolerances the criteria were judged with.
+    pub tolerances: Tolerances,
+    /// Remarks on how the check was set up (e.g. tolerances given on the
+    /// command line in place of the reference's).
+    pub notes: Vec<String>,
     pub criteria: Vec<Criterion>,
 }
 
@@ -477,6 +375,15 @@ impl Verdict {
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "verify {} over {} intervals", self.spec, self.intervals);
+        let t = &self.tolerances;
+        let _ = writeln!(
+            s,
+            "  margin {}, tolerance {}, quorum {}",
+            t.margin, t.tolerance, t.quorum
+        );
+        for n in &self.notes {
+            let _ = writeln!(s, "  note: {n}");
+        }
         for c in &self.criteria {
             let _ = writeln!(
                 s,
@@ -558,12 +465,18 @@ fn ensure_matches(spec: &ProfilerSpec, reference: &Reference) -> crate::Result<(
 }
 
 /// Pass 2: runs the model and checks it against the reference.
+///
+/// An error, not a verdict, when the reference was recorded for another
+/// program or input ([`Reference::ensure_recorded_for`]; the run uses the
+/// reference's arguments), for another interval, threshold or kinds, or
+/// when the run does not produce the intervals and events it holds.
 pub fn check(
     program: &Program,
     input: &[u8],
     spec: &ProfilerSpec,
     reference: &Reference,
 ) -> crate::Result<Verdict> {
+    reference.ensure_recorded_for(program, &reference.args, input)?;
     ensure_matches(spec, reference)?;
     let rap = rap_options(spec);
     if let Some(o) = rap {
@@ -583,7 +496,14 @@ pub fn check(
     }
     // The model's reports, interval for interval, on the stream pass 1 saw.
     let mut report = Vec::new();
+    let mut stream_agrees = true;
     drive(program, &reference.args, input, spec, |end| {
+        // The same run feeds the same stream: interval for interval, the
+        // events pass 1 counted.
+        stream_agrees &= reference
+            .intervals
+            .get(end.index as usize)
+            .is_some_and(|r| r.events.iter().sum::<u64>() == end.tuples);
         report.push(ModelInterval {
             candidates: end.candidates.to_vec(),
             ranges: if rap.is_some() {
@@ -593,6 +513,14 @@ pub fn check(
             },
         });
     })?;
+    if !stream_agrees || report.len() != reference.intervals.len() {
+        return Err(crate::Error::Usage(format!(
+            "the reference does not match the run it names: it holds {} intervals and their \
+             events, the run makes {} intervals with other events; record a new one",
+            reference.intervals.len(),
+            report.len()
+        )));
+    }
     let tol = reference.tolerances;
     let period = sampling_period(spec);
     let low = reference.low_bound();
@@ -811,6 +739,8 @@ pub fn check(
     Ok(Verdict {
         spec: spec.to_string(),
         intervals: intervals as u64,
+        tolerances: tol,
+        notes: Vec::new(),
         criteria,
     })
 }
@@ -906,7 +836,6 @@ fn parse_kinds_of(oracle: &str) -> crate::Result<toyvm_profiler::tuple::KindSet>
     Ok(toyvm_profiler::parse_spec(oracle)?.kinds)
 }
 
-/// Writes a reference as JSON.
 /// Pass 2 with the JIT on, against a reference recorded without it.
 ///
 /// The model then drives the JIT, and compiled code emits no tuples of its
@@ -929,6 +858,7 @@ pub fn check_jit(
     spec: &ProfilerSpec,
     reference: &Reference,
 ) -> crate::Result<Verdict> {
+    reference.ensure_recorded_for(program, &reference.args, input)?;
     ensure_matches(spec, reference)?;
     let run = |profile: Option<ProfilerSpec>, jit: bool| {
         let mut out = Vec::new();
@@ -1008,19 +938,10 @@ pub fn check_jit(
     Ok(Verdict {
         spec: format!("{spec} (JIT on)"),
         intervals: report.intervals.len() as u64,
+        tolerances: reference.tolerances,
+        notes: Vec::new(),
         criteria: vec![output, reports],
     })
-}
-
-pub fn save(reference: &Reference, out: &mut dyn Write) -> std::io::Result<()> {
-    serde_json::to_writer(&mut *out, reference)?;
-    out.write_all(b"\n")
-}
-
-/// Reads a reference.
-pub fn load(bytes: &[u8]) -> crate::Result<Reference> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| crate::Error::Usage(format!("reading the reference: {e}")))
 }
 
 #[cfg(test)]
