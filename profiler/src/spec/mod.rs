@@ -1,10 +1,19 @@
-//! Spec strings: the one grammar that selects and configures every model.
+//! Spec strings: the one grammar that selects and configures every model, and the one
+//! grammar for lists of them.
 //!
 //! ```text
 //! spec    := model [ ':' option { ',' option } ]
 //! option  := key '=' value
-//! specs   := spec { ';' spec }          (see parse_specs)
+//! list    := spec { (';' | ',') spec }            (see split_spec_list)
 //! ```
+//!
+//! A comma separates both the options of a spec and the specs of a list.  In a list, a
+//! part starts a new spec when its name (the text before `:`, or the whole part when it
+//! has neither `:` nor `=`) is a model name or `none`; any other part is `key=value` and
+//! belongs to the spec before it.  `;` always separates.  So
+//! `multihash,stratified,rap:eps=1%` is three specs and
+//! `perfect,multihash:interval=10,threshold=5%` two.  A CLI may also take the flag
+//! repeated (`--profile A --profile B`); every command splits with [`split_spec_list`].
 //!
 //! Keys every model takes: `interval` (L, tuples per interval), `threshold` (candidate
 //! threshold: `1%` or `0.01`), `kinds` (`all`, or `value+edge+call` in any subset) and
@@ -12,10 +21,9 @@
 //! papers' best configurations) are listed in [`Model`] and printed by [`ProfilerSpec`]'s
 //! `Display`, which is canonical: every key, in a fixed order, so it round-trips.
 //!
-//! Several specs in one string are separated by `;` because a spec itself contains `,`.
-//! The `H[...]` sampler expressions contain neither.  A CLI may also take the flag
-//! repeated (`--profile A --profile B`); each value goes through [`parse_specs`], so both
-//! forms mix.
+//! Every key is checked when the spec is parsed, against what the model will build, so
+//! building a parsed spec never panics and never allocates more than the caps in
+//! [`HELP`] (the text the CLI prints, and the table below).
 //!
 //! | model | keys (defaults) |
 //! |---|---|
@@ -68,6 +76,41 @@ pub const MODEL_NAMES: &[&str] = &[
     "conte",
 ];
 const COMMON_KEYS: &[&str] = &["interval", "threshold", "kinds", "seed"];
+
+/// Most hash tables of `multihash`/`singlehash` (`tables`).
+pub const MAX_TABLES: usize = crate::multihash::MAX_TABLES;
+/// Most counters per hash table or sets of `tagged` (a hash indexes at most 16 bits).
+pub const MAX_TABLE_ENTRIES: usize = 1 << 16;
+/// Most entries of any model's state (`tagged`/`conte` entries, `stratified` substreams,
+/// `rap` buffer).
+pub const MAX_STATE_ENTRIES: usize = 1 << 20;
+/// Most accumulator entries of `multihash`/`singlehash` (explicit, or 1/threshold).
+pub const MAX_ACCUMULATOR: usize = u16::MAX as usize - 1;
+
+/// The spec grammar, every model's keys with defaults and limits: the CLI's help text.
+pub const HELP: &str = "\
+Profiler specs: MODEL[:KEY=VALUE,...]. In a list, a comma or `;` separates specs; a part
+whose name (before `:`, or alone) is a model name or `none` starts a new spec, any other
+part is KEY=VALUE of the spec before it:
+  'multihash,stratified,rap:eps=1%'   'perfect,multihash:interval=10,threshold=5%'
+Every model: interval=10000 (>= 1), threshold=1% (in (0, 1]), kinds=all (or
+  value+edge+call), seed=1
+perfect:    no keys
+multihash:  tables=4 (1..=16), entries=2048 (>= tables, at most 65536 per table),
+  cu=on, reset=off, retain=on, shield=on, accumulator=0 (0 = 1/threshold; at most
+  65534), counter_bits=24 (1..=32)
+singlehash: the same keys; tables=1, cu=off, reset=on
+stratified: sampler=H[P_256]_2048 (R_r, P_r, CR_r, H[X]_n with n <= 65536, at most
+  2^20 substreams in all), second=A_16 (A_k with k <= 65536, or none)
+tagged:     entries=2048 (at most 2^20), ways=2 (entries/ways a power of two up to
+  65536), tag_bits=2 (1..=16), hit_bits=8 (2..=16), miss_bits=3 (1..=8), second=A_16
+rap:        eps=1% (in (0, 1)), branching=4 (2, 4, 16, 256; not 2 with dims=2),
+  buffer=64 (0..=2^20), dims=1 (1 or 2), q=2 (>= 2), merge_first=1024 (>= 1),
+  reset=off, hot=10% (in (0, 1])
+conte:      scheme=twolevel (onelevel, twolevel, counter), entries=1024 (at most 2^20,
+  a multiple of ways), ways=4, history=10 (1..=15), period=1000 (>= 1), bbar=1 (> 0),
+  fallthrough=1; edges only
+";
 
 /// Parses one spec.
 pub fn parse_spec(s: &str) -> Result<ProfilerSpec> {
@@ -142,16 +185,73 @@ pub fn parse_spec(s: &str) -> Result<ProfilerSpec> {
     Ok(spec)
 }
 
-/// Parses several specs separated by `;` (a spec itself contains commas).
+/// Parses a list of specs in the list grammar (see the module doc); `none` is not a
+/// spec here.
 pub fn parse_specs(s: &str) -> Result<Vec<ProfilerSpec>> {
-    let specs: Vec<ProfilerSpec> = s
-        .split(';')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(parse_spec)
-        .collect::<Result<_>>()?;
+    split_spec_list(&[s])?
+        .iter()
+        .map(|p| parse_spec(p))
+        .collect()
+}
+
+/// Splits spec lists (each value of a repeated flag, or one string) into one string per
+/// spec, in order: the list grammar of the module doc, the one every command uses.  A
+/// spec's options are joined back with `,` after `model:`; `none` comes out as `none`.
+/// At least one spec, or an error.
+pub fn split_spec_list<S: AsRef<str>>(values: &[S]) -> Result<Vec<String>> {
+    let mut specs: Vec<String> = Vec::new();
+    for v in values {
+        let v = v.as_ref();
+        let mut current = String::new();
+        for part in v.split([';', ',']) {
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            let colon = part.find(':');
+            let eq = part.find('=');
+            let name = match (colon, eq) {
+                (Some(c), Some(e)) if c < e => Some(&part[..c]),
+                (Some(c), None) => Some(&part[..c]),
+                (None, None) => Some(part),
+                _ => None,
+            };
+            match name.map(str::trim) {
+                Some(name) if name == "none" || MODEL_NAMES.contains(&name) => {
+                    if !current.is_empty() {
+                        specs.push(std::mem::take(&mut current));
+                    }
+                    current.push_str(part);
+                }
+                Some(name) => {
+                    return Err(Error::spec(
+                        v,
+                        format!(
+                            "`{part}` is neither key=value nor a spec: unknown model `{name}`; \
+                             valid models: none, {}",
+                            MODEL_NAMES.join(", ")
+                        ),
+                    ));
+                }
+                None if current.is_empty() => {
+                    return Err(Error::spec(
+                        v,
+                        format!("option `{part}` comes before any model name"),
+                    ));
+                }
+                None => {
+                    current.push(if current.contains(':') { ',' } else { ':' });
+                    current.push_str(part);
+                }
+            }
+        }
+        if !current.is_empty() {
+            specs.push(current);
+        }
+    }
     if specs.is_empty() {
-        return Err(Error::spec(s, "no spec given"));
+        let all: Vec<&str> = values.iter().map(AsRef::as_ref).collect();
+        return Err(Error::spec(&all.join(";"), "no spec given"));
     }
     Ok(specs)
 }
@@ -268,9 +368,10 @@ fn set_model_key(model: &mut Model, key: &str, v: &str) -> std::result::Result<(
             }
             "entries" => o.entries = usize_pos("a positive integer")?,
             "history" => {
+                // The register and its marker bit live in 16 bits.
                 o.history = parse_u64(v)
-                    .filter(|h| (1..=16).contains(h))
-                    .ok_or_else(|| bad("a width in 1..=16"))? as u32
+                    .filter(|h| (1..=15).contains(h))
+                    .ok_or_else(|| bad("a width in 1..=15"))? as u32
             }
             "period" => {
                 o.period = parse_u64(v)
@@ -294,6 +395,9 @@ fn set_model_key(model: &mut Model, key: &str, v: &str) -> std::result::Result<(
     Ok(())
 }
 
+/// Checks every limit the models rely on, against the quantities the model will build
+/// (after the same arithmetic its constructor does), so no model clamps, asserts or
+/// allocates beyond [`HELP`]'s documented caps.  The one place these limits live.
 fn validate(s: &str, model: &Model, spec: &ProfilerSpec) -> Result<()> {
     let supported = model.supported_kinds();
     if let Some(k) = spec.kinds.iter().find(|k| !supported.contains(*k)) {
@@ -303,48 +407,73 @@ fn validate(s: &str, model: &Model, spec: &ProfilerSpec) -> Result<()> {
             requested: k,
         });
     }
+    let err = |msg: String| Err(Error::spec(s, msg));
     match model {
         Model::MultiHash(o) | Model::SingleHash(o) => {
-            if o.entries < o.tables {
-                return Err(Error::spec(
-                    s,
-                    format!("entries={} is fewer than tables={}", o.entries, o.tables),
+            if o.tables > MAX_TABLES {
+                return err(format!(
+                    "key `tables`: {} is more than {MAX_TABLES} tables",
+                    o.tables
                 ));
             }
-            if o.entries / o.tables > 1 << 16 {
-                return Err(Error::spec(s, "more than 65536 entries per table"));
+            if o.entries < o.tables {
+                return err(format!(
+                    "entries={} is fewer than tables={}",
+                    o.entries, o.tables
+                ));
+            }
+            // The model gives each table entries/tables counters, indexed by a hash of at
+            // most 16 bits.
+            if o.entries / o.tables > MAX_TABLE_ENTRIES {
+                return err(format!(
+                    "entries/tables = {}/{} is more than {MAX_TABLE_ENTRIES} counters per table",
+                    o.entries, o.tables
+                ));
+            }
+            if o.accumulator > MAX_ACCUMULATOR {
+                return err(format!(
+                    "key `accumulator`: {} is more than {MAX_ACCUMULATOR} entries",
+                    o.accumulator
+                ));
+            }
+            let implied = (1.0 / spec.threshold).ceil();
+            if o.accumulator == 0 && implied > MAX_ACCUMULATOR as f64 {
+                return err(format!(
+                    "threshold={} implies a {implied}-entry accumulator (1/threshold), more than \
+                     {MAX_ACCUMULATOR}; raise the threshold or give accumulator=N",
+                    percent(spec.threshold)
+                ));
             }
         }
         Model::Tagged(o) => {
+            if o.entries > MAX_STATE_ENTRIES {
+                return err(format!(
+                    "key `entries`: {} is more than {MAX_STATE_ENTRIES} entries",
+                    o.entries
+                ));
+            }
             if o.entries % o.ways != 0
                 || !(o.entries / o.ways).is_power_of_two()
-                || o.entries / o.ways > 1 << 16
+                || o.entries / o.ways > MAX_TABLE_ENTRIES
             {
-                return Err(Error::spec(
-                    s,
-                    format!(
-                        "entries/ways = {}/{} must be a power of two up to 65536 sets",
-                        o.entries, o.ways
-                    ),
+                return err(format!(
+                    "entries/ways = {}/{} must be a power of two up to {MAX_TABLE_ENTRIES} sets",
+                    o.entries, o.ways
                 ));
             }
         }
         Model::Rap(o) => {
             if o.dims == 2 && o.branching == 2 {
-                return Err(Error::spec(
-                    s,
-                    "key `branching`: the 2-D tree splits both dimensions, so branching must be 4, 16 or 256",
-                ));
+                return err(
+                    "key `branching`: the 2-D tree splits both dimensions, so branching must be 4, 16 or 256".into(),
+                );
             }
         }
         Model::Conte(o) => {
-            if o.entries > 1 << 20 || o.entries % o.ways != 0 {
-                return Err(Error::spec(
-                    s,
-                    format!(
-                        "entries={} must be at most 2^20 and a multiple of ways={}",
-                        o.entries, o.ways
-                    ),
+            if o.entries > MAX_STATE_ENTRIES || o.entries % o.ways != 0 {
+                return err(format!(
+                    "entries={} must be at most {MAX_STATE_ENTRIES} and a multiple of ways={}",
+                    o.entries, o.ways
                 ));
             }
         }
@@ -355,8 +484,10 @@ fn validate(s: &str, model: &Model, spec: &ProfilerSpec) -> Result<()> {
                 strata = strata.saturating_mul(*n);
                 x = inner;
             }
-            if strata > 1 << 20 {
-                return Err(Error::spec(s, "key `sampler`: more than 2^20 substreams"));
+            if strata > MAX_STATE_ENTRIES {
+                return err(format!(
+                    "key `sampler`: {strata} substreams is more than {MAX_STATE_ENTRIES}"
+                ));
             }
         }
         Model::Perfect => {}
@@ -585,5 +716,129 @@ mod tests {
         let v = parse_specs("multihash:tables=2,entries=1024; rap:eps=10%;perfect").unwrap();
         assert_eq!(v.len(), 3);
         assert_eq!(v[1].model.name(), "rap");
+    }
+
+    fn split(values: &[&str]) -> Vec<String> {
+        split_spec_list(values).unwrap()
+    }
+
+    #[test]
+    fn lists_split_where_a_model_name_starts_a_part() {
+        // Every list form the help texts and README show.
+        assert_eq!(
+            split(&["multihash,stratified,rap:eps=1%"]),
+            ["multihash", "stratified", "rap:eps=1%"]
+        );
+        assert_eq!(
+            split(&["perfect,multihash:interval=10"]),
+            ["perfect", "multihash:interval=10"]
+        );
+        assert_eq!(
+            split(&["multihash,stratified,rap,conte"]),
+            ["multihash", "stratified", "rap", "conte"]
+        );
+        assert_eq!(
+            split(&["perfect,multihash,multihash:tables=1,entries=512"]),
+            ["perfect", "multihash", "multihash:tables=1,entries=512"]
+        );
+        assert_eq!(
+            split(&[
+                "multihash:tables=4,entries=2048,perfect",
+                "rap:eps=1%;conte"
+            ]),
+            [
+                "multihash:tables=4,entries=2048",
+                "perfect",
+                "rap:eps=1%",
+                "conte"
+            ]
+        );
+        assert_eq!(
+            split(&["none,perfect:interval=1000,threshold=5%, stratified"]),
+            ["none", "perfect:interval=1000,threshold=5%", "stratified"]
+        );
+        assert_eq!(
+            split(&["multihash:tables=1,entries=512,reset=on"]),
+            ["multihash:tables=1,entries=512,reset=on"]
+        );
+        assert_eq!(
+            split(&["multihash:interval=10000,threshold=1%"]),
+            ["multihash:interval=10000,threshold=1%"]
+        );
+        // A key right after a bare model name belongs to it.
+        assert_eq!(split(&["perfect,interval=1000"]), ["perfect:interval=1000"]);
+        assert_eq!(
+            split(&["stratified:sampler=H[P_256]_2048,second=A_16,tagged"]),
+            ["stratified:sampler=H[P_256]_2048,second=A_16", "tagged"]
+        );
+        for (list, n) in [
+            ("multihash,stratified,rap:eps=1%", 3),
+            ("perfect,multihash:interval=10", 2),
+            (
+                "multihash:tables=4,entries=2048,threshold=1%,interval=10000",
+                1,
+            ),
+        ] {
+            assert_eq!(parse_specs(list).unwrap().len(), n, "{list}");
+        }
+    }
+
+    #[test]
+    fn list_errors_say_what_is_wrong() {
+        let e = split_spec_list(&["multihash,multihsh"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown model `multihsh`") && e.contains("perfect"),
+            "{e}"
+        );
+        let e = split_spec_list(&["tables=4,multihash"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("before any model"), "{e}");
+        let e = split_spec_list(&[" ; , "]).unwrap_err().to_string();
+        assert!(e.contains("no spec"), "{e}");
+    }
+
+    #[test]
+    fn limits_are_checked_against_what_the_model_builds() {
+        for bad in [
+            // 17 tables would be clamped to 16, giving 69632 counters a table.
+            "multihash:tables=17,entries=1114112",
+            "multihash:tables=17",
+            "multihash:tables=1,entries=65537",
+            "multihash:accumulator=65535",
+            "multihash:threshold=0.001%",
+            "singlehash:entries=131072",
+            // 16 GiB of entries.
+            "tagged:entries=1073741824,ways=16384",
+            "tagged:entries=2097152,ways=32",
+            "conte:entries=2097152",
+            "conte:history=16",
+            "stratified:sampler=H[H[P_2]_2048]_1024",
+            "rap:buffer=2097152",
+        ] {
+            let e = parse_spec(bad).expect_err(bad).to_string();
+            assert!(e.contains("bad profiler spec"), "{bad}: {e}");
+        }
+        // The largest configurations build and run.
+        for good in [
+            "multihash:tables=16,entries=1048576",
+            "multihash:tables=1,entries=65536,accumulator=65534",
+            "multihash:threshold=0.002%,accumulator=100",
+            "singlehash:entries=65536",
+            "tagged:entries=1048576,ways=16",
+            "tagged:entries=1048576,ways=1048576",
+            "conte:entries=1048576,history=15",
+            "stratified:sampler=H[H[P_2]_1024]_1024",
+            "rap:buffer=1048576",
+        ] {
+            let spec = parse_spec(good).expect(good);
+            let mut m = spec.build();
+            for i in 0..1000u64 {
+                m.observe(crate::Tuple::edge(i % 7, i % 3));
+            }
+            m.end_interval();
+        }
     }
 }
