@@ -209,7 +209,18 @@ impl<'p, 'o> Machine<'p, 'o> {
                 prog.memory_words
             )));
         }
-        let mut mem = vec![0i64; prog.memory_words as usize];
+        // `.memory` may ask for up to 1 GiB: ask for it fallibly first, so a host that
+        // cannot give it gets an error instead of an abort.  The probe is returned and the
+        // memory taken with `vec!`, whose zeroed allocation maps fresh pages without
+        // writing them (a safe fallible zeroed allocation is not stable yet).
+        let words = prog.memory_words as usize;
+        Vec::<i64>::new().try_reserve_exact(words).map_err(|_| {
+            Error::Usage(format!(
+                "cannot allocate the program's memory: {words} words ({} MiB, set by `.memory`) are more than this host gives",
+                (words * 8) >> 20
+            ))
+        })?;
+        let mut mem = vec![0i64; words];
         for seg in &prog.data {
             let at = seg.addr as usize;
             mem[at..at + seg.words.len()].copy_from_slice(&seg.words);
