@@ -1,12 +1,14 @@
 //! The `toyvm` command line.
 
+use std::fmt::Write as _;
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use toyvm::output;
 use toyvm::record::RecordSink;
 use toyvm_profiler::trace::Format;
 use toyvm_vm::interp::{self, Config, Input, Outcome};
@@ -27,13 +29,15 @@ enum Command {
     /// The program's arguments are the entry function's parameters, as
     /// integers. Its exit status is the low byte of the entry function's
     /// return value; a trap prints its pc and reason and exits with 3.
+    #[command(after_long_help = toyvm_profiler::spec::HELP)]
     Run {
         /// The program: bytecode or text assembly (told apart by the magic).
         file: PathBuf,
         /// Integer arguments for the entry function.
         #[arg(allow_negative_numbers = true)]
         args: Vec<String>,
-        /// A file whose bytes are loaded into memory at the `.input` address.
+        /// A file whose bytes are loaded into memory at the `.input` address
+        /// (at most the words from there to the end of `.memory`).
         #[arg(long, value_name = "FILE")]
         input: Option<PathBuf>,
         /// Stop with a trap after this many executed instructions.
@@ -99,14 +103,15 @@ enum Command {
     /// Each model is compared against the perfect profiler at its own
     /// interval length; the report gives state bytes, messages to software,
     /// the error figures and the hottest candidates.
+    #[command(after_long_help = toyvm_profiler::spec::HELP)]
     Profile {
         /// A text or binary trace (as written by `toyvm run --record`).
         #[arg(long, value_name = "FILE")]
         trace: PathBuf,
         /// Model specs, e.g. `multihash:tables=4,entries=2048`. Several
         /// specs may be given by repeating the flag, separated by `;`, or in
-        /// one comma list (a part without `=` starts a new spec):
-        /// `--profile multihash,stratified,rap:eps=1%`.
+        /// one comma list (a part named after a model starts a new spec):
+        /// `--profile 'multihash,stratified,rap:eps=1%'`.
         #[arg(long = "profile", value_name = "SPEC", required = true)]
         profiles: Vec<String>,
         /// Print the report as JSON.
@@ -124,6 +129,7 @@ enum Command {
     /// that it finds the hot entries, estimates their counts within the
     /// tolerance and reports no systematic false positives. Exit status 0
     /// only when every criterion passes (1 otherwise).
+    #[command(after_long_help = toyvm_profiler::spec::HELP)]
     Verify {
         /// The program (bytecode or assembly).
         file: PathBuf,
@@ -163,6 +169,7 @@ enum Command {
     },
     /// Compare every profiler model on every program: speedup, profile
     /// error against perfect, modeled state and overhead.
+    #[command(after_long_help = toyvm_profiler::spec::HELP)]
     Compare(toyvm::compare::CompareArgs),
     /// Disassemble a program into canonical text assembly.
     ///
@@ -199,15 +206,85 @@ impl Failure {
             msg: msg.into(),
         }
     }
+
+    /// A failed write of `what`: quiet success when the reader went away
+    /// (`| head`), otherwise an error.
+    fn write(what: &str, e: &io::Error) -> Self {
+        if output::is_closed_pipe(e) {
+            Failure {
+                status: 0,
+                msg: String::new(),
+            }
+        } else {
+            Failure::usage(format!("writing {what}: {e}"))
+        }
+    }
 }
+
+/// Writes the command's report to standard output.
+fn out(text: &str) -> Result<(), Failure> {
+    output::stdout(text.as_bytes()).map_err(|e| Failure::write("standard output", &e))
+}
+
+/// Writes diagnostics (statistics, logs) to standard error.
+fn diag(text: &str) -> Result<(), Failure> {
+    output::stderr(text.as_bytes()).map_err(|e| Failure::write("standard error", &e))
+}
+
+/// Program files (`run`, `asm`, `dis`, `verify`) and `verify --reference`
+/// files are read whole: none may be larger than this (256 MiB), so a wrong
+/// path such as `/dev/zero` fails at once instead of filling memory.
+const MAX_FILE_BYTES: u64 = 256 << 20;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match dispatch(cli.command) {
         Ok(status) => ExitCode::from(status),
         Err(f) => {
-            eprintln!("toyvm: {}", f.msg);
+            if !f.msg.is_empty() {
+                // Nothing more can be done when standard error is unwritable.
+                let _ = output::stderr(format!("toyvm: {}\n", f.msg).as_bytes());
+            }
             ExitCode::from(f.status)
+        }
+    }
+}
+
+/// A writer that remembers whether its reader went away, so a run whose
+/// output pipe closed ends quietly.
+struct Watched<W> {
+    inner: W,
+    closed: bool,
+}
+
+impl<W: Write> Write for Watched<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf).inspect_err(|e| {
+            self.closed |= output::is_closed_pipe(e);
+        })
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush().inspect_err(|e| {
+            self.closed |= output::is_closed_pipe(e);
+        })
+    }
+}
+
+impl<W> Watched<W> {
+    fn new(inner: W) -> Self {
+        Watched {
+            inner,
+            closed: false,
+        }
+    }
+
+    /// The failure for a run that ended with `e`: quiet if the output pipe
+    /// closed (the program's writes failed because of it).
+    fn failure(&self, e: Failure) -> Failure {
+        if self.closed && e.status == 2 {
+            Failure::write("", &io::ErrorKind::BrokenPipe.into())
+        } else {
+            e
         }
     }
 }
@@ -259,12 +336,11 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 };
                 return run_profiled(&file, &args, input.as_deref(), opts);
             }
+            // Only the recording path reaches here (`--record` conflicts
+            // with `--profile`).
             let program = load(&file)?;
             let args = parse_args(&args)?;
-            let input_bytes = match &input {
-                Some(p) => read(p)?,
-                None => Vec::new(),
-            };
+            let input_bytes = read_input(input.as_deref(), &program)?;
             let cfg = Config {
                 fuel,
                 count_steps: stats,
@@ -275,40 +351,58 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 args: &args,
                 file: &input_bytes,
             };
-            let stdout = io::stdout();
-            let mut out = stdout.lock();
+            let mut out = Watched::new(io::stdout().lock());
             let start = Instant::now();
+            let mut lost_trace = None;
             let result = match &record {
                 Some(path) => {
-                    let f = fs::File::create(path)
-                        .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+                    let f = fs::File::create(path).map_err(|e| {
+                        Failure::usage(format!("cannot write the trace to {}: {e}", path.display()))
+                    })?;
                     let format = match record_format {
                         TraceFormat::Text => Format::Text,
                         TraceFormat::Binary => Format::Binary,
                     };
+                    let trace_err = |e: toyvm_profiler::Error| {
+                        format!(
+                            "writing the trace to {}: {e}; the trace is lost",
+                            path.display()
+                        )
+                    };
                     let mut sink = RecordSink::new(io::BufWriter::new(f), format)
-                        .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+                        .map_err(|e| Failure::usage(trace_err(e)))?;
                     let r = interp::run_with_sink(&program, run_input, &mut out, &mut sink, &cfg);
-                    sink.finish()
-                        .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+                    // A trap does not hide a lost trace: both are reported.
+                    lost_trace = sink.finish().err().map(trace_err);
                     r
                 }
                 None => interp::run(&program, run_input, &mut out, &cfg),
             };
             let elapsed = start.elapsed();
-            let outcome = result.map_err(|e| match e {
-                toyvm_vm::Error::Trap(t) => Failure {
-                    status: 3,
-                    msg: format!("{}: {t}", file.display()),
-                },
-                other => Failure::usage(format!("{}: {other}", file.display())),
+            let outcome = result.map_err(|e| {
+                let f = match e {
+                    toyvm_vm::Error::Trap(t) => Failure {
+                        status: 3,
+                        msg: format!("{}: {t}", file.display()),
+                    },
+                    other => out.failure(Failure::usage(format!("{}: {other}", file.display()))),
+                };
+                match lost_trace.take() {
+                    Some(lost) if f.msg.is_empty() => Failure::usage(lost),
+                    Some(lost) => Failure::usage(format!("{}\ntoyvm: {lost}", f.msg)),
+                    None => f,
+                }
             })?;
+            if let Some(lost) = lost_trace {
+                return Err(Failure::usage(lost));
+            }
             if stats {
-                print_stats(&outcome, elapsed.as_secs_f64(), json);
+                diag(&stats_text(&outcome, elapsed.as_secs_f64(), json))?;
             }
             Ok(outcome.exit_status())
         }
         Command::Asm { file, output } => {
+            output::check_writable(&output, "the bytecode").map_err(Failure::usage)?;
             let src = read(&file)?;
             let text = std::str::from_utf8(&src)
                 .map_err(|_| Failure::usage(format!("{}: not UTF-8 text", file.display())))?;
@@ -329,12 +423,13 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 .map_err(|e| Failure::usage(format!("{}: {e}", trace.display())))?;
             let report = toyvm_profiler::report::profile_stream(reader, &specs)
                 .map_err(|e| Failure::usage(format!("{}: {e}", trace.display())))?;
-            let text = if json {
+            let mut text = if json {
                 report.to_json()
             } else {
                 report.to_text(top)
             };
-            println!("{text}");
+            text.push('\n');
+            out(&text)?;
             Ok(0)
         }
         Command::Verify {
@@ -351,12 +446,14 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
         } => {
             let program = load(&file)?;
             let args = parse_args(&args)?;
-            let input_bytes = match &input {
-                Some(p) => read(p)?,
-                None => Vec::new(),
+            let input_bytes = read_input(input.as_deref(), &program)?;
+            let spec = match parse_profile_specs(std::slice::from_ref(&profile))?.as_slice() {
+                [one] => one.clone(),
+                _ => return Err(Failure::usage("verify takes one --profile spec")),
             };
-            let spec =
-                toyvm_profiler::parse_spec(&profile).map_err(|e| Failure::usage(e.to_string()))?;
+            if let Some(path) = reference.as_ref().filter(|p| !p.exists()) {
+                output::check_writable(path, "the reference").map_err(Failure::usage)?;
+            }
             let fail = |e: toyvm::Error| Failure::usage(format!("{}: {e}", file.display()));
             let given = toyvm::verify::GivenTolerances {
                 margin,
@@ -367,7 +464,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 Some(path) if path.exists() => {
                     let r = toyvm::verify::reuse(path, &program, &args, &input_bytes, given)
                         .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
-                    eprintln!("pass 1: reusing {}", path.display());
+                    diag(&format!("pass 1: reusing {}\n", path.display()))?;
                     r
                 }
                 _ => {
@@ -382,11 +479,19 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                     )
                     .map_err(fail)?;
                     if let Some(path) = &reference {
-                        let mut f = fs::File::create(path)
-                            .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
-                        toyvm::verify::save(&r, &mut f)
-                            .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
-                        eprintln!("pass 1: wrote {}", path.display());
+                        let mut f = fs::File::create(path).map_err(|e| {
+                            Failure::usage(format!(
+                                "cannot write the reference to {}: {e}",
+                                path.display()
+                            ))
+                        })?;
+                        toyvm::verify::save(&r, &mut f).map_err(|e| {
+                            Failure::usage(format!(
+                                "writing the reference to {}: {e}",
+                                path.display()
+                            ))
+                        })?;
+                        diag(&format!("pass 1: wrote {}\n", path.display()))?;
                     }
                     (r, Vec::new())
                 }
@@ -399,64 +504,86 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             .map_err(fail)?;
             verdict.notes.extend(notes);
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&verdict).expect("verdict serializes")
-                );
+                let text = serde_json::to_string_pretty(&verdict)
+                    .map_err(|e| Failure::usage(format!("the verdict as JSON: {e}")))?;
+                out(&format!("{text}\n"))?;
             } else {
-                print!("{}", verdict.to_text());
+                out(&verdict.to_text())?;
             }
             Ok(if verdict.passed() { 0 } else { 1 })
         }
         Command::Compare(args) => toyvm::compare::run(&args).map_err(Failure::usage),
         Command::Dis { file, output } => {
+            if let Some(p) = &output {
+                output::check_writable(p, "the disassembly").map_err(Failure::usage)?;
+            }
             let program = load(&file)?;
             let text = asm::disassemble(&program);
             match output {
                 Some(p) => fs::write(&p, text)
                     .map_err(|e| Failure::usage(format!("{}: {e}", p.display())))?,
-                None => io::stdout()
-                    .write_all(text.as_bytes())
-                    .map_err(|e| Failure::usage(format!("writing output: {e}")))?,
+                None => out(&text)?,
             }
             Ok(0)
         }
     }
 }
 
-/// Splits `--profile` values into specs: `;` always separates, and in a
-/// comma list a part without `=` (a model name) starts a new spec.
-fn split_specs(values: &[String]) -> Vec<String> {
-    let mut specs: Vec<String> = Vec::new();
-    for v in values {
-        for chunk in v.split(';').map(str::trim).filter(|c| !c.is_empty()) {
-            let mut current = String::new();
-            for part in chunk.split(',') {
-                if !part.contains('=') && !current.is_empty() {
-                    specs.push(std::mem::take(&mut current));
-                }
-                if !current.is_empty() {
-                    current.push(',');
-                }
-                current.push_str(part.trim());
-            }
-            if !current.is_empty() {
-                specs.push(current);
-            }
-        }
-    }
-    specs
-}
-
+/// Parses `--profile` values with the one spec-list grammar
+/// ([`toyvm_profiler::spec::split_spec_list`]).
 fn parse_profile_specs(values: &[String]) -> Result<Vec<toyvm_profiler::ProfilerSpec>, Failure> {
-    split_specs(values)
+    toyvm_profiler::spec::split_spec_list(values)
+        .map_err(|e| Failure::usage(e.to_string()))?
         .iter()
         .map(|s| toyvm_profiler::parse_spec(s).map_err(|e| Failure::usage(e.to_string())))
         .collect()
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, Failure> {
-    fs::read(path).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
+    read_bounded(path, MAX_FILE_BYTES, "")
+}
+
+/// Reads at most `limit` bytes of `path`, refusing a larger file (before
+/// reading it when its size is known, and after `limit + 1` bytes when it is
+/// not, so `/dev/zero` fails quickly).
+/// `why` follows the size in the message.
+fn read_bounded(path: &Path, limit: u64, why: &str) -> Result<Vec<u8>, Failure> {
+    let fail = |e: io::Error| Failure::usage(format!("{}: {e}", path.display()));
+    let too_big = || {
+        Failure::usage(format!(
+            "{}: larger than the {limit} bytes allowed{why}",
+            path.display()
+        ))
+    };
+    let f = fs::File::open(path).map_err(fail)?;
+    if let Ok(m) = f.metadata()
+        && m.is_file()
+        && m.len() > limit
+    {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    f.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(fail)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
+/// The `--input` file: at most what the program's memory holds from its
+/// `.input` address on (one byte per word).
+fn read_input(path: Option<&Path>, program: &Program) -> Result<Vec<u8>, Failure> {
+    let Some(path) = path else {
+        return Ok(Vec::new());
+    };
+    let room = program.memory_words.saturating_sub(program.input_base);
+    let why = format!(
+        ": the program's memory holds {room} input bytes from its `.input` address {} (raise `.memory`)",
+        program.input_base
+    );
+    read_bounded(path, room, &why)
 }
 
 fn load(path: &Path) -> Result<Program, Failure> {
@@ -509,21 +636,28 @@ fn run_profiled(
         json,
         jit,
     } = o;
+    if let Some(dir) = jit.as_ref().and_then(|j| j.dump_clif.as_ref()) {
+        output::check_dir_writable(dir, "Cranelift IR").map_err(Failure::usage)?;
+    }
     let program = load(file)?;
     let args = parse_args(args)?;
-    let input_bytes = match input {
-        Some(p) => read(p)?,
-        None => Vec::new(),
+    let input_bytes = read_input(input, &program)?;
+    let spec = match toyvm_profiler::spec::split_spec_list(&[profile])
+        .map_err(|e| Failure::usage(e.to_string()))?
+        .as_slice()
+    {
+        [none] if none == "none" => None,
+        [one] => Some(toyvm_profiler::parse_spec(one).map_err(|e| Failure::usage(e.to_string()))?),
+        _ => return Err(Failure::usage("run takes one --profile spec")),
     };
     let rt = toyvm::Runtime::builder(program)
-        .profile_str(profile)
-        .map_err(|e| Failure::usage(e.to_string()))?
+        .profile(spec)
         .fuel(fuel)
         .keep_candidates(candidates)
         .count_instructions(stats)
         .jit(jit)
         .build();
-    let mut out = io::BufWriter::new(io::stdout());
+    let mut out = Watched::new(io::BufWriter::new(io::stdout()));
     let report = rt
         .run(
             Input {
@@ -532,19 +666,34 @@ fn run_profiled(
             },
             &mut out,
         )
+        .and_then(|r| {
+            out.flush().map_err(|e| {
+                toyvm::Error::Vm(toyvm_vm::Error::Usage(format!(
+                    "writing program output: {e}"
+                )))
+            })?;
+            Ok(r)
+        })
         .map_err(|e| match e {
             toyvm::Error::Vm(toyvm_vm::Error::Trap(t)) => Failure {
                 status: 3,
                 msg: format!("{}: {t}", file.display()),
             },
-            other => Failure::usage(format!("{}: {other}", file.display())),
+            other => out.failure(Failure::usage(format!("{}: {other}", file.display()))),
         })?;
     drop(out);
+    let mut text = String::new();
     if candidates {
         for i in &report.intervals {
-            eprintln!("interval {}: {} candidates", i.index, i.candidates.len());
+            let _ = writeln!(
+                text,
+                "interval {}: {} candidates",
+                i.index,
+                i.candidates.len()
+            );
             for c in &i.candidates {
-                eprintln!(
+                let _ = writeln!(
+                    text,
                     "  {:>10}  {:?} 0x{:x} {}",
                     c.count, c.tuple.kind, c.tuple.a, c.tuple.b
                 );
@@ -554,60 +703,71 @@ fn run_profiled(
     if stats {
         let s = &report.stats;
         if json {
-            eprintln!("{}", serde_json::to_string(s).expect("stats serialize"));
+            let j = serde_json::to_string(s)
+                .map_err(|e| Failure::usage(format!("statistics as JSON: {e}")))?;
+            let _ = writeln!(text, "{j}");
         } else {
             let ns = if s.instructions > 0 {
                 s.interpreter_seconds * 1e9 / s.instructions as f64
             } else {
                 0.0
             };
-            eprintln!("-- toyvm stats --");
-            eprintln!("profile            {}", s.profile);
-            eprintln!("wall time          {:.3} s", s.wall_seconds);
-            eprintln!(
+            let _ = writeln!(text, "-- toyvm stats --");
+            let _ = writeln!(text, "profile            {}", s.profile);
+            let _ = writeln!(text, "wall time          {:.3} s", s.wall_seconds);
+            let _ = writeln!(
+                text,
                 "  interpreter      {:.3} s ({ns:.2} ns / instruction)",
                 s.interpreter_seconds
             );
-            eprintln!("  profiler model   {:.3} s", s.profiler_seconds);
-            eprintln!("instructions       {}", s.instructions);
-            eprintln!(
+            let _ = writeln!(text, "  profiler model   {:.3} s", s.profiler_seconds);
+            let _ = writeln!(text, "instructions       {}", s.instructions);
+            let _ = writeln!(
+                text,
                 "tuples             value {} / edge {} / call {}",
                 s.tuples.value, s.tuples.edge, s.tuples.call
             );
             if s.profile != "none" {
-                eprintln!(
+                let _ = writeln!(
+                    text,
                     "intervals          {} ({} candidates)",
                     s.intervals, s.candidates
                 );
-                eprintln!("model state        {} bytes", s.state_bytes);
-                eprintln!(
+                let _ = writeln!(text, "model state        {} bytes", s.state_bytes);
+                let _ = writeln!(
+                    text,
                     "messages           {} ({} modeled cycles)",
                     s.messages, s.cycles
                 );
             }
             if let Some(j) = &s.jit {
-                eprintln!("  compiled code    {:.3} s", j.compiled_seconds);
-                eprintln!("  compiler         {:.3} s", j.compile_seconds);
-                eprintln!(
+                let _ = writeln!(text, "  compiled code    {:.3} s", j.compiled_seconds);
+                let _ = writeln!(text, "  compiler         {:.3} s", j.compile_seconds);
+                let _ = writeln!(
+                    text,
                     "regions            {} compiled, {} recompiled, {} dropped, {} live ({} bytes of code), {} left to the interpreter by the recompile limits",
                     j.compiles, j.recompiles, j.drops, j.live_regions, j.code_bytes, j.given_up
                 );
-                eprintln!(
+                let _ = writeln!(
+                    text,
                     "region entries     {} ({} side exits, {} guard failures, {} handed to the interpreter)",
                     j.region_entries, j.side_exits, j.guard_failures, j.interpret_exits
                 );
-                eprintln!(
+                let _ = writeln!(
+                    text,
                     "exit tuples        {} (reported to the profiler for compiled code)",
                     j.exit_tuples
                 );
             }
-            eprintln!("result             {}", report.outcome.value);
+            let _ = writeln!(text, "result             {}", report.outcome.value);
         }
     }
+    diag(&text)?;
     Ok(report.outcome.exit_status())
 }
 
-fn print_stats(o: &Outcome, secs: f64, json: bool) {
+fn stats_text(o: &Outcome, secs: f64, json: bool) -> String {
+    let mut text = String::new();
     let steps = o.steps.unwrap_or(0);
     let ns_per = if steps > 0 {
         secs * 1e9 / steps as f64
@@ -622,38 +782,18 @@ fn print_stats(o: &Outcome, secs: f64, json: bool) {
             "tuples": { "value": o.tuples[0], "edge": o.tuples[1], "call": o.tuples[2] },
             "result": o.value,
         });
-        eprintln!("{v}");
+        let _ = writeln!(text, "{v}");
     } else {
-        eprintln!("-- toyvm stats --");
-        eprintln!("wall time          {:.3} s", secs);
-        eprintln!("instructions       {steps}");
-        eprintln!("ns / instruction   {ns_per:.2} (counting on)");
-        eprintln!(
+        let _ = writeln!(text, "-- toyvm stats --");
+        let _ = writeln!(text, "wall time          {:.3} s", secs);
+        let _ = writeln!(text, "instructions       {steps}");
+        let _ = writeln!(text, "ns / instruction   {ns_per:.2} (counting on)");
+        let _ = writeln!(
+            text,
             "tuples             value {} / edge {} / call {}",
             o.tuples[0], o.tuples[1], o.tuples[2]
         );
-        eprintln!("result             {}", o.value);
+        let _ = writeln!(text, "result             {}", o.value);
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_specs;
-
-    #[test]
-    fn profile_lists_split_at_model_names() {
-        let v = vec![
-            "multihash:tables=4,entries=2048,perfect".to_owned(),
-            "rap:eps=1%;conte".to_owned(),
-        ];
-        assert_eq!(
-            split_specs(&v),
-            [
-                "multihash:tables=4,entries=2048",
-                "perfect",
-                "rap:eps=1%",
-                "conte"
-            ]
-        );
-    }
+    text
 }
