@@ -239,3 +239,106 @@ fn baselines_charts_and_interval_views_are_written() {
         let _ = std::fs::remove_file(p);
     }
 }
+
+/// A runner that fails the test if anything is run.
+struct MustNotRun;
+
+impl Runner for MustNotRun {
+    fn run(&self, _: &Case, _: &Config) -> Result<Run, String> {
+        panic!("a run started although an output path is bad");
+    }
+    fn errors(
+        &self,
+        _: &Case,
+        _: &[toyvm_profiler::ProfilerSpec],
+    ) -> Result<Vec<toyvm_profiler::report::ModelReport>, String> {
+        panic!("a run started although an output path is bad");
+    }
+}
+
+#[test]
+fn bad_output_paths_fail_before_any_run() {
+    let bad = PathBuf::from("/nonexistent/toyvm/x");
+    for (args, what) in [
+        (
+            CompareArgs {
+                chart: Some(bad.with_extension("svg")),
+                ..small()
+            },
+            "the chart",
+        ),
+        (
+            CompareArgs {
+                output: Some(bad.with_extension("json")),
+                ..small()
+            },
+            "the report",
+        ),
+        (
+            CompareArgs {
+                intervals: Some(bad.with_extension("csv")),
+                ..small()
+            },
+            "the interval CSV",
+        ),
+        (
+            CompareArgs {
+                interval_chart: Some(bad.with_extension("svg")),
+                ..small()
+            },
+            "the interval chart",
+        ),
+        (
+            CompareArgs {
+                output: Some(std::env::temp_dir()),
+                ..small()
+            },
+            "is a directory",
+        ),
+    ] {
+        let e = compare::run_with(&args, &MustNotRun).unwrap_err();
+        assert!(
+            e.contains(what) && !e.contains("Error(") && !e.contains("Os {"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn huge_sweeps_are_refused_with_the_cap() {
+    let ten = "1|2|3|4|5|6|7|8|9|10";
+    let args = CompareArgs {
+        sweep: vec![format!(
+            "multihash:{}",
+            vec![format!("seed={ten}"); 8].join(",")
+        )],
+        ..small()
+    };
+    let e = compare::run_with(&args, &MustNotRun).unwrap_err();
+    assert!(
+        e.contains("100000000 configurations") && e.contains("4096"),
+        "{e}"
+    );
+}
+
+#[test]
+fn profile_lists_in_the_help_texts_plan_their_columns() {
+    for (list, models) in [
+        (
+            "multihash,stratified,rap:eps=1%",
+            vec!["none", "multihash", "stratified", "rap"],
+        ),
+        (
+            "perfect,multihash:interval=10",
+            vec!["none", "perfect", "multihash"],
+        ),
+        (
+            "perfect,multihash,multihash:tables=1,entries=512",
+            vec!["none", "perfect", "multihash", "multihash"],
+        ),
+    ] {
+        let p = specs::plan(&[list.to_owned()], &[]).unwrap();
+        let names: Vec<&str> = p.iter().map(Config::model_name).collect();
+        assert_eq!(names, models, "{list}");
+    }
+}

@@ -12,8 +12,14 @@ use plotters::prelude::*;
 
 use super::report::{IntervalSeries, Report, Status};
 
-fn fail<E: std::fmt::Debug>(path: &Path) -> impl Fn(E) -> String + '_ {
-    move |e| format!("{}: drawing the chart: {e:?}", path.display())
+/// Plotters words a failed write as `backend error: Drawing backend error:
+/// <the I/O error>`: keep only the cause, for a person.
+fn fail<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> String + '_ {
+    move |e| {
+        let text = e.to_string();
+        let cause = text.rsplit("error: ").next().unwrap_or(&text);
+        format!("cannot write the chart to {}: {cause}", path.display())
+    }
 }
 
 fn color(i: usize) -> RGBColor {

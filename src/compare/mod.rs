@@ -32,7 +32,7 @@
 //! [`measure::Runner`] seam), [`report`] assembles rows, summary, Pareto
 //! marks and baseline changes, [`render`] prints them, [`chart`] draws SVG.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
@@ -73,8 +73,8 @@ pub struct CompareArgs {
     pub programs: Vec<String>,
     /// Configurations to compare (default: none and every model at its
     /// papers' defaults). Specs contain commas: in a comma list a part
-    /// without `=` (or of the form `model:key=value`) starts a new spec;
-    /// `;` also separates. The interpreter
+    /// named after a model (`perfect`, `rap:eps=1%`) or `none` starts a
+    /// new spec; `;` also separates. The interpreter
     /// (`none`) is always run: it is the baseline and the output oracle.
     #[arg(long, value_name = "SPEC,SPEC,...")]
     pub profiles: Vec<String>,
@@ -97,6 +97,8 @@ pub struct CompareArgs {
     /// A design-space grid, e.g. `multihash:tables=1|2|4|8,entries=512|2048`:
     /// the cartesian product of the `|` alternatives is compared (with
     /// `none` and `perfect` as references unless `--profiles` is given).
+    /// At most 4096 configurations in all; a larger grid is refused before
+    /// it is expanded.
     #[arg(long, value_name = "GRID")]
     pub sweep: Vec<String>,
     /// Runs side by side (default: 1, or every core with `--sweep`).
@@ -160,7 +162,9 @@ pub fn columns(args: &CompareArgs) -> Result<Vec<Column>, String> {
         if args.profiles.is_empty() {
             labels.push("perfect".into());
         }
-        labels.extend(specs::split_specs(&args.profiles));
+        if !args.profiles.is_empty() {
+            labels.extend(specs::split_specs(&args.profiles)?);
+        }
         for g in &args.sweep {
             labels.extend(specs::expand_sweep(g)?);
         }
@@ -242,8 +246,47 @@ fn progress_bar() -> ProgressBar {
     bar
 }
 
-fn write_file(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+fn write_file(path: &Path, text: &str, what: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("writing {what} to {}: {e}", path.display()))
+}
+
+/// Every output path the comparison will write, checked before any run:
+/// a bad path fails in a moment, not after minutes of runs.
+fn check_outputs(args: &CompareArgs) -> Result<(), String> {
+    let outputs = [
+        (&args.output, "the report"),
+        (&args.chart, "the chart"),
+        (&args.intervals, "the interval CSV"),
+        (&args.interval_chart, "the interval chart"),
+    ];
+    for (path, what) in outputs {
+        if let Some(p) = path {
+            crate::output::check_writable(p, what)?;
+        }
+    }
+    Ok(())
+}
+
+/// The most a `--baseline` report may hold (256 MiB): it is read whole.
+const MAX_BASELINE_BYTES: u64 = 256 << 20;
+
+/// Reads at most [`MAX_BASELINE_BYTES`] of a baseline report.
+fn read_baseline(p: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let fail = |e: std::io::Error| format!("{}: {e}", p.display());
+    let mut bytes = Vec::new();
+    std::fs::File::open(p)
+        .map_err(fail)?
+        .take(MAX_BASELINE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(fail)?;
+    if bytes.len() as u64 > MAX_BASELINE_BYTES {
+        return Err(format!(
+            "{}: larger than the {MAX_BASELINE_BYTES} bytes a baseline report may hold",
+            p.display()
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Builds the whole report for `args` with `runner` (no output written).
@@ -259,7 +302,7 @@ pub fn build(
     let cases = cases(args)?;
     let baseline = match &args.baseline {
         Some(p) => {
-            let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let bytes = read_baseline(p)?;
             let old: Report = serde_json::from_slice(&bytes)
                 .map_err(|e| format!("{}: not a compare JSON report: {e}", p.display()))?;
             Some((p.display().to_string(), old))
@@ -304,7 +347,7 @@ pub fn build(
 /// The two configurations of the interval chart.
 fn interval_models(args: &CompareArgs, columns: &[Column]) -> Result<[String; 2], String> {
     let chosen: Vec<String> = match &args.interval_models {
-        Some(s) => specs::split_specs(std::slice::from_ref(s)),
+        Some(s) => specs::split_specs(std::slice::from_ref(s))?,
         None => columns
             .iter()
             .filter(|c| !matches!(c.config.model_name(), "none" | "perfect"))
@@ -334,11 +377,12 @@ pub fn run(args: &CompareArgs) -> Result<u8, String> {
 
 /// [`run`] with another runner (tests use one that tampers with outputs).
 pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8, String> {
-    // Fail on a bad option before minutes of runs, not after.
+    // Fail on a bad option or output path before minutes of runs, not after.
     let shown = match &args.interval_chart {
         Some(_) => Some(interval_models(args, &columns(args)?)?),
         None => None,
     };
+    check_outputs(args)?;
     let bar = progress_bar();
     let c = build(args, runner, &bar)?;
     let text = match args.format {
@@ -347,17 +391,14 @@ pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8, String> {
         Format::Json => render::json(&c.report),
         Format::Markdown => render::markdown(&c.report),
     };
-    match &args.output {
-        Some(p) => write_file(p, &text)?,
-        None => std::io::stdout()
-            .write_all(text.as_bytes())
-            .map_err(|e| format!("writing the report: {e}"))?,
+    if let Some(p) = &args.output {
+        write_file(p, &text, "the report")?;
     }
     if let Some(p) = &args.chart {
         chart::summary(&c.report, p)?;
     }
     if let Some(p) = &args.intervals {
-        write_file(p, &render::intervals_csv(&c.series))?;
+        write_file(p, &render::intervals_csv(&c.series), "the interval CSV")?;
     }
     if let (Some(p), Some([a, b])) = (&args.interval_chart, shown) {
         let shown: Vec<IntervalSeries> = c
@@ -368,12 +409,24 @@ pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8, String> {
             .collect();
         chart::intervals(&shown, [a.as_str(), b.as_str()], p)?;
     }
+    let status = if c.report.failures > 0 { 1 } else { 0 };
+    // Standard output last, after every file: a reader that closes the pipe
+    // early (`| head`) loses nothing else, and ends the command quietly.
+    if args.output.is_none()
+        && let Err(e) = crate::output::stdout(text.as_bytes())
+    {
+        if crate::output::is_closed_pipe(&e) {
+            return Ok(status);
+        }
+        return Err(format!("writing the report to standard output: {e}"));
+    }
     if c.report.failures > 0 {
-        eprintln!(
-            "toyvm compare: {} pairs failed (output mismatch or error); see the report",
+        let note = format!(
+            "toyvm compare: {} pairs failed (output mismatch or error); see the report\n",
             c.report.failures
         );
-        return Ok(1);
+        // Exit status 1 says it when standard error cannot.
+        let _ = crate::output::stderr(note.as_bytes());
     }
-    Ok(0)
+    Ok(status)
 }

@@ -38,34 +38,10 @@ impl Config {
     }
 }
 
-/// Splits `--profiles` values as `toyvm profile` does: `;` always
-/// separates, and in a comma list a part without `=` (a model name) starts
-/// a new spec, as does a part whose key carries a model (`perfect:interval=
-/// 1000`: keys never contain `:`).
-pub fn split_specs(values: &[String]) -> Vec<String> {
-    let starts_spec = |part: &str| match part.split_once('=') {
-        None => true,
-        Some((key, _)) => key.contains(':'),
-    };
-    let mut specs: Vec<String> = Vec::new();
-    for v in values {
-        for chunk in v.split(';').map(str::trim).filter(|c| !c.is_empty()) {
-            let mut current = String::new();
-            for part in chunk.split(',').map(str::trim) {
-                if starts_spec(part) && !current.is_empty() {
-                    specs.push(std::mem::take(&mut current));
-                }
-                if !current.is_empty() {
-                    current.push(',');
-                }
-                current.push_str(part);
-            }
-            if !current.is_empty() {
-                specs.push(current);
-            }
-        }
-    }
-    specs
+/// Splits `--profiles` values with the one spec-list grammar of
+/// [`toyvm_profiler::spec::split_spec_list`] (`none` included).
+pub fn split_specs(values: &[String]) -> Result<Vec<String>, String> {
+    toyvm_profiler::spec::split_spec_list(values).map_err(|e| e.to_string())
 }
 
 /// Parses one spec string; `none` is the interpreter.
@@ -87,17 +63,28 @@ pub fn defaults() -> Vec<Config> {
         .collect()
 }
 
+/// The most configurations a comparison runs (every `--profiles` spec and
+/// every sweep combination together): each one is run on every program.
+pub const MAX_CONFIGS: usize = 4096;
+
+/// A sweep key and its `|` alternatives.
+type Axis = (String, Vec<String>);
+
 /// Expands a sweep grid: `model:key=a|b,key2=x|y` is the cartesian product
 /// of every key's `|` alternatives, the last key varying fastest. Several
-/// grids may be joined by `;`.
+/// grids may be listed as `--profiles` specs are (`;`, or a comma before a
+/// model name). The size of the product is checked before it is expanded:
+/// a grid of more than [`MAX_CONFIGS`] combinations is refused.
 pub fn expand_sweep(grid: &str) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    for g in grid.split(';').map(str::trim).filter(|g| !g.is_empty()) {
+    let mut grids: Vec<(String, Vec<Axis>)> = Vec::new();
+    let mut total: usize = 0;
+    for g in toyvm_profiler::spec::split_spec_list(&[grid]).map_err(|e| format!("sweep: {e}"))? {
         let (model, opts) = match g.split_once(':') {
-            Some((m, o)) => (m.trim(), o),
-            None => (g, ""),
+            Some((m, o)) => (m.trim().to_owned(), o.to_owned()),
+            None => (g.clone(), String::new()),
         };
-        let mut axes: Vec<(String, Vec<String>)> = Vec::new();
+        let mut axes: Vec<Axis> = Vec::new();
+        let mut combos: usize = 1;
         for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
             let (key, values) = opt
                 .split_once('=')
@@ -110,31 +97,44 @@ pub fn expand_sweep(grid: &str) -> Result<Vec<String>, String> {
             if values.is_empty() {
                 return Err(format!("sweep `{g}`: key `{key}` has no values"));
             }
+            combos = combos.saturating_mul(values.len());
             axes.push((key.trim().to_owned(), values));
         }
-        let mut combos: Vec<Vec<String>> = vec![Vec::new()];
-        for (key, values) in &axes {
-            combos = combos
-                .into_iter()
-                .flat_map(|c| {
-                    values.iter().map(move |v| {
-                        let mut c = c.clone();
-                        c.push(format!("{key}={v}"));
-                        c
-                    })
-                })
-                .collect();
+        total = total.saturating_add(combos);
+        if total > MAX_CONFIGS {
+            return Err(format!(
+                "sweep `{grid}` has {} configurations; at most {MAX_CONFIGS} are compared \
+                 (each runs on every program): split it or give fewer values",
+                if combos == usize::MAX {
+                    "more than 2^64".to_owned()
+                } else {
+                    total.to_string()
+                }
+            ));
         }
-        for c in combos {
-            out.push(if c.is_empty() {
-                model.to_owned()
-            } else {
-                format!("{model}:{}", c.join(","))
-            });
-        }
+        grids.push((model, axes));
     }
-    if out.is_empty() {
-        return Err(format!("sweep `{grid}` is empty"));
+    let mut out = Vec::with_capacity(total);
+    for (model, axes) in &grids {
+        // An odometer over the axes, the last key fastest.
+        let mut at = vec![0usize; axes.len()];
+        loop {
+            let opts: Vec<String> = axes
+                .iter()
+                .zip(&at)
+                .map(|((k, vs), &i)| format!("{k}={}", vs[i]))
+                .collect();
+            out.push(if opts.is_empty() {
+                model.clone()
+            } else {
+                format!("{model}:{}", opts.join(","))
+            });
+            let Some(pos) = (0..axes.len()).rev().find(|&p| at[p] + 1 < axes[p].1.len()) else {
+                break;
+            };
+            at[pos] += 1;
+            at[pos + 1..].iter_mut().for_each(|i| *i = 0);
+        }
     }
     Ok(out)
 }
@@ -151,13 +151,21 @@ pub fn plan(profiles: &[String], sweeps: &[String]) -> Result<Vec<Config>, Strin
         if profiles.is_empty() {
             v.push(parse_config("perfect")?);
         }
-        for s in split_specs(profiles) {
-            v.push(parse_config(&s)?);
+        if !profiles.is_empty() {
+            for s in split_specs(profiles)? {
+                v.push(parse_config(&s)?);
+            }
         }
         for grid in sweeps {
             for s in expand_sweep(grid)? {
                 v.push(parse_config(&s).map_err(|e| format!("sweep `{grid}`: {e}"))?);
             }
+        }
+        if v.len() > MAX_CONFIGS {
+            return Err(format!(
+                "{} configurations to compare; at most {MAX_CONFIGS}",
+                v.len()
+            ));
         }
         v
     };
@@ -177,7 +185,7 @@ mod tests {
             "rap:eps=1%;conte,perfect:interval=1000,threshold=5%".to_owned(),
         ];
         assert_eq!(
-            split_specs(&v),
+            split_specs(&v).unwrap(),
             [
                 "multihash:tables=4,entries=2048",
                 "perfect",
@@ -199,6 +207,26 @@ mod tests {
         assert_eq!(g, ["rap:eps=1%", "rap:eps=5%", "conte"]);
         assert!(expand_sweep("multihash:tables").is_err());
         assert!(expand_sweep("multihash:tables=").is_err());
+        assert_eq!(
+            expand_sweep("perfect,multihash:tables=1|2").unwrap(),
+            ["perfect", "multihash:tables=1", "multihash:tables=2"]
+        );
+    }
+
+    #[test]
+    fn huge_sweeps_are_refused_before_they_are_expanded() {
+        // 10^8 combinations (and 10^80): refused at once, nothing expanded.
+        let ten = "1|2|3|4|5|6|7|8|9|10";
+        let grid = format!("multihash:{}", vec![format!("seed={ten}"); 8].join(","));
+        let e = expand_sweep(&grid).unwrap_err();
+        assert!(
+            e.contains("100000000 configurations") && e.contains("at most"),
+            "{e}"
+        );
+        let grid = format!("multihash:{}", vec![format!("seed={ten}"); 80].join(","));
+        assert!(expand_sweep(&grid).unwrap_err().contains("more than 2^64"));
+        let ok = format!("multihash:{}", vec![format!("seed={ten}"); 3].join(","));
+        assert_eq!(expand_sweep(&ok).unwrap().len(), 1000);
     }
 
     #[test]
