@@ -28,6 +28,7 @@
 //! `toyvm profile`; [`verify`] is the two-pass verification of a model.
 
 pub mod compare;
+pub mod fuzzgen;
 pub mod output;
 pub mod record;
 pub mod runtime;

@@ -1,0 +1,1034 @@
+//! Differential fuzzing of the JIT: random valid programs, and a runner that
+//! checks every one gives the interpreter's result under the JIT driven by
+//! every profiler model.
+//!
+//! The interpreter is the oracle. [`generate`] builds a terminating program
+//! (text assembly, with its arguments) from a [`Source`] of choices, so one
+//! generator serves the seeded campaign ([`Seeded`]), the proptest strategy
+//! and the `cargo fuzz` target (raw bytes through [`Bytes`], which answers
+//! 0 once its bytes run out: every choice's first option is the small,
+//! valid default). [`check`] runs a program interpreted and under each
+//! [`DiffConfig`] of [`configs`] and reports the first [`Mismatch`] in
+//! output bytes, exit value, or trap (message, function and pc).
+//!
+//! What the programs exercise is what the JIT specializes on: a hot outer
+//! loop with nested counted loops, data-dependent forks and `jtab`s (also
+//! out of range) whose arms rejoin, loads and stores (sometimes out of
+//! bounds), `div`/`rem` by values that are sometimes 0 or `i64::MIN / -1`,
+//! shifts by large counts, direct calls, `calli` through function values
+//! that change part-way through the run (and, rarely, to a function of the
+//! wrong arity or to a value that is no function), bounded recursion,
+//! registers, memory cells and arguments that stay constant for a long time
+//! and then change (value guards), and output.
+//!
+//! ```
+//! use toyvm::fuzzgen::{self, Seeded};
+//!
+//! let case = fuzzgen::generate(&mut Seeded::new(7));
+//! let configs = fuzzgen::configs();
+//! let summary = fuzzgen::check(&case, &configs[..2]).unwrap();
+//! assert_eq!(summary.runs, 2);
+//! ```
+
+use std::fmt::{self, Write as _};
+
+use crate::Runtime;
+use crate::runtime::{JitOptions, JitStats};
+use toyvm_vm::interp::{Input, Trap};
+
+/// A deterministic stream of choices.
+pub trait Source {
+    /// The next byte of choice.
+    fn byte(&mut self) -> u8;
+}
+
+/// Choices read from raw bytes (a fuzzer's input); 0 once they run out.
+#[derive(Debug)]
+pub struct Bytes<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Bytes<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        Bytes { data }
+    }
+}
+
+impl Source for Bytes<'_> {
+    fn byte(&mut self) -> u8 {
+        match self.data.split_first() {
+            Some((&b, rest)) => {
+                self.data = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+}
+
+/// Choices from a seed (splitmix64), for campaigns.
+#[derive(Debug)]
+pub struct Seeded {
+    state: u64,
+    buf: u64,
+    left: u32,
+}
+
+impl Seeded {
+    pub fn new(seed: u64) -> Self {
+        Seeded {
+            state: seed,
+            buf: 0,
+            left: 0,
+        }
+    }
+}
+
+impl Source for Seeded {
+    fn byte(&mut self) -> u8 {
+        if self.left == 0 {
+            self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            self.buf = z ^ (z >> 31);
+            self.left = 8;
+        }
+        self.left -= 1;
+        let b = self.buf as u8;
+        self.buf >>= 8;
+        b
+    }
+}
+
+/// One generated program and the arguments `main` takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FuzzProgram {
+    pub text: String,
+    pub args: Vec<i64>,
+}
+
+impl FuzzProgram {
+    /// The program as a corpus file: an `# args:` header, then the text.
+    pub fn to_corpus(&self, comment: &str) -> String {
+        let mut s = String::new();
+        for l in comment.lines() {
+            let _ = writeln!(s, "# {l}");
+        }
+        let args: Vec<String> = self.args.iter().map(i64::to_string).collect();
+        let _ = writeln!(s, "# args: {}", args.join(" "));
+        s + &self.text
+    }
+
+    /// Reads a corpus file: its `# args:` header and its text.
+    pub fn from_corpus(text: &str) -> Result<Self, String> {
+        let mut args = Vec::new();
+        for l in text.lines() {
+            if let Some(a) = l.trim().strip_prefix("# args:") {
+                args = a
+                    .split_whitespace()
+                    .map(|a| a.parse().map_err(|_| format!("bad argument `{a}`")))
+                    .collect::<Result<_, _>>()?;
+            }
+        }
+        Ok(FuzzProgram {
+            text: text.to_owned(),
+            args,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The generator.
+
+/// Words of memory every program has.
+const MEMORY: i64 = 64;
+/// Cells 0..48 are data (stores stay there); 48..56 hold values that stay
+/// constant for a long time; 56..60 hold function values.
+const SLOW_CELLS: i64 = 48;
+const FN_CELLS: i64 = 56;
+
+/// Main's register layout.
+const N: u8 = 0;
+const I: u8 = 1;
+const LIMIT: u8 = 2;
+const MAIN_DATA: [u8; 9] = [3, 4, 5, 6, 7, 8, 9, 10, 11];
+const MAIN_SLOW: [u8; 4] = [12, 13, 14, 15];
+const SLOTS: [u8; 3] = [16, 17, 18];
+/// Loop counters and limits by nesting depth: (counter, limit).
+const COUNTERS: [(u8, u8); 2] = [(19, 20), (21, 22)];
+const ARGS: u8 = 24;
+const T0: u8 = 28;
+const T1: u8 = 29;
+/// Holds 0, for absolute addresses.
+const ZERO: u8 = 30;
+
+#[derive(Clone, Debug)]
+struct Func {
+    name: String,
+    arity: u8,
+}
+
+/// What a function body may read, write and call.
+struct Ctx<'a> {
+    data: &'a [u8],
+    /// Readable, written only at phase changes.
+    slow: &'a [u8],
+    /// The hot loop's counter and its iteration count, in main.
+    phase: Option<(u8, i64)>,
+    slots: &'a [(u8, u8)],
+    callees: &'a [Func],
+    /// Function-value cells `calli` may load from: (address, arity).
+    cells: &'a [(i64, u8)],
+    /// Innermost counted loop nesting left, and the largest limit.
+    loops: usize,
+    max_trip: i64,
+    /// Rare traps (out of bounds, division by zero, bad calls) allowed.
+    traps: bool,
+}
+
+struct Gen<'s> {
+    src: &'s mut dyn Source,
+    label: u32,
+}
+
+impl Gen<'_> {
+    /// A choice in `0..n` (0 when `n <= 1`).
+    fn below(&mut self, n: u64) -> u64 {
+        if n <= 1 {
+            return 0;
+        }
+        let mut v = 0u64;
+        let mut span = n - 1;
+        while span > 0 {
+            v = (v << 8) | self.src.byte() as u64;
+            span >>= 8;
+        }
+        v % n
+    }
+
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as u64) as i64
+    }
+
+    /// True with probability `pct`% (false on a zero byte).
+    fn chance(&mut self, pct: u64) -> bool {
+        self.below(100) >= 100 - pct
+    }
+
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+
+    fn label(&mut self) -> String {
+        self.label += 1;
+        format!("L{}", self.label)
+    }
+
+    /// An immediate: mostly small, sometimes an edge value.
+    fn imm(&mut self) -> i64 {
+        match self.below(8) {
+            0..=4 => self.range(-9, 20),
+            5 => self.pick(&[63, 64, 65, 127, -1, -64, 1 << 20]),
+            6 => self.pick(&[i32::MIN as i64, i32::MAX as i64, 255, 256, 1000]),
+            _ => self.range(-1000, 1000),
+        }
+    }
+
+    fn reg(&mut self, ctx: &Ctx<'_>) -> u8 {
+        self.pick(ctx.data)
+    }
+
+    /// A readable register: data, slow, or the loop counter.
+    fn src(&mut self, ctx: &Ctx<'_>) -> u8 {
+        match self.below(6) {
+            0 if !ctx.slow.is_empty() => self.pick(ctx.slow),
+            1 if ctx.phase.is_some() => ctx.phase.unwrap().0,
+            _ => self.reg(ctx),
+        }
+    }
+
+    fn body(&mut self, ctx: &Ctx<'_>, out: &mut String, stmts: u64) {
+        for _ in 0..stmts {
+            self.stmt(ctx, out);
+        }
+    }
+
+    fn stmt(&mut self, ctx: &Ctx<'_>, out: &mut String) {
+        const OPS: [&str; 16] = [
+            "add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "ushr", "eq",
+            "ne", "lt", "le", "ltu",
+        ];
+        const OPS_I: [&str; 16] = [
+            "addi", "subi", "muli", "divi", "remi", "andi", "ori", "xori", "shli", "shri", "ushri",
+            "eqi", "nei", "lti", "lei", "ltui",
+        ];
+        let (d, a, b) = (self.reg(ctx), self.src(ctx), self.src(ctx));
+        match self.below(40) {
+            0..=9 => {
+                let op = self.pick(&OPS);
+                if matches!(op, "div" | "rem") && !(ctx.traps && self.chance(30)) {
+                    // A divisor that is never 0 but can be -1.
+                    let _ = writeln!(out, "  ori r{T0}, r{b}, 1\n  {op} r{d}, r{a}, r{T0}");
+                } else {
+                    let _ = writeln!(out, "  {op} r{d}, r{a}, r{b}");
+                }
+            }
+            10..=17 => {
+                let op = self.pick(&OPS_I);
+                let mut k = self.imm();
+                if matches!(op, "divi" | "remi") && k == 0 && !(ctx.traps && self.chance(20)) {
+                    k = -1;
+                }
+                let _ = writeln!(out, "  {op} r{d}, r{a}, {k}");
+            }
+            18..=19 => {
+                // Edge values: i64::MIN, -1, 0 and large shift counts.
+                match self.below(4) {
+                    0 => {
+                        let _ = writeln!(out, "  lk r{d}, {}", i64::MIN);
+                    }
+                    1 => {
+                        let _ = writeln!(out, "  li r{d}, -1");
+                    }
+                    2 => {
+                        let _ = writeln!(out, "  lk r{d}, {}", i64::MIN);
+                        let _ = writeln!(out, "  li r{T0}, -1");
+                        let op = self.pick(&["div", "rem"]);
+                        let _ = writeln!(out, "  {op} r{d}, r{d}, r{T0}");
+                    }
+                    _ => {
+                        let op = self.pick(&["shl", "shr", "ushr"]);
+                        let k = self.pick(&[63, 64, 65, 100, 127, -1, 1000]);
+                        let _ = writeln!(out, "  li r{T0}, {k}\n  {op} r{d}, r{a}, r{T0}");
+                    }
+                }
+            }
+            20..=23 => self.load(ctx, out, d, a),
+            24..=26 => self.store(ctx, out, a, b),
+            27..=29 => self.fork(ctx, out),
+            30..=31 => self.jtab(ctx, out),
+            32..=33 if ctx.loops > 0 => self.inner_loop(ctx, out),
+            34..=35 if !ctx.callees.is_empty() => {
+                let f = &ctx.callees[self.below(ctx.callees.len() as u64) as usize];
+                self.stage_args(ctx, out, f.arity);
+                let _ = writeln!(out, "  call r{d}, {}, r{ARGS}, {}", f.name, f.arity);
+            }
+            36..=37 if !ctx.slots.is_empty() || !ctx.cells.is_empty() => self.calli(ctx, out, d),
+            38 if ctx.phase.is_some() => {
+                // Output now and then.
+                let (i, _) = ctx.phase.unwrap();
+                let skip = self.label();
+                let mask = self.pick(&[0, 7, 63]);
+                let _ = writeln!(out, "  andi r{T0}, r{i}, {mask}\n  bnei r{T0}, 0, {skip}");
+                if self.chance(50) {
+                    let _ = writeln!(out, "  putn r{a}");
+                } else {
+                    let _ = writeln!(out, "  addi r{T0}, r{a}, 'a'\n  putc r{T0}");
+                }
+                let _ = writeln!(out, "{skip}:");
+            }
+            39 if ctx.phase.is_some() && ctx.traps && self.chance(30) => {
+                let (i, n) = ctx.phase.unwrap();
+                let k = self.range(n / 2, n + n / 2);
+                let skip = self.label();
+                let _ = writeln!(out, "  bnei r{i}, {k}, {skip}\n  halt r{a}\n{skip}:");
+            }
+            _ => {
+                let _ = writeln!(out, "  xor r{d}, r{d}, r{a}");
+            }
+        }
+    }
+
+    /// `ld` within the data cells, from a slow cell (a value constant for a
+    /// long time), or rarely at an address that may be out of bounds.
+    fn load(&mut self, ctx: &Ctx<'_>, out: &mut String, d: u8, a: u8) {
+        match self.below(10) {
+            0..=2 => {
+                let c = self.range(SLOW_CELLS, FN_CELLS - 1);
+                let _ = writeln!(out, "  ld r{d}, r{ZERO}, {c}");
+            }
+            3..=4 if ctx.traps => {
+                let off = self.pick(&[40, 50, 63, -1, -8]);
+                let _ = writeln!(out, "  andi r{T1}, r{a}, 31\n  ld r{d}, r{T1}, {off}");
+            }
+            _ => {
+                let off = self.range(0, 16);
+                let _ = writeln!(out, "  andi r{T1}, r{a}, 31\n  ld r{d}, r{T1}, {off}");
+            }
+        }
+    }
+
+    fn store(&mut self, ctx: &Ctx<'_>, out: &mut String, a: u8, b: u8) {
+        let off = if ctx.traps && self.chance(15) {
+            self.pick(&[40, 63, -3])
+        } else {
+            self.range(0, 16)
+        };
+        let _ = writeln!(out, "  andi r{T1}, r{a}, 31\n  st r{T1}, {off}, r{b}");
+    }
+
+    /// An if/else whose arms rejoin; its condition is data-dependent, an
+    /// even fork on the loop counter, or a phase (constant, then flips).
+    fn fork(&mut self, ctx: &Ctx<'_>, out: &mut String) {
+        let (els, end) = (self.label(), self.label());
+        match (self.below(4), ctx.phase) {
+            (0, Some((i, _))) => {
+                let m = self.pick(&[1, 3]);
+                let _ = writeln!(out, "  andi r{T0}, r{i}, {m}\n  jz r{T0}, {els}");
+            }
+            (1, Some((i, n))) => {
+                let k = self.range(n / 4, n - n / 4);
+                let c = self.pick(&["blti", "bgei"]);
+                let _ = writeln!(out, "  {c} r{i}, {k}, {els}");
+            }
+            _ => {
+                let (a, b) = (self.src(ctx), self.src(ctx));
+                let c = self.pick(&["beq", "bne", "blt", "ble", "bgt", "bge"]);
+                let _ = writeln!(out, "  {c} r{a}, r{b}, {els}");
+            }
+        }
+        let n = self.range(1, 3) as u64;
+        self.body(ctx, out, n);
+        let _ = writeln!(out, "  jmp {end}\n{els}:");
+        let n = self.range(0, 3) as u64;
+        self.body(ctx, out, n);
+        let _ = writeln!(out, "{end}:");
+    }
+
+    /// A `jtab` whose index is sometimes out of range (falls through).
+    fn jtab(&mut self, ctx: &Ctx<'_>, out: &mut String) {
+        let arms = self.range(2, 4) as usize;
+        let a = self.src(ctx);
+        let mask = self.pick(&[1, 3, 7]);
+        let _ = writeln!(out, "  andi r{T0}, r{a}, {mask}");
+        if self.chance(25) {
+            let _ = writeln!(out, "  subi r{T0}, r{T0}, 1");
+        }
+        let labels: Vec<String> = (0..arms).map(|_| self.label()).collect();
+        let end = self.label();
+        let _ = writeln!(out, "  jtab r{T0}, [{}]", labels.join(", "));
+        self.stmt(ctx, out);
+        let _ = writeln!(out, "  jmp {end}");
+        for l in &labels {
+            let _ = writeln!(out, "{l}:");
+            let n = self.range(1, 2) as u64;
+            self.body(ctx, out, n);
+            let _ = writeln!(out, "  jmp {end}");
+        }
+        let _ = writeln!(out, "{end}:");
+    }
+
+    /// A counted loop nested in the current one, its trip count constant
+    /// or data-dependent (its counter and limit are written by nothing else).
+    fn inner_loop(&mut self, ctx: &Ctx<'_>, out: &mut String) {
+        let depth = COUNTERS.len() - ctx.loops;
+        let (c, l) = COUNTERS[depth];
+        let head = self.label();
+        let max = ctx.max_trip;
+        if self.chance(60) {
+            let k = self.range(0, max);
+            let _ = writeln!(out, "  li r{l}, {k}");
+        } else {
+            let a = self.src(ctx);
+            let mask = if max >= 7 { 7 } else { 3 };
+            let _ = writeln!(out, "  andi r{l}, r{a}, {mask}");
+        }
+        let _ = writeln!(out, "  li r{c}, 0\n{head}:");
+        let inner = Ctx {
+            loops: ctx.loops - 1,
+            max_trip: (max / 2).max(1),
+            ..*ctx
+        };
+        let n = self.range(1, 4) as u64;
+        self.body(&inner, out, n);
+        let _ = writeln!(out, "  loop r{c}, r{l}, {head}");
+    }
+
+    /// A trap that happens at one late iteration of the hot loop, long
+    /// after its code was compiled (or halt there).
+    fn late_trap(&mut self, ctx: &Ctx<'_>, out: &mut String) {
+        let Some((i, n)) = ctx.phase else { return };
+        let k = self.range(n / 4, n + n / 4);
+        let (d, a) = (self.reg(ctx), self.src(ctx));
+        let skip = self.label();
+        let _ = writeln!(out, "  bnei r{i}, {k}, {skip}");
+        let _ = match self.below(6) {
+            0 => writeln!(out, "  div r{d}, r{a}, r{ZERO}"),
+            1 => writeln!(out, "  remi r{d}, r{a}, 0"),
+            2 => writeln!(out, "  ld r{d}, r{ZERO}, {MEMORY}"),
+            3 => writeln!(out, "  st r{ZERO}, -1, r{a}"),
+            4 => writeln!(out, "  li r{T0}, 999\n  calli r{d}, r{T0}, r{ARGS}, 0"),
+            _ => writeln!(out, "  halt r{a}"),
+        };
+        let _ = writeln!(out, "{skip}:");
+    }
+
+    fn stage_args(&mut self, ctx: &Ctx<'_>, out: &mut String, n: u8) {
+        for k in 0..n {
+            let a = self.src(ctx);
+            let _ = writeln!(out, "  mov r{}, r{a}", ARGS + k);
+        }
+    }
+
+    /// `calli` through a function-value register or a memory cell.
+    fn calli(&mut self, ctx: &Ctx<'_>, out: &mut String, d: u8) {
+        let use_cell = ctx.slots.is_empty() || (!ctx.cells.is_empty() && self.chance(35));
+        let (f, arity) = if use_cell {
+            let (addr, arity) = self.pick(ctx.cells);
+            let _ = writeln!(out, "  ld r{T1}, r{ZERO}, {addr}");
+            (T1, arity)
+        } else {
+            self.pick(ctx.slots)
+        };
+        // Rarely the wrong count: a trap the first time it runs.
+        let n = if ctx.traps && self.chance(5) {
+            arity + 1
+        } else {
+            arity
+        };
+        self.stage_args(ctx, out, n);
+        let _ = writeln!(out, "  calli r{d}, r{f}, r{ARGS}, {n}");
+    }
+}
+
+/// Builds one program from `src`'s choices. Every program assembles,
+/// verifies and terminates: loops are counted with counters nothing else
+/// writes, branches go forward, calls go to earlier functions, and the
+/// one recursive function masks its argument to a small depth.
+pub fn generate(src: &mut dyn Source) -> FuzzProgram {
+    let mut g = Gen { src, label: 0 };
+    let traps = g.chance(50);
+    let mut text = format!(".memory {MEMORY}\n");
+    let data: Vec<String> = (0..g.range(0, 8)).map(|_| g.imm().to_string()).collect();
+    if !data.is_empty() {
+        let _ = writeln!(text, ".data {}: {}", g.range(0, 40), data.join(", "));
+    }
+
+    // Leaves: no calls; arities 0..=3.
+    let mut funcs: Vec<Func> = Vec::new();
+    let leaves = g.range(2, 4);
+    for k in 0..leaves {
+        let arity = g.range(0, 3) as u8;
+        let f = Func {
+            name: format!("leaf{k}"),
+            arity,
+        };
+        let locals: Vec<u8> = (0..8).collect();
+        let _ = writeln!(text, ".func {}({})\n  .regs 32", f.name, params(arity));
+        for r in arity..8 {
+            let _ = writeln!(text, "  li r{r}, {}", g.range(-5, 9));
+        }
+        let _ = writeln!(text, "  li r{ZERO}, 0");
+        let ctx = Ctx {
+            data: &locals,
+            slow: &[],
+            phase: None,
+            slots: &[],
+            callees: &[],
+            cells: &[],
+            loops: g.below(2) as usize,
+            max_trip: 3,
+            traps,
+        };
+        let n = g.range(1, 5) as u64;
+        g.body(&ctx, &mut text, n);
+        let r = g.pick(&locals);
+        let _ = writeln!(text, "  ret r{r}\n.end");
+        funcs.push(f);
+    }
+    // Function-value cells hold leaves, chosen by arity.
+    let cells: Vec<(i64, u8)> = (0..g.range(0, 2))
+        .map(|c| {
+            (
+                FN_CELLS + c,
+                funcs[g.below(funcs.len() as u64) as usize].arity,
+            )
+        })
+        .collect();
+
+    // Bounded recursion: depth at most 15, or a fib-like tree of at most
+    // fib(7) calls.
+    let fib = g.chance(40);
+    let rec = Func {
+        name: "rec".into(),
+        arity: 1,
+    };
+    let (base, tail) = (g.range(-3, 7), g.pick(&["add", "xor", "mul", "sub"]));
+    let _ = writeln!(text, ".func rec(n)\n  .regs 8");
+    let _ = writeln!(
+        text,
+        "  andi r1, n, {}\n  blei r1, 1, base\n  subi r2, r1, 1\n  call r3, rec, r2, 1",
+        if fib { 7 } else { 15 }
+    );
+    if fib {
+        let _ = writeln!(
+            text,
+            "  subi r2, r1, 2\n  call r4, rec, r2, 1\n  add r3, r3, r4"
+        );
+    }
+    let _ = writeln!(
+        text,
+        "  {tail} r3, r3, r1\n  ret r3\nbase:\n  addi r3, r1, {base}\n  ret r3\n.end"
+    );
+    funcs.push(rec);
+
+    // Helpers: call leaves, earlier helpers and rec; calli through cells.
+    for k in 0..g.range(0, 3) {
+        let arity = g.range(1, 3) as u8;
+        let f = Func {
+            name: format!("helper{k}"),
+            arity,
+        };
+        let locals: Vec<u8> = (0..10).collect();
+        let _ = writeln!(text, ".func {}({})\n  .regs 32", f.name, params(arity));
+        for r in arity..10 {
+            let _ = writeln!(text, "  li r{r}, {}", g.range(-5, 9));
+        }
+        let _ = writeln!(text, "  li r{ZERO}, 0");
+        let callees = funcs.clone();
+        let ctx = Ctx {
+            data: &locals,
+            slow: &[],
+            phase: None,
+            slots: &[],
+            callees: &callees,
+            cells: &cells,
+            loops: 1,
+            max_trip: 4,
+            traps,
+        };
+        let n = g.range(2, 6) as u64;
+        g.body(&ctx, &mut text, n);
+        let r = g.pick(&locals);
+        let _ = writeln!(text, "  ret r{r}\n.end");
+        funcs.push(f);
+    }
+
+    // Main: a hot loop of `n` iterations.
+    let n = g.range(200, 2500);
+    let _ = writeln!(text, ".func main(n)\n  .regs 32\n  li r{ZERO}, 0");
+    for &r in MAIN_DATA.iter().chain(&MAIN_SLOW) {
+        let v = g.imm();
+        let _ = writeln!(text, "  li r{r}, {v}");
+    }
+    for c in SLOW_CELLS..FN_CELLS {
+        let _ = writeln!(text, "  li r{T0}, {}\n  st r{ZERO}, {c}, r{T0}", g.imm());
+    }
+    let same_arity = |g: &mut Gen<'_>, arity: u8| -> String {
+        let fs: Vec<&Func> = funcs.iter().filter(|f| f.arity == arity).collect();
+        fs[g.below(fs.len() as u64) as usize].name.clone()
+    };
+    let leaf_of = |g: &mut Gen<'_>, arity: u8| -> String {
+        let fs: Vec<&Func> = funcs[..leaves as usize]
+            .iter()
+            .filter(|f| f.arity == arity)
+            .collect();
+        fs[g.below(fs.len() as u64) as usize].name.clone()
+    };
+    for &(addr, arity) in &cells {
+        let f = leaf_of(&mut g, arity);
+        let _ = writeln!(text, "  fref r{T0}, {f}\n  st r{ZERO}, {addr}, r{T0}");
+    }
+    let slots: Vec<(u8, u8)> = SLOTS[..g.range(0, 3) as usize]
+        .iter()
+        .map(|&r| (r, funcs[g.below(funcs.len() as u64) as usize].arity))
+        .collect();
+    for &(r, arity) in &slots {
+        let f = same_arity(&mut g, arity);
+        let _ = writeln!(text, "  fref r{r}, {f}");
+    }
+    let _ = writeln!(text, "  li r{I}, 0\n  subi r{LIMIT}, r{N}, 1\ntop:");
+
+    // Phase changes: at iteration k, a slow register, a slow cell, a
+    // function slot or cell gets a new value (rarely a bad one).
+    for _ in 0..g.range(0, 3) {
+        let k = g.range(n / 8, n - n / 8);
+        let skip = g.label();
+        let _ = writeln!(text, "  bnei r{I}, {k}, {skip}");
+        match g.below(4) {
+            0 => {
+                let r = g.pick(&MAIN_SLOW);
+                let v = g.pick(&[0, -1, 1, 7, 64, i32::MIN as i64]);
+                let _ = writeln!(text, "  li r{r}, {v}");
+            }
+            1 => {
+                let c = g.range(SLOW_CELLS, FN_CELLS - 1);
+                let _ = writeln!(text, "  li r{T0}, {}\n  st r{ZERO}, {c}, r{T0}", g.imm());
+            }
+            2 if !slots.is_empty() => {
+                let (r, arity) = g.pick(&slots);
+                if traps && g.chance(30) {
+                    let bad = g.pick(&[-1, 1000]);
+                    let _ = writeln!(text, "  li r{r}, {bad}");
+                } else {
+                    let wrong = traps && g.chance(30);
+                    let f = if wrong {
+                        funcs[g.below(funcs.len() as u64) as usize].name.clone()
+                    } else {
+                        same_arity(&mut g, arity)
+                    };
+                    let _ = writeln!(text, "  fref r{r}, {f}");
+                }
+            }
+            _ if !cells.is_empty() => {
+                let (addr, arity) = g.pick(&cells);
+                let f = leaf_of(&mut g, arity);
+                let _ = writeln!(text, "  fref r{T0}, {f}\n  st r{ZERO}, {addr}, r{T0}");
+            }
+            _ => {
+                let r = g.pick(&MAIN_SLOW);
+                let _ = writeln!(text, "  addi r{r}, r{r}, 1");
+            }
+        }
+        let _ = writeln!(text, "{skip}:");
+    }
+    // A polymorphic slot: alternates between two targets every iteration.
+    if let Some(&(r, arity)) = slots.first()
+        && g.chance(30)
+    {
+        let (other, skip) = (g.label(), g.label());
+        let (f1, f2) = (same_arity(&mut g, arity), same_arity(&mut g, arity));
+        let _ = writeln!(
+            text,
+            "  andi r{T0}, r{I}, 1\n  jz r{T0}, {other}\n  fref r{r}, {f1}\n  jmp {skip}\n{other}:\n  fref r{r}, {f2}\n{skip}:"
+        );
+    }
+    let callees = funcs.clone();
+    let ctx = Ctx {
+        data: &MAIN_DATA,
+        slow: &MAIN_SLOW,
+        phase: Some((I, n)),
+        slots: &slots,
+        callees: &callees,
+        cells: &cells,
+        loops: COUNTERS.len(),
+        max_trip: 7,
+        traps,
+    };
+    let stmts = g.range(3, 12) as u64;
+    g.body(&ctx, &mut text, stmts);
+    if traps && g.chance(40) {
+        g.late_trap(&ctx, &mut text);
+    }
+    let _ = writeln!(text, "  loop r{I}, r{LIMIT}, top");
+    // A checksum of the registers and the data cells.
+    let acc = MAIN_DATA[0];
+    for &r in &MAIN_DATA[1..] {
+        let _ = writeln!(
+            text,
+            "  muli r{acc}, r{acc}, 31\n  add r{acc}, r{acc}, r{r}"
+        );
+    }
+    let _ = writeln!(
+        text,
+        "  li r{T1}, 0\nsum:\n  ld r{T0}, r{T1}, 0\n  xor r{acc}, r{acc}, r{T0}\n  muli r{acc}, r{acc}, 31\n  addi r{T1}, r{T1}, 1\n  blti r{T1}, {FN_CELLS}, sum"
+    );
+    let _ = writeln!(text, "  putn r{acc}\n  ret r{acc}\n.end");
+    FuzzProgram {
+        text,
+        args: vec![n],
+    }
+}
+
+fn params(n: u8) -> String {
+    let names: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
+    names.join(", ")
+}
+
+// ---------------------------------------------------------------------------
+// The runner.
+
+/// The interpreter's step budget for one program: a backstop, never
+/// reached by [`generate`]'s programs in practice (checked by the tests).
+pub const ORACLE_FUEL: u64 = 20_000_000;
+
+/// One way to run a program under the JIT: a profiler spec and options.
+#[derive(Clone, Debug)]
+pub struct DiffConfig {
+    /// The profiler spec, e.g. `multihash:interval=300`.
+    pub spec: String,
+    /// JIT options as the `toyvm run` flags that give them (for messages).
+    pub flags: &'static str,
+    pub jit: JitOptions,
+}
+
+impl fmt::Display for DiffConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "--profile {}", self.spec)?;
+        if !self.flags.is_empty() {
+            write!(f, " {}", self.flags)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every model at short intervals (100 to 3,000 tuples, so the programs'
+/// few thousand iterations see several interval ends), plus runs without
+/// call or value specialization and one that compiles short regions.
+pub fn configs() -> Vec<DiffConfig> {
+    let plain = |spec: &str| DiffConfig {
+        spec: spec.to_owned(),
+        flags: "",
+        jit: JitOptions::default(),
+    };
+    let mut v: Vec<DiffConfig> = [
+        "perfect:interval=100",
+        "perfect:interval=1000",
+        "perfect:interval=3000",
+        "multihash:interval=300",
+        "multihash:interval=2000",
+        "singlehash:interval=500",
+        "stratified:interval=1000",
+        "tagged:interval=1500",
+        "rap:interval=700",
+        "conte:interval=400",
+    ]
+    .into_iter()
+    .map(plain)
+    .collect();
+    let mut no_call = plain("perfect:interval=500");
+    no_call.flags = "--no-call-spec";
+    no_call.jit.plan.specialize.call_share = 2.0;
+    no_call.jit.plan.max_dispatch = 0;
+    let mut no_value = plain("perfect:interval=500");
+    no_value.flags = "--no-value-spec";
+    no_value.jit.plan.specialize.value_share = 2.0;
+    let mut short = plain("multihash:interval=250");
+    short.flags = "(JitOptions::min_straight_instrs = 2)";
+    short.jit.min_straight_instrs = 2;
+    v.extend([no_call, no_value, short]);
+    v
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum End {
+    Value(i64),
+    Trap {
+        message: String,
+        function: String,
+        pc: u64,
+    },
+    /// Any other error (not expected from a valid program).
+    Error(String),
+    /// The run panicked (only seen where panics unwind).
+    Panic(String),
+}
+
+impl fmt::Display for End {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            End::Value(v) => write!(f, "returned {v}"),
+            End::Trap {
+                message,
+                function,
+                pc,
+            } => write!(
+                f,
+                "trap in `{function}` at instruction {} (pc {pc:#x}): {message}",
+                *pc as u32
+            ),
+            End::Error(e) => write!(f, "error: {e}"),
+            End::Panic(e) => write!(f, "panic: {e}"),
+        }
+    }
+}
+
+/// What one run printed and how it ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    pub output: Vec<u8>,
+    pub end: End,
+}
+
+/// What the JIT did, summed over runs: the evidence that a campaign ran
+/// compiled code and took its exits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JitTotals {
+    pub compiles: u64,
+    pub recompiles: u64,
+    pub drops: u64,
+    pub region_entries: u64,
+    pub side_exits: u64,
+    pub guard_failures: u64,
+    pub interpret_exits: u64,
+}
+
+impl JitTotals {
+    fn add_stats(&mut self, j: &JitStats) {
+        self.compiles += j.compiles;
+        self.recompiles += j.recompiles;
+        self.drops += j.drops;
+        self.region_entries += j.region_entries;
+        self.side_exits += j.side_exits;
+        self.guard_failures += j.guard_failures;
+        self.interpret_exits += j.interpret_exits;
+    }
+
+    /// Adds another total to this one.
+    pub fn add(&mut self, o: &JitTotals) {
+        self.compiles += o.compiles;
+        self.recompiles += o.recompiles;
+        self.drops += o.drops;
+        self.region_entries += o.region_entries;
+        self.side_exits += o.side_exits;
+        self.guard_failures += o.guard_failures;
+        self.interpret_exits += o.interpret_exits;
+    }
+}
+
+/// A program that agreed under every configuration.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// JIT runs compared with the interpreter's.
+    pub runs: u64,
+    /// How the interpreter's run ended.
+    pub oracle: Option<End>,
+    /// The interpreter ran out of [`ORACLE_FUEL`]; nothing was compared.
+    pub out_of_fuel: bool,
+    pub jit: JitTotals,
+}
+
+/// A configuration whose run differs from the interpreter's.
+#[derive(Clone, Debug)]
+pub struct Mismatch {
+    pub program: FuzzProgram,
+    /// The configuration (empty when the program itself is invalid).
+    pub config: String,
+    pub want: Option<Observed>,
+    pub got: Option<Observed>,
+    /// Why, in one line.
+    pub what: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "MISMATCH under {}: {}", self.config, self.what)?;
+        if let (Some(w), Some(g)) = (&self.want, &self.got) {
+            writeln!(
+                f,
+                "  interpreter: {} ({} output bytes)",
+                w.end,
+                w.output.len()
+            )?;
+            writeln!(
+                f,
+                "  jit:         {} ({} output bytes)",
+                g.end,
+                g.output.len()
+            )?;
+            if w.output != g.output {
+                let at = w
+                    .output
+                    .iter()
+                    .zip(&g.output)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(w.output.len().min(g.output.len()));
+                let window = |o: &[u8]| {
+                    String::from_utf8_lossy(&o[at.saturating_sub(20)..(at + 40).min(o.len())])
+                        .into_owned()
+                };
+                writeln!(f, "  output differs at byte {at}:")?;
+                writeln!(f, "    interpreter: {:?}", window(&w.output))?;
+                writeln!(f, "    jit:         {:?}", window(&g.output))?;
+            }
+        }
+        writeln!(f, "program (args {:?}):", self.program.args)?;
+        f.write_str(&self.program.text)
+    }
+}
+
+/// Runs `program` once: interpreted with `fuel` when `config` is `None`,
+/// else under the JIT with that configuration.
+pub fn run(
+    program: &toyvm_vm::Program,
+    args: &[i64],
+    config: Option<&DiffConfig>,
+    fuel: Option<u64>,
+) -> (Observed, Option<JitStats>) {
+    let mut output = Vec::new();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let builder = match config {
+            None => Runtime::builder(program.clone())
+                .profile_str("none")
+                .map(|b| b.jit(None).fuel(fuel)),
+            Some(c) => Runtime::builder(program.clone())
+                .profile_str(&c.spec)
+                .map(|b| b.jit(Some(c.jit.clone()))),
+        };
+        builder.and_then(|b| b.build().run(Input { args, file: &[] }, &mut output))
+    }));
+    let (end, stats) = match result {
+        Ok(Ok(report)) => (End::Value(report.outcome.value), report.stats.jit),
+        Ok(Err(crate::Error::Vm(toyvm_vm::Error::Trap(Trap { kind, pc, function })))) => (
+            End::Trap {
+                message: kind.to_string(),
+                function,
+                pc: pc.0,
+            },
+            None,
+        ),
+        Ok(Err(e)) => (End::Error(e.to_string()), None),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_default();
+            (End::Panic(msg), None)
+        }
+    };
+    (Observed { output, end }, stats)
+}
+
+/// Runs `case` interpreted, then under every configuration, and returns
+/// the first run that differs from the interpreter's.
+pub fn check(case: &FuzzProgram, configs: &[DiffConfig]) -> Result<Summary, Box<Mismatch>> {
+    let invalid = |what: String| {
+        Box::new(Mismatch {
+            program: case.clone(),
+            config: String::new(),
+            want: None,
+            got: None,
+            what,
+        })
+    };
+    let program = toyvm_vm::asm::assemble(&case.text)
+        .map_err(|e| invalid(format!("invalid program: {e}")))?;
+    let (want, _) = run(&program, &case.args, None, Some(ORACLE_FUEL));
+    let mut summary = Summary::default();
+    match &want.end {
+        End::Trap { message, .. } if message.starts_with("out of fuel") => {
+            summary.out_of_fuel = true;
+            return Ok(summary);
+        }
+        End::Error(e) | End::Panic(e) => {
+            return Err(invalid(format!("the interpreter failed: {e}")));
+        }
+        _ => {}
+    }
+    for c in configs {
+        let (got, stats) = run(&program, &case.args, Some(c), None);
+        summary.runs += 1;
+        if let Some(j) = &stats {
+            summary.jit.add_stats(j);
+        }
+        if got != want {
+            let what = if got.end != want.end {
+                "the runs end differently"
+            } else {
+                "the outputs differ"
+            };
+            return Err(Box::new(Mismatch {
+                program: case.clone(),
+                config: c.to_string(),
+                want: Some(want),
+                got: Some(got),
+                what: what.to_owned(),
+            }));
+        }
+    }
+    summary.oracle = Some(want.end);
+    Ok(summary)
+}
