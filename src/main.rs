@@ -682,6 +682,12 @@ fn run_profiled(
             other => out.failure(Failure::usage(format!("{}: {other}", file.display()))),
         })?;
     drop(out);
+    // The run went on without its log or IR dump: say so, and fail.
+    let lost = report
+        .stats
+        .jit
+        .as_ref()
+        .and_then(|j| j.output_error.clone());
     let mut text = String::new();
     if candidates {
         for i in &report.intervals {
@@ -763,6 +769,9 @@ fn run_profiled(
         }
     }
     diag(&text)?;
+    if let Some(lost) = lost {
+        return Err(Failure::usage(lost));
+    }
     Ok(report.outcome.exit_status())
 }
 

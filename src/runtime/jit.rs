@@ -120,6 +120,10 @@ pub struct JitStats {
     pub compiled_seconds: f64,
     pub code_bytes: u64,
     pub live_regions: u64,
+    /// The first failure to write the JIT log (`--jit-log`) or a
+    /// `--dump-clif` file: the run goes on, and the command reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_error: Option<String>,
 }
 
 /// What the log and the review need to know of a region beyond its code.
@@ -187,6 +191,10 @@ pub struct Jit<'p> {
     entry_points: Vec<std::collections::BTreeSet<u32>>,
     /// Batches of execution handed over so far (see [`Jit::ran`]).
     ran: u64,
+    /// Set when a log line could not be written: logging stops.
+    log_failed: std::cell::Cell<bool>,
+    /// The first output failure (see [`JitStats::output_error`]).
+    output_error: std::cell::RefCell<Option<String>>,
 }
 
 impl std::fmt::Debug for Jit<'_> {
@@ -243,6 +251,8 @@ impl<'p> Jit<'p> {
                 })
                 .collect(),
             ran: 0,
+            log_failed: std::cell::Cell::new(false),
+            output_error: std::cell::RefCell::new(None),
         })
     }
 
@@ -254,9 +264,20 @@ impl<'p> Jit<'p> {
     }
 
     fn log(&self, interval: u64, msg: std::fmt::Arguments<'_>) {
-        if self.opts.log {
-            eprintln!("jit: interval {interval}: {msg}");
+        if self.opts.log && !self.log_failed.get() {
+            let line = format!("jit: interval {interval}: {msg}\n");
+            if let Err(e) = crate::output::stderr(line.as_bytes()) {
+                self.log_failed.set(true);
+                // A closed pipe means the log is no longer wanted.
+                if !crate::output::is_closed_pipe(&e) {
+                    self.output_failed(format!("cannot write the JIT log: {e}"));
+                }
+            }
         }
+    }
+
+    fn output_failed(&self, msg: String) {
+        self.output_error.borrow_mut().get_or_insert(msg);
     }
 
     /// The region installed at `func`'s offset `pc`.
@@ -603,7 +624,7 @@ impl<'p> Jit<'p> {
         if let (Some(dir), Some(clif)) = (&self.opts.dump_clif, compiled.clif()) {
             let path = dir.join(format!("f{}_{}_v{}.clif", key.0, key.1, version));
             if let Err(e) = std::fs::write(&path, clif) {
-                eprintln!("toyvm: {}: {e}", path.display());
+                self.output_failed(format!("cannot write {}: {e}", path.display()));
             }
         }
         self.log(
@@ -783,6 +804,7 @@ impl<'p> Jit<'p> {
             self.account(&r);
         }
         self.stats.compiled_seconds = self.compiled_time.as_secs_f64();
+        self.stats.output_error = self.output_error.borrow().clone();
         self.stats.clone()
     }
 }

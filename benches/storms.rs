@@ -1,0 +1,135 @@
+//! Compile/drop storms (issue 12): does any model at a short interval make
+//! a program slower than interpreting it? Every program of the suite (at
+//! its test arguments) and the storm shapes of `tests/corpus/storm_*` run
+//! under every model at intervals 100, 200 and 1000 with the JIT, against
+//! two baselines: the interpreter alone (`--profile none --no-jit`) and the
+//! interpreter with the same model (`--no-jit`, what the model itself
+//! costs). In-process, medians of `TOYVM_BENCH_RUNS` (default 3) runs,
+//! contenders alternated. The report lists each row's worst ratio and every
+//! pair over 2x the interpreter.
+//!
+//! `cargo bench --bench storms [FILTER]`
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use toyvm::Runtime;
+use toyvm::runtime::JitOptions;
+use toyvm_vm::interp::Input;
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+const MODELS: [&str; 7] = [
+    "perfect",
+    "multihash",
+    "singlehash",
+    "stratified",
+    "tagged",
+    "rap",
+    "conte",
+];
+const INTERVALS: [u64; 3] = [100, 200, 1000];
+
+fn time(program: &toyvm_vm::Program, args: &[i64], file: &[u8], spec: &str, jit: bool) -> Duration {
+    let rt = Runtime::builder(program.clone())
+        .profile_str(spec)
+        .expect("a valid spec")
+        .jit(jit.then(JitOptions::default))
+        .build();
+    let mut out = Vec::new();
+    let start = Instant::now();
+    let r = rt.run(Input { args, file }, &mut out);
+    let t = start.elapsed();
+    match r {
+        // A trap is a result like any other.
+        Ok(_) | Err(toyvm::Error::Vm(toyvm_vm::Error::Trap(_))) => {}
+        Err(e) => panic!("{spec}: {e}"),
+    }
+    t
+}
+
+fn median(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    v[v.len() / 2].as_secs_f64()
+}
+
+fn main() {
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let runs: usize = std::env::var("TOYVM_BENCH_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    let mut cases = common::all();
+    let corpus = common::root().join("tests/corpus");
+    for name in ["storm_call_and_print", "storm_calli_recursion"] {
+        cases.push(common::load(&corpus.join(format!("{name}.tasm"))));
+    }
+    println!(
+        "{:<24} {:>9} {:>12} {:>12}  worst (model:interval)",
+        "program", "interp ms", "max jit/int", "max jit/mdl"
+    );
+    let mut over = Vec::new();
+    for case in &cases {
+        if filter
+            .as_ref()
+            .is_some_and(|f| !case.name.contains(f.as_str()))
+        {
+            continue;
+        }
+        if case.input.as_ref().is_some_and(|p| !Path::new(p).exists()) {
+            println!(
+                "{:<24} skipped: its input {:?} is not here",
+                case.name, case.input
+            );
+            continue;
+        }
+        let file = case.input_bytes();
+        let program = toyvm_vm::asm::assemble(&case.source).expect("the suite assembles");
+        let mut worst_int: (f64, String) = (0.0, String::new());
+        let mut worst_mdl: (f64, String) = (0.0, String::new());
+        let mut interp = Vec::new();
+        for model in MODELS {
+            for interval in INTERVALS {
+                let spec = format!("{model}:interval={interval}");
+                let (mut j, mut m) = (Vec::new(), Vec::new());
+                for _ in 0..runs {
+                    interp.push(time(&program, &case.args, &file, "none", false));
+                    m.push(time(&program, &case.args, &file, &spec, false));
+                    j.push(time(&program, &case.args, &file, &spec, true));
+                }
+                let (j, m) = (median(j), median(m));
+                let i = median(interp.clone());
+                if j / i > worst_int.0 {
+                    worst_int = (j / i, spec.clone());
+                }
+                if j / m > worst_mdl.0 {
+                    worst_mdl = (j / m, spec.clone());
+                }
+                if j / i > 2.0 {
+                    over.push(format!(
+                        "{} {spec}: jit {:.1} ms = {:.2}x interpreted ({:.2}x the model alone)",
+                        case.name,
+                        j * 1e3,
+                        j / i,
+                        j / m
+                    ));
+                }
+            }
+        }
+        println!(
+            "{:<24} {:>9.2} {:>12.2} {:>12.2}  {} / {}",
+            case.name,
+            median(interp) * 1e3,
+            worst_int.0,
+            worst_mdl.0,
+            worst_int.1,
+            worst_mdl.1
+        );
+    }
+    println!("\n{} pairs over 2x the interpreter:", over.len());
+    for o in over {
+        println!("  {o}");
+    }
+}
