@@ -17,6 +17,18 @@
 //! once the first few times, but a head that keeps going idle and coming
 //! back (a compile/drop storm) backs off and stops at `max_revivals`.
 //!
+//! The JIT's own work is paid for by the program's, in tuples, so that no
+//! interval length or phase pattern makes it cost more than it can win
+//! (issue 12: at an interval of 100, planning every interval and compiling
+//! on every new candidate made short and phase-rich programs many times
+//! slower than interpreting them). Every tuple the program produces earns
+//! one unit of credit (up to a cap); planning regions from the candidates
+//! costs `plan_cost` and compiling one costs `compile_cost`. Candidates of
+//! intervals that cannot pay for planning are kept and summed, and planned
+//! together when the credit allows; a compile that cannot be paid for is
+//! deferred (the head stays Counting and is planned again). The credit is
+//! counted in tuples, not time, so decisions stay deterministic.
+//!
 //! Idleness is judged on what ran. The interpreter hands tuples over in
 //! batches of [`toyvm_vm::BATCH`]; with a short interval one batch ends
 //! several intervals at once, and nothing runs between them. A region
@@ -70,6 +82,13 @@ pub struct JitOptions {
     /// a short one entered often (an interpreter's dispatch loop cut at its
     /// `jtab`) costs more to enter and leave than it saves.
     pub min_straight_instrs: usize,
+    /// Credit (in tuples of execution) planning regions costs; see the
+    /// module doc.
+    pub plan_cost: u64,
+    /// Credit one compile costs.
+    pub compile_cost: u64,
+    /// Credit at the start: the first compiles of a short run.
+    pub initial_credit: u64,
     /// Print every decision on standard error.
     pub log: bool,
     /// Write each region's Cranelift IR here.
@@ -89,6 +108,9 @@ impl Default for JitOptions {
             guard_failure_share: 0.1,
             min_entries: 8,
             min_straight_instrs: 16,
+            plan_cost: 2_000,
+            compile_cost: 10_000,
+            initial_credit: 40_000,
             log: false,
             dump_clif: None,
             timing: false,
@@ -106,6 +128,10 @@ pub struct JitStats {
     /// Heads left to the interpreter for good by `max_recompiles` or
     /// `max_revivals`.
     pub given_up: u64,
+    /// Interval ends whose candidates waited for credit to plan with.
+    pub plans_deferred: u64,
+    /// Compiles put off for lack of credit.
+    pub compiles_deferred: u64,
     pub region_entries: u64,
     pub side_exits: u64,
     pub guard_failures: u64,
@@ -191,6 +217,10 @@ pub struct Jit<'p> {
     entry_points: Vec<std::collections::BTreeSet<u32>>,
     /// Batches of execution handed over so far (see [`Jit::ran`]).
     ran: u64,
+    /// What the JIT may still spend, in tuples (see the module doc).
+    credit: u64,
+    /// Candidates of interval ends not planned from yet, summed.
+    pending: HashMap<Tuple, u64>,
     /// Set when a log line could not be written: logging stops.
     log_failed: std::cell::Cell<bool>,
     /// The first output failure (see [`JitStats::output_error`]).
@@ -214,6 +244,7 @@ fn describe(p: &Program, func: u32, head: u32) -> String {
 
 impl<'p> Jit<'p> {
     pub fn new(program: &'p Program, opts: JitOptions) -> crate::Result<Self> {
+        let credit = opts.initial_credit;
         let mut cache = CodeCache::new().map_err(|e| crate::Error::Usage(format!("JIT: {e}")))?;
         // Every closed function, once: regions call them natively.
         cache
@@ -251,6 +282,8 @@ impl<'p> Jit<'p> {
                 })
                 .collect(),
             ran: 0,
+            credit,
+            pending: HashMap::new(),
             log_failed: std::cell::Cell::new(false),
             output_error: std::cell::RefCell::new(None),
         })
@@ -259,8 +292,22 @@ impl<'p> Jit<'p> {
     /// The program ran (a batch of its tuples, or of tuples its compiled
     /// code's exits reported, is about to be fed to the model): intervals
     /// ending from here on can count toward a region's idleness.
-    pub fn ran(&mut self) {
+    pub fn ran(&mut self, tuples: u64) {
         self.ran += 1;
+        let cap = self
+            .opts
+            .initial_credit
+            .saturating_add(self.opts.compile_cost.saturating_mul(16));
+        self.credit = self.credit.saturating_add(tuples).min(cap);
+    }
+
+    /// Takes `cost` from the credit if it is there.
+    fn pay(&mut self, cost: u64) -> bool {
+        let paid = self.credit >= cost;
+        if paid {
+            self.credit -= cost;
+        }
+        paid
     }
 
     fn log(&self, interval: u64, msg: std::fmt::Arguments<'_>) {
@@ -385,24 +432,28 @@ impl<'p> Jit<'p> {
     /// Reviews installed regions and compiles what the candidates call for.
     pub fn on_interval(&mut self, index: u64, candidates: &[Candidate]) {
         self.review(index);
-        let pairs: Vec<(Tuple, u64)> = candidates
-            .iter()
-            .map(|c| {
-                let kind = match c.tuple.kind {
-                    toyvm_profiler::Kind::Value => Kind::Value,
-                    toyvm_profiler::Kind::Edge => Kind::Edge,
-                    toyvm_profiler::Kind::Call => Kind::Call,
-                };
-                (
-                    Tuple {
-                        kind,
-                        a: c.tuple.a,
-                        b: c.tuple.b,
-                    },
-                    c.count,
-                )
-            })
-            .collect();
+        for c in candidates {
+            let kind = match c.tuple.kind {
+                toyvm_profiler::Kind::Value => Kind::Value,
+                toyvm_profiler::Kind::Edge => Kind::Edge,
+                toyvm_profiler::Kind::Call => Kind::Call,
+            };
+            let t = Tuple {
+                kind,
+                a: c.tuple.a,
+                b: c.tuple.b,
+            };
+            *self.pending.entry(t).or_insert(0) += c.count;
+        }
+        if self.pending.is_empty() {
+            return;
+        }
+        if !self.pay(self.opts.plan_cost) {
+            self.stats.plans_deferred += 1;
+            return;
+        }
+        let mut pairs: Vec<(Tuple, u64)> = self.pending.drain().collect();
+        pairs.sort_unstable_by_key(|&(t, _)| (t.kind as u8, t.a, t.b));
         let profile = Profile::from_candidates(&pairs);
         // Hot closed functions run whole and native from their entry, so
         // recursion (fib) stays in machine code.
@@ -413,6 +464,10 @@ impl<'p> Jit<'p> {
                 Some(HeadState::Counting { again, not_before }) if *not_before <= index => *again,
                 Some(_) => continue,
             };
+            if !self.pay(self.opts.compile_cost) {
+                self.stats.compiles_deferred += 1;
+                continue;
+            }
             match self.cache.compile_function(self.program, f) {
                 Ok(region) => self.install_compiled(
                     index,
@@ -536,6 +591,10 @@ impl<'p> Jit<'p> {
     ) {
         let key = (region.func, region.head);
         let what = describe(self.program, region.func, region.head);
+        if !self.pay(self.opts.compile_cost) {
+            self.stats.compiles_deferred += 1;
+            return;
+        }
         let compiled = match self.cache.compile(&region) {
             Ok(c) => c,
             Err(e) => {

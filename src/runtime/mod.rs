@@ -200,7 +200,7 @@ const EXIT_BATCH: usize = 1024;
 
 impl JitHost<'_> {
     fn feed(&mut self, batch: &[Tuple]) {
-        self.jit.ran();
+        self.jit.ran(batch.len() as u64);
         for (index, candidates) in self.host.feed(Some(batch)) {
             let start = Instant::now();
             self.jit.on_interval(index, &candidates);
