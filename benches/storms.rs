@@ -20,15 +20,6 @@ use toyvm_vm::interp::Input;
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-const MODELS: [&str; 7] = [
-    "perfect",
-    "multihash",
-    "singlehash",
-    "stratified",
-    "tagged",
-    "rap",
-    "conte",
-];
 const INTERVALS: [u64; 3] = [100, 200, 1000];
 
 fn time(program: &toyvm_vm::Program, args: &[i64], file: &[u8], spec: &str, jit: bool) -> Duration {
@@ -90,7 +81,7 @@ fn main() {
         let mut worst_int: (f64, String) = (0.0, String::new());
         let mut worst_mdl: (f64, String) = (0.0, String::new());
         let mut interp = Vec::new();
-        for model in MODELS {
+        for model in toyvm_profiler::spec::MODEL_NAMES {
             for interval in INTERVALS {
                 let spec = format!("{model}:interval={interval}");
                 let (mut j, mut m) = (Vec::new(), Vec::new());

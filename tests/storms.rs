@@ -8,16 +8,6 @@ use toyvm::runtime::JitOptions;
 use toyvm_vm::asm;
 use toyvm_vm::interp::Input;
 
-const MODELS: [&str; 7] = [
-    "perfect",
-    "multihash",
-    "singlehash",
-    "stratified",
-    "tagged",
-    "rap",
-    "conte",
-];
-
 fn corpus(name: &str) -> String {
     let path = format!("{}/tests/corpus/{name}.tasm", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -78,7 +68,7 @@ fn no_head_compiles_without_bound_under_any_model() {
         let program = asm::assemble(&src).unwrap();
         let heads: u64 = program.functions.iter().map(|f| f.code.len() as u64).sum();
         let bound = heads * u64::from(1 + opts.max_recompiles + opts.max_revivals);
-        for model in MODELS {
+        for model in toyvm_profiler::spec::MODEL_NAMES {
             for interval in [100, 200, 3000] {
                 let spec = format!("{model}:interval={interval}");
                 let (compiles, _, _) = compile_counts(&src, arg, &spec);
