@@ -32,6 +32,7 @@ pub mod fuzzgen;
 pub mod output;
 pub mod record;
 pub mod runtime;
+pub mod synth;
 pub mod verify;
 
 pub use runtime::{RunReport, Runtime, Stats};

@@ -171,6 +171,10 @@ enum Command {
     /// error against perfect, modeled state and overhead.
     #[command(after_long_help = toyvm_profiler::spec::HELP)]
     Compare(toyvm::compare::CompareArgs),
+    /// Generate a synthetic workload whose tuple stream's hot set, skew,
+    /// call polymorphism, value locality, phases and noise are set by
+    /// knobs, or (`--describe FILE`) measure a program's stream.
+    Synth(toyvm::synth::SynthArgs),
     /// Disassemble a program into canonical text assembly.
     ///
     /// `toyvm asm` on the output reproduces the `.bc` file byte for byte.
@@ -513,6 +517,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             Ok(if verdict.passed() { 0 } else { 1 })
         }
         Command::Compare(args) => toyvm::compare::run(&args).map_err(Failure::usage),
+        Command::Synth(args) => toyvm::synth::run(&args).map_err(Failure::usage),
         Command::Dis { file, output } => {
             if let Some(p) = &output {
                 output::check_writable(p, "the disassembly").map_err(Failure::usage)?;
