@@ -129,36 +129,39 @@ impl Default for Knobs {
 }
 
 impl Knobs {
+    /// Every knob as `(flag name, value)`, in one order: what the header
+    /// and the regenerating command both print.
+    fn pairs(&self) -> [(&'static str, String); 9] {
+        [
+            ("seed", self.seed.to_string()),
+            ("functions", self.functions.to_string()),
+            ("blocks", self.blocks.to_string()),
+            ("hot", self.hot.to_string()),
+            ("zipf", self.zipf.to_string()),
+            ("targets", self.targets.to_string()),
+            ("value-share", self.value_share.to_string()),
+            ("phases", self.phases.to_string()),
+            ("noise", self.noise.to_string()),
+        ]
+    }
+
     /// The header line that records the knobs (`# synth: seed=... ...`).
     pub fn header(&self) -> String {
-        format!(
-            "seed={} functions={} blocks={} hot={} zipf={} targets={} value-share={} phases={} noise={}",
-            self.seed,
-            self.functions,
-            self.blocks,
-            self.hot,
-            self.zipf,
-            self.targets,
-            self.value_share,
-            self.phases,
-            self.noise
-        )
+        let parts: Vec<String> = self
+            .pairs()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        parts.join(" ")
     }
 
     /// The command line that regenerates the program.
     pub fn command(&self) -> String {
-        format!(
-            "toyvm synth --seed {} --functions {} --blocks {} --hot {} --zipf {} --targets {} --value-share {} --phases {} --noise {}",
-            self.seed,
-            self.functions,
-            self.blocks,
-            self.hot,
-            self.zipf,
-            self.targets,
-            self.value_share,
-            self.phases,
-            self.noise
-        )
+        let mut cmd = String::from("toyvm synth");
+        for (k, v) in self.pairs() {
+            cmd += &format!(" --{k} {v}");
+        }
+        cmd
     }
 
     fn check(&self) -> Result<()> {
