@@ -145,6 +145,33 @@ impl Knobs {
         ]
     }
 
+    /// Sets the knob named as its flag (`hot`, `value-share`, ...) from
+    /// text; the knobs are checked when a program is generated.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let bad = || Error::Usage(format!("synth: `{key}={value}`: not a valid value"));
+        let int = || value.replace('_', "").parse::<u32>().map_err(|_| bad());
+        let real = || value.parse::<f64>().map_err(|_| bad());
+        match key {
+            "seed" => self.seed = value.replace('_', "").parse().map_err(|_| bad())?,
+            "functions" => self.functions = int()?,
+            "blocks" => self.blocks = int()?,
+            "hot" => self.hot = int()?,
+            "zipf" => self.zipf = real()?,
+            "targets" => self.targets = int()?,
+            "value-share" | "value_share" => self.value_share = real()?,
+            "phases" => self.phases = int()?,
+            "noise" => self.noise = real()?,
+            _ => {
+                let known: Vec<&str> = self.pairs().iter().map(|p| p.0).collect();
+                return Err(Error::Usage(format!(
+                    "synth: unknown knob `{key}` (knobs: {})",
+                    known.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The header line that records the knobs (`# synth: seed=... ...`).
     pub fn header(&self) -> String {
         let parts: Vec<String> = self

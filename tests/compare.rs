@@ -342,3 +342,81 @@ fn profile_lists_in_the_help_texts_plan_their_columns() {
         assert_eq!(names, models, "{list}");
     }
 }
+
+#[test]
+fn synth_workloads_add_the_study_its_crossings_and_its_chart() {
+    let chart = temp("study.svg");
+    let args = CompareArgs {
+        synth: vec!["hot=4|256,n=3000".into()],
+        profiles: vec!["perfect,multihash:tables=1,entries=16".into()],
+        repeat: 2,
+        study_chart: Some(chart.clone()),
+        ..CompareArgs::default()
+    };
+    let c = compare::build(&args, &RuntimeRunner, &ProgressBar::hidden()).unwrap();
+    // Only the workloads run without PROGRAMS.
+    let names: Vec<&str> = c.report.programs.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["synth(hot=4,n=3000)", "synth(hot=256,n=3000)"]);
+    let study = c.report.study.as_ref().expect("a study");
+    assert_eq!(study.points.len(), 2, "one model on two workloads");
+    let [small, big] = &study.workloads[..] else {
+        panic!("two workloads")
+    };
+    assert!(big.distinct_per_interval > small.distinct_per_interval);
+    for p in &study.points {
+        assert_eq!(p.capacity, Some(16));
+        assert!(p.error.is_some() && p.speedup_vs_perfect.is_some(), "{p:?}");
+        let (lo, hi) = (
+            p.speedup_vs_perfect_low.unwrap(),
+            p.speedup_vs_perfect_high.unwrap(),
+        );
+        assert!(lo <= hi, "{p:?}");
+        assert!(p.within_noise.is_some());
+    }
+    // A 16-counter table cannot hold the big hot set apart.
+    let big_point = study
+        .points
+        .iter()
+        .find(|p| p.workload == big.name)
+        .unwrap();
+    assert!(big_point.load.unwrap() > 4.0, "{big_point:?}");
+    assert!(big_point.error.unwrap() > 0.01, "{big_point:?}");
+    let text = render::table(&c.report);
+    assert!(text.contains("study: where the error shows"), "{text}");
+    assert!(
+        text.contains("multihash:tables=1,entries=16: E above 1% at"),
+        "{text}"
+    );
+    let md = render::markdown(&c.report);
+    assert!(md.contains("| workload | config | capacity |"), "{md}");
+    // The chart is written by `run_with`, the JSON round-trips with the study.
+    compare::run_with(
+        &CompareArgs {
+            output: Some(temp("study.json")),
+            format: compare::Format::Json,
+            ..args
+        },
+        &RuntimeRunner,
+    )
+    .unwrap();
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("hot set / capacity"),
+        "{svg:.200}"
+    );
+    let json = std::fs::read_to_string(temp("study.json")).unwrap();
+    let back: compare::Report = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.study.unwrap().points.len(), 2);
+    let _ = std::fs::remove_file(chart);
+    let _ = std::fs::remove_file(temp("study.json"));
+}
+
+#[test]
+fn a_study_chart_without_workloads_is_refused() {
+    let args = CompareArgs {
+        study_chart: Some(temp("nope.svg")),
+        ..small()
+    };
+    let e = compare::build(&args, &RuntimeRunner, &ProgressBar::hidden()).unwrap_err();
+    assert!(e.contains("--synth"), "{e}");
+}

@@ -3,7 +3,9 @@
 //!   (grouped bars), above error against state bytes per configuration
 //!   (log scale, Pareto-optimal configurations filled and joined);
 //! - [`intervals`]: error per interval of two models side by side, one line
-//!   per program, as the multi-hash paper's Figure 13 shows them.
+//!   per program, as the multi-hash paper's Figure 13 shows them;
+//! - [`study`]: speedup relative to perfect against load and state bytes
+//!   for the `--synth` study.
 
 use std::path::Path;
 
@@ -260,5 +262,164 @@ fn interval_panel<DB: DrawingBackend>(
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()?;
+    Ok(())
+}
+
+/// One series of the study chart: a name and its points `(x, y, low,
+/// high)`, joined in x order.
+type StudySeries = (String, Vec<(f64, f64, f64, f64)>);
+
+/// The study: speedup relative to perfect, with its per-round range as
+/// error bars, against load (the hot set over the model's capacity, one
+/// line per configuration) above the same against modeled state bytes
+/// (one line per workload). Legends sit beside the plots, not on them.
+pub fn study(s: &super::study::Study, path: &Path) -> Result<(), String> {
+    let err = fail(path);
+    let mut by_model: Vec<StudySeries> = Vec::new();
+    let mut by_workload: Vec<StudySeries> = Vec::new();
+    let push = |v: &mut Vec<StudySeries>, key: &str, p: (f64, f64, f64, f64)| match v
+        .iter_mut()
+        .find(|(k, _)| k == key)
+    {
+        Some((_, pts)) => pts.push(p),
+        None => v.push((key.to_owned(), vec![p])),
+    };
+    for p in &s.points {
+        let Some(y) = p.speedup_vs_perfect else {
+            continue;
+        };
+        let (lo, hi) = (
+            p.speedup_vs_perfect_low.unwrap_or(y),
+            p.speedup_vs_perfect_high.unwrap_or(y),
+        );
+        if let Some(load) = p.load.filter(|l| *l > 0.0) {
+            push(&mut by_model, &p.label, (load, y, lo, hi));
+        }
+        push(
+            &mut by_workload,
+            &p.workload,
+            ((p.state_bytes as f64).max(1.0), y, lo, hi),
+        );
+    }
+    for (_, pts) in by_model.iter_mut().chain(by_workload.iter_mut()) {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let sizes: Vec<String> = {
+        let mut v: Vec<String> = s
+            .workloads
+            .iter()
+            .map(|w| w.iterations.to_string())
+            .collect();
+        v.dedup();
+        v
+    };
+    let root = SVGBackend::new(path, (1300, 1150)).into_drawing_area();
+    root.fill(&WHITE).map_err(&err)?;
+    let (top, bottom) = root.split_vertically(575);
+    study_panel(
+        &top,
+        &format!(
+            "Speedup relative to perfect vs hot set / capacity ({} iterations; hot set at interval {})",
+            sizes.join(", "),
+            s.interval
+        ),
+        "load: distinct tuples per interval / model capacity (log scale)",
+        &by_model,
+    )
+    .map_err(&err)?;
+    study_panel(
+        &bottom,
+        "Speedup relative to perfect vs modeled state, one line per workload",
+        "modeled state (bytes, log scale)",
+        &by_workload,
+    )
+    .map_err(&err)?;
+    root.present().map_err(&err)?;
+    Ok(())
+}
+
+/// Readable ticks on a log axis: 1, 2, 5 times a power of ten.
+fn log_tick(x: &f64) -> String {
+    let e = x.log10().floor();
+    let m = x / 10f64.powf(e);
+    if [1.0, 2.0, 5.0].iter().any(|k| (m - k).abs() < 0.05) {
+        if *x >= 1.0 {
+            format!("{x:.0}")
+        } else {
+            let digits = (-e) as usize;
+            format!("{x:.digits$}")
+        }
+    } else {
+        String::new()
+    }
+}
+
+fn study_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    xdesc: &str,
+    series: &[StudySeries],
+) -> DrawResult<DB> {
+    let (plot, legend) = area.split_horizontally(area.dim_in_pixel().0 * 78 / 100);
+    let pts = series.iter().flat_map(|s| s.1.iter());
+    let (lo, hi) = pts
+        .clone()
+        .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    let (lo, hi) = if lo <= hi {
+        (lo / 1.5, hi * 1.5)
+    } else {
+        (0.1, 10.0)
+    };
+    let ymax = pts.clone().map(|p| p.3).fold(1.1f64, f64::max) * 1.05;
+    let ymin = pts.map(|p| p.2).fold(0.9f64, f64::min).min(0.8) * 0.95;
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(title, ("sans-serif", 17))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d((lo..hi).log_scale(), ymin..ymax)?;
+    chart
+        .configure_mesh()
+        .x_desc(xdesc)
+        .y_desc("speedup relative to perfect (x)")
+        .x_labels(30)
+        .x_label_formatter(&log_tick)
+        .draw()?;
+    for y in [1.0, 0.9] {
+        chart.draw_series(LineSeries::new(
+            [(lo, y), (hi, y)],
+            BLACK.mix(if y == 1.0 { 0.6 } else { 0.3 }).stroke_width(1),
+        ))?;
+    }
+    for (i, (_, pts)) in series.iter().enumerate() {
+        let c = color(i);
+        chart.draw_series(LineSeries::new(
+            pts.iter().map(|p| (p.0, p.1)),
+            c.stroke_width(2),
+        ))?;
+        chart.draw_series(
+            pts.iter()
+                .map(|p| PathElement::new([(p.0, p.2), (p.0, p.3)], c.stroke_width(1))),
+        )?;
+        for y in [2, 3] {
+            chart.draw_series(pts.iter().map(|p| {
+                let at = if y == 2 { p.2 } else { p.3 };
+                EmptyElement::at((p.0, at)) + PathElement::new([(-4, 0), (4, 0)], c.stroke_width(1))
+            }))?;
+        }
+        chart.draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 4, c.filled())))?;
+    }
+    // The legend, beside the plot so it never covers a point.
+    legend.draw(&Text::new(
+        "one line per series; bars: per-round range; grey lines: 1.0x and 0.9x",
+        (0, 20),
+        ("sans-serif", 11),
+    ))?;
+    for (i, (name, _)) in series.iter().enumerate() {
+        let y = 45 + 20 * i as i32;
+        let c = color(i);
+        legend.draw(&PathElement::new([(0, y), (18, y)], c.stroke_width(3)))?;
+        legend.draw(&Text::new(name.clone(), (24, y - 6), ("sans-serif", 12)))?;
+    }
     Ok(())
 }

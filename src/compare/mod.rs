@@ -45,6 +45,7 @@ pub mod meta;
 pub mod render;
 pub mod report;
 pub mod specs;
+pub mod study;
 pub mod suite;
 
 pub use measure::{Run, Runner, RuntimeRunner};
@@ -121,6 +122,20 @@ pub struct CompareArgs {
     /// Where to find programs by name (default: `programs/`).
     #[arg(long, value_name = "DIR")]
     pub program_dir: Option<PathBuf>,
+    /// Add generated workloads, one per point of a knob grid, e.g.
+    /// `hot=16|64|256|1024,zipf=1.2`: keys are `toyvm synth`'s flags
+    /// (seed, functions, blocks, hot, zipf, targets, value-share, phases,
+    /// noise) and `n`, the iterations (default 10000, 300000 with
+    /// `--bench`). The report adds the study: each model's error and
+    /// speedup relative to perfect against the workload's hot set over the
+    /// model's capacity, and where E passes 1% and the speedup falls below
+    /// 0.9x beyond noise. Without PROGRAMS only the workloads are run.
+    #[arg(long, value_name = "GRID")]
+    pub synth: Vec<String>,
+    /// Draw the study (with `--synth`): speedup relative to perfect with
+    /// its per-round range against load and against state bytes (SVG).
+    #[arg(long, value_name = "FILE.svg")]
+    pub study_chart: Option<PathBuf>,
 }
 
 impl Default for CompareArgs {
@@ -141,6 +156,8 @@ impl Default for CompareArgs {
             interval_models: None,
             baseline: None,
             program_dir: None,
+            synth: Vec::new(),
+            study_chart: None,
         }
     }
 }
@@ -185,8 +202,20 @@ pub fn columns(args: &CompareArgs) -> Result<Vec<Column>, String> {
         .collect())
 }
 
-/// The programs `args` asks for, loaded.
-pub fn cases(args: &CompareArgs) -> Result<Vec<suite::Case>, String> {
+/// The programs `args` asks for, loaded (the suite's or the named ones,
+/// then any `--synth` workloads).
+pub fn cases(args: &CompareArgs) -> Result<(Vec<suite::Case>, Vec<study::Workload>), String> {
+    let (mut synth, workloads) = study::cases(&args.synth, args.bench)?;
+    let mut cases = if args.programs.is_empty() && !args.synth.is_empty() {
+        Vec::new()
+    } else {
+        suite_cases(args)?
+    };
+    cases.append(&mut synth);
+    Ok((cases, workloads))
+}
+
+fn suite_cases(args: &CompareArgs) -> Result<Vec<suite::Case>, String> {
     let dir = args.program_dir.clone().unwrap_or_else(suite::default_dir);
     let paths = if args.programs.is_empty() {
         suite::list(&dir)?
@@ -258,6 +287,7 @@ fn check_outputs(args: &CompareArgs) -> Result<(), String> {
         (&args.chart, "the chart"),
         (&args.intervals, "the interval CSV"),
         (&args.interval_chart, "the interval chart"),
+        (&args.study_chart, "the study chart"),
     ];
     for (path, what) in outputs {
         if let Some(p) = path {
@@ -298,8 +328,11 @@ pub fn build(
     if args.repeat == 0 {
         return Err("--repeat must be at least 1".into());
     }
+    if args.study_chart.is_some() && args.synth.is_empty() {
+        return Err("--study-chart draws the study of --synth workloads: give --synth".into());
+    }
     let columns = columns(args)?;
-    let cases = cases(args)?;
+    let (cases, workloads) = cases(args)?;
     let baseline = match &args.baseline {
         Some(p) => {
             let bytes = read_baseline(p)?;
@@ -333,7 +366,11 @@ pub fn build(
         summary,
         failures,
         baseline: None,
+        study: None,
     };
+    if !workloads.is_empty() {
+        report.study = Some(study::study(workloads, &columns, &report.rows));
+    }
     if let Some((file, old)) = baseline {
         report.baseline = Some(report::diff(&old, &report, &file));
     }
@@ -396,6 +433,9 @@ pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8, String> {
     }
     if let Some(p) = &args.chart {
         chart::summary(&c.report, p)?;
+    }
+    if let (Some(p), Some(s)) = (&args.study_chart, &c.report.study) {
+        chart::study(s, p)?;
     }
     if let Some(p) = &args.intervals {
         write_file(p, &render::intervals_csv(&c.series), "the interval CSV")?;

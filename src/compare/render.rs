@@ -46,6 +46,24 @@ const ROW_HEAD: &[&str] = &[
     "status",
 ];
 
+/// Speedup relative to perfect, with the per-round range when the runs
+/// give one and `≈` when the pair is within run-to-run noise of perfect.
+fn perfect_cell(r: &Row) -> String {
+    let Some(x) = r.speedup_vs_perfect else {
+        return "-".to_owned();
+    };
+    let mut s = format!("{x:.2}x");
+    if let (Some(lo), Some(hi)) = (r.speedup_vs_perfect_low, r.speedup_vs_perfect_high)
+        && r.runs > 1
+    {
+        let _ = write!(s, " [{lo:.2}-{hi:.2}]");
+    }
+    if r.within_noise == Some(true) {
+        s.push('≈');
+    }
+    s
+}
+
 fn row_cells(r: &Row) -> Vec<String> {
     let parts = match (
         r.false_positive,
@@ -72,7 +90,7 @@ fn row_cells(r: &Row) -> Vec<String> {
         r.label.clone(),
         ms(r.median_seconds),
         times(r.speedup_vs_interpreter),
-        times(r.speedup_vs_perfect),
+        perfect_cell(r),
         pct(r.error),
         parts,
         pr,
@@ -101,6 +119,9 @@ fn row_cells(r: &Row) -> Vec<String> {
         r.status.word().to_owned(),
     ]
 }
+
+/// What the `x perfect` column's range and mark mean.
+const NOISE_NOTE: &str = "x perfect: median ratio [smallest-largest per-round ratio]; ≈: the pair's run times overlap perfect's (min-max), a difference within run-to-run noise";
 
 const SUMMARY_HEAD: &[&str] = &[
     "config",
@@ -346,6 +367,13 @@ fn shortfalls(rows: &[Row]) -> Vec<String> {
                 1e3 * x.model_seconds
             ));
         }
+        if x.within_noise == Some(true) {
+            why.push(format!(
+                "but its run times overlap perfect's (per-round ratios {:.2}-{:.2}): within run-to-run noise",
+                x.speedup_vs_perfect_low.unwrap_or(rel),
+                x.speedup_vs_perfect_high.unwrap_or(rel)
+            ));
+        }
         if why.is_empty() {
             why.push(
                 "it compiled exactly what perfect did, from an equally good profile: timing noise (raise --repeat)"
@@ -372,6 +400,7 @@ pub fn table(r: &Report) -> String {
     let _ = writeln!(s);
     let rows: Vec<Vec<String>> = r.rows.iter().map(row_cells).collect();
     text_table(&mut s, ROW_HEAD, &rows, 2);
+    let _ = writeln!(s, "{NOISE_NOTE}");
     let _ = writeln!(
         s,
         "\nper configuration (* = Pareto-optimal among the hardware models on mean E vs state bytes):"
@@ -392,6 +421,9 @@ pub fn table(r: &Report) -> String {
             b.file, b.toyvm_version, b.date, b.only_before, b.only_after
         );
         text_table(&mut s, CHANGE_HEAD, &change_cells(r), 2);
+    }
+    if let Some(st) = &r.study {
+        s.push_str(&super::study::render(st, false));
     }
     let short = shortfalls(&r.rows);
     if !short.is_empty() {
@@ -419,6 +451,7 @@ pub fn markdown(r: &Report) -> String {
     let _ = writeln!(s);
     let rows: Vec<Vec<String>> = r.rows.iter().map(row_cells).collect();
     md_table(&mut s, ROW_HEAD, &rows);
+    let _ = writeln!(s, "\n{NOISE_NOTE}");
     let _ = writeln!(
         s,
         "\nPer configuration (* = Pareto-optimal among the hardware models on mean E vs state bytes):\n"
@@ -439,6 +472,9 @@ pub fn markdown(r: &Report) -> String {
             b.file, b.toyvm_version, b.date
         );
         md_table(&mut s, CHANGE_HEAD, &change_cells(r));
+    }
+    if let Some(st) = &r.study {
+        s.push_str(&super::study::render(st, true));
     }
     let short = shortfalls(&r.rows);
     if !short.is_empty() {

@@ -58,6 +58,18 @@ pub struct Row {
     pub speedup_vs_interpreter: Option<f64>,
     /// The perfect-profile JIT's time over this time.
     pub speedup_vs_perfect: Option<f64>,
+    /// The smallest and largest per-round ratio of perfect's time to this
+    /// time (runs go in rounds over every configuration, so a round's two
+    /// runs met the same machine).
+    #[serde(default)]
+    pub speedup_vs_perfect_low: Option<f64>,
+    #[serde(default)]
+    pub speedup_vs_perfect_high: Option<f64>,
+    /// This pair's run times and perfect's overlap (min-max): the
+    /// difference from perfect is within run-to-run noise. Absent for
+    /// perfect itself, the interpreter and failed pairs.
+    #[serde(default)]
+    pub within_noise: Option<bool>,
     /// Error E against the perfect profiler on the interpreter's stream
     /// (a fraction), and its four parts.
     pub error: Option<f64>,
@@ -103,6 +115,9 @@ impl Row {
             max_seconds: None,
             speedup_vs_interpreter: None,
             speedup_vs_perfect: None,
+            speedup_vs_perfect_low: None,
+            speedup_vs_perfect_high: None,
+            within_noise: None,
             error: None,
             false_positive: None,
             false_negative: None,
@@ -140,6 +155,9 @@ pub const COLUMNS: &[&str] = &[
     "max_seconds",
     "speedup_vs_interpreter",
     "speedup_vs_perfect",
+    "speedup_vs_perfect_low",
+    "speedup_vs_perfect_high",
+    "within_noise",
     "error",
     "false_positive",
     "false_negative",
@@ -227,6 +245,9 @@ pub struct Report {
     pub failures: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineDiff>,
+    /// The study of `--synth` workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<super::study::Study>,
 }
 
 /// One interval's error, for `--intervals`.
@@ -327,7 +348,10 @@ pub fn assemble(
             _ => Err("the interpreter did not run".to_owned()),
         };
         let mut case_rows: Vec<Row> = Vec::new();
+        // Per configuration, each successful run's (round, seconds).
+        let mut case_secs: Vec<Vec<(usize, f64)>> = Vec::new();
         for (k, col) in columns.iter().enumerate() {
+            case_secs.push(Vec::new());
             let runs = runs_of(k);
             let mut row = Row::new(
                 case.name.clone(),
@@ -391,6 +415,12 @@ pub fn assemble(
                         }
                     }
                     if row.status == Status::Ok {
+                        case_secs[k] = runs
+                            .iter()
+                            .filter_map(|(rep, r)| {
+                                Some((*rep, r.as_deref().ok()?.stats.wall_seconds))
+                            })
+                            .collect();
                         row.median_seconds = Some(med);
                         row.min_seconds = secs.iter().copied().reduce(f64::min);
                         row.max_seconds = secs.iter().copied().reduce(f64::max);
@@ -425,28 +455,65 @@ pub fn assemble(
             case_rows.push(row);
         }
         let interp_time = interp.and_then(|k| case_rows[k].median_seconds);
-        let perfect_time = |spec: &Config| -> Option<f64> {
+        let perfect_column = |spec: &Config| -> Option<usize> {
             let oracle = spec.spec()?.oracle().to_string();
-            let k = columns
+            columns
                 .iter()
                 .position(|c| c.config.spec_string() == oracle)
                 .or_else(|| {
                     columns
                         .iter()
                         .position(|c| c.config.model_name() == "perfect")
-                })?;
-            case_rows[k].median_seconds
+                })
         };
-        let perfect: Vec<Option<f64>> = columns.iter().map(|c| perfect_time(&c.config)).collect();
+        let perfect: Vec<Option<usize>> =
+            columns.iter().map(|c| perfect_column(&c.config)).collect();
+        let medians: Vec<Option<f64>> = case_rows.iter().map(|r| r.median_seconds).collect();
         for (k, row) in case_rows.iter_mut().enumerate() {
             if let Some(t) = row.median_seconds.filter(|t| *t > 0.0) {
                 row.speedup_vs_interpreter = interp_time.map(|i| i / t);
-                row.speedup_vs_perfect = perfect[k].map(|p| p / t);
+                let Some(p) = perfect[k] else { continue };
+                row.speedup_vs_perfect = medians[p].map(|m| m / t);
+                if p != k {
+                    let noise = noise_against(&case_secs[k], &case_secs[p]);
+                    (
+                        row.speedup_vs_perfect_low,
+                        row.speedup_vs_perfect_high,
+                        row.within_noise,
+                    ) = noise;
+                }
             }
         }
         rows.extend(case_rows);
     }
     (rows, all_series)
+}
+
+/// The per-round ratio range of `reference` time over `mine` (rounds both
+/// ran), and whether the two sets of times overlap (min-max): a difference
+/// that run-to-run noise could explain.
+pub fn noise_against(
+    mine: &[(usize, f64)],
+    reference: &[(usize, f64)],
+) -> (Option<f64>, Option<f64>, Option<bool>) {
+    let ratios: Vec<f64> = mine
+        .iter()
+        .filter_map(|(rep, t)| {
+            let (_, p) = reference.iter().find(|(r, _)| r == rep)?;
+            (*t > 0.0).then(|| p / t)
+        })
+        .collect();
+    let lo = ratios.iter().copied().reduce(f64::min);
+    let hi = ratios.iter().copied().reduce(f64::max);
+    let span = |xs: &[(usize, f64)]| {
+        let lo = xs.iter().map(|x| x.1).reduce(f64::min)?;
+        let hi = xs.iter().map(|x| x.1).reduce(f64::max)?;
+        Some((lo, hi))
+    };
+    let overlap = span(mine)
+        .zip(span(reference))
+        .map(|((a, b), (c, d))| a <= d && c <= b);
+    (lo, hi, overlap)
 }
 
 /// Marks the points no other point dominates, both coordinates minimized:
@@ -619,6 +686,24 @@ mod tests {
         ];
         assert_eq!(pareto_front(&pts), [false, true, true, true, true, false]);
         assert!(pareto_front(&[]).is_empty());
+    }
+
+    #[test]
+    fn noise_is_overlapping_spreads_and_ratios_are_per_round() {
+        let perfect = [(0, 1.0), (1, 1.2), (2, 1.1)];
+        // Slower in every round, spreads apart: a real difference.
+        let slow = [(0, 2.0), (1, 2.2), (2, 1.9)];
+        let (lo, hi, noise) = noise_against(&slow, &perfect);
+        assert_eq!(noise, Some(false));
+        assert!((lo.unwrap() - 0.5).abs() < 1e-12, "{lo:?}");
+        assert!((hi.unwrap() - 1.1 / 1.9).abs() < 1e-12, "{hi:?}");
+        // Spreads overlap: within noise, even with a lower median.
+        let near = [(0, 1.15), (1, 1.3), (2, 1.25)];
+        assert_eq!(noise_against(&near, &perfect).2, Some(true));
+        // A round only one of them ran gives no ratio.
+        let (lo, hi, _) = noise_against(&[(5, 1.0)], &perfect);
+        assert_eq!((lo, hi), (None, None));
+        assert_eq!(noise_against(&[], &perfect), (None, None, None));
     }
 
     #[test]

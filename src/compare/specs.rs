@@ -68,7 +68,7 @@ pub fn defaults() -> Vec<Config> {
 pub const MAX_CONFIGS: usize = 4096;
 
 /// A sweep key and its `|` alternatives.
-type Axis = (String, Vec<String>);
+pub type Axis = (String, Vec<String>);
 
 /// Expands a sweep grid: `model:key=a|b,key2=x|y` is the cartesian product
 /// of every key's `|` alternatives, the last key varying fastest. Several
@@ -83,60 +83,90 @@ pub fn expand_sweep(grid: &str) -> Result<Vec<String>, String> {
             Some((m, o)) => (m.trim().to_owned(), o.to_owned()),
             None => (g.clone(), String::new()),
         };
-        let mut axes: Vec<Axis> = Vec::new();
-        let mut combos: usize = 1;
-        for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
-            let (key, values) = opt
-                .split_once('=')
-                .ok_or_else(|| format!("sweep `{g}`: option `{opt}` is not key=value|value..."))?;
-            let values: Vec<String> = values
-                .split('|')
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-                .collect();
-            if values.is_empty() {
-                return Err(format!("sweep `{g}`: key `{key}` has no values"));
-            }
-            combos = combos.saturating_mul(values.len());
-            axes.push((key.trim().to_owned(), values));
-        }
-        total = total.saturating_add(combos);
+        let axes = parse_axes(&opts, &format!("sweep `{g}`"))?;
+        total = total.saturating_add(combinations(&axes));
         if total > MAX_CONFIGS {
-            return Err(format!(
-                "sweep `{grid}` has {} configurations; at most {MAX_CONFIGS} are compared \
-                 (each runs on every program): split it or give fewer values",
-                if combos == usize::MAX {
-                    "more than 2^64".to_owned()
-                } else {
-                    total.to_string()
-                }
+            return Err(too_many(
+                &format!("sweep `{grid}`"),
+                total,
+                "configurations",
             ));
         }
         grids.push((model, axes));
     }
     let mut out = Vec::with_capacity(total);
     for (model, axes) in &grids {
-        // An odometer over the axes, the last key fastest.
-        let mut at = vec![0usize; axes.len()];
-        loop {
-            let opts: Vec<String> = axes
-                .iter()
-                .zip(&at)
-                .map(|((k, vs), &i)| format!("{k}={}", vs[i]))
-                .collect();
+        for point in odometer(axes) {
+            let opts: Vec<String> = point.iter().map(|(k, v)| format!("{k}={v}")).collect();
             out.push(if opts.is_empty() {
                 model.clone()
             } else {
                 format!("{model}:{}", opts.join(","))
             });
-            let Some(pos) = (0..axes.len()).rev().find(|&p| at[p] + 1 < axes[p].1.len()) else {
-                break;
-            };
-            at[pos] += 1;
-            at[pos + 1..].iter_mut().for_each(|i| *i = 0);
         }
     }
     Ok(out)
+}
+
+/// The axes of a grid `key=a|b|c,key2=x|y` (`what` names it in errors).
+pub fn parse_axes(opts: &str, what: &str) -> Result<Vec<Axis>, String> {
+    let mut axes: Vec<Axis> = Vec::new();
+    for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+        let (key, values) = opt
+            .split_once('=')
+            .ok_or_else(|| format!("{what}: option `{opt}` is not key=value|value..."))?;
+        let values: Vec<String> = values
+            .split('|')
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .collect();
+        if values.is_empty() {
+            return Err(format!("{what}: key `{key}` has no values"));
+        }
+        axes.push((key.trim().to_owned(), values));
+    }
+    Ok(axes)
+}
+
+/// How many points a grid has (saturating: a product past `usize` is
+/// `usize::MAX`), known before any is expanded.
+pub fn combinations(axes: &[Axis]) -> usize {
+    axes.iter()
+        .fold(1usize, |n, (_, vs)| n.saturating_mul(vs.len()))
+}
+
+/// The refusal of a grid with `total` points, more than [`MAX_CONFIGS`].
+pub fn too_many(what: &str, total: usize, points: &str) -> String {
+    format!(
+        "{what} has {} {points}; at most {MAX_CONFIGS} are compared \
+         (each runs on every program): split it or give fewer values",
+        if total == usize::MAX {
+            "more than 2^64".to_owned()
+        } else {
+            total.to_string()
+        }
+    )
+}
+
+/// Every point of a grid as its `(key, value)` pairs, in axis order, the
+/// last key fastest. Check [`combinations`] first: this expands them all.
+pub fn odometer(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let mut at = vec![0usize; axes.len()];
+    loop {
+        out.push(
+            axes.iter()
+                .zip(&at)
+                .map(|((k, vs), &i)| (k.clone(), vs[i].clone()))
+                .collect(),
+        );
+        let Some(pos) = (0..axes.len()).rev().find(|&p| at[p] + 1 < axes[p].1.len()) else {
+            break;
+        };
+        at[pos] += 1;
+        at[pos + 1..].iter_mut().for_each(|i| *i = 0);
+    }
+    out
 }
 
 /// The configurations of a comparison, in column order and without

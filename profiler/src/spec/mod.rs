@@ -662,6 +662,23 @@ mod tests {
     }
 
     #[test]
+    fn capacity_is_what_each_model_can_tell_apart() {
+        let cap = |s: &str| {
+            let s = parse_spec(s).unwrap();
+            s.model.capacity(s.interval)
+        };
+        assert_eq!(cap("perfect"), None);
+        assert_eq!(cap("multihash"), Some(512));
+        assert_eq!(cap("multihash:tables=1,entries=64"), Some(64));
+        assert_eq!(cap("singlehash"), Some(2048));
+        assert_eq!(cap("stratified"), Some(39));
+        assert_eq!(cap("stratified:sampler=CR_100,interval=1000"), Some(10));
+        assert_eq!(cap("tagged:entries=512"), Some(512));
+        assert_eq!(cap("rap:eps=5%"), Some(20));
+        assert_eq!(cap("conte"), Some(1024));
+    }
+
+    #[test]
     fn issue_example_parses() {
         let s = parse_spec(
             "multihash:tables=4,entries=2048,threshold=1%,interval=10000,cu=on,reset=off,retain=on",

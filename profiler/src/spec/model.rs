@@ -304,6 +304,39 @@ impl Model {
         })
     }
 
+    /// How many distinct tuples the model can tell apart in an interval of
+    /// `interval` tuples, for plotting a workload's hot set against it
+    /// (`None`: unbounded, the perfect profiler). Not a figure from the
+    /// papers, a choice for comparing unlike models on one axis:
+    ///
+    /// - `multihash`, `singlehash`: counters per table (`entries / tables`):
+    ///   more distinct tuples than that share counters in every table
+    ///   (000, section 5: aliasing);
+    /// - `stratified`: the samples it takes per interval (`interval / r`
+    ///   for `P_r`, `R_r`, `CR_r` and `H[X]_n` over them, 001 section 3.3):
+    ///   a tuple must be sampled to be seen;
+    /// - `tagged`, `conte`: entries (001 section 4; 002's branch buffer);
+    /// - `rap`: `1 / eps`, the ranges of weight `eps` an interval can hold
+    ///   apart (004, section 3).
+    pub fn capacity(&self, interval: u64) -> Option<u64> {
+        fn period(s: &SamplerExpr) -> u64 {
+            match s {
+                SamplerExpr::Random(r)
+                | SamplerExpr::Periodic(r)
+                | SamplerExpr::CountedRandom(r) => *r,
+                SamplerExpr::Hash(x, _) => period(x),
+            }
+        }
+        Some(match self {
+            Model::Perfect => return None,
+            Model::MultiHash(o) | Model::SingleHash(o) => (o.entries / o.tables.max(1)) as u64,
+            Model::Stratified(o) => (interval / period(&o.sampler).max(1)).max(1),
+            Model::Tagged(o) => o.entries as u64,
+            Model::Conte(o) => o.entries as u64,
+            Model::Rap(o) => (1.0 / o.eps).round().max(1.0) as u64,
+        })
+    }
+
     /// Kinds the model can profile.
     pub fn supported_kinds(&self) -> KindSet {
         match self {
