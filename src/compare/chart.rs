@@ -338,19 +338,18 @@ pub fn study(s: &super::study::Study, path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Readable ticks on a log axis: 1, 2, 5 times a power of ten.
+/// A log axis tick with two significant digits (`1500`, `0.25`).
 fn log_tick(x: &f64) -> String {
-    let e = x.log10().floor();
-    let m = x / 10f64.powf(e);
-    if [1.0, 2.0, 5.0].iter().any(|k| (m - k).abs() < 0.05) {
-        if *x >= 1.0 {
-            format!("{x:.0}")
-        } else {
-            let digits = (-e) as usize;
-            format!("{x:.digits$}")
-        }
+    if *x <= 0.0 {
+        return String::new();
+    }
+    let digits = (1 - x.log10().floor() as i32).max(0) as usize;
+    let step = 10f64.powi(x.log10().floor() as i32 - 1);
+    let s = format!("{:.digits$}", (x / step).round() * step);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
     } else {
-        String::new()
+        s
     }
 }
 
@@ -365,8 +364,13 @@ fn study_panel<DB: DrawingBackend>(
     let (lo, hi) = pts
         .clone()
         .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    let (lo, hi) = if lo <= hi {
-        (lo / 1.5, hi * 1.5)
+    // Whole decades at both ends: the log axis labels at least two powers
+    // of ten.
+    let (lo, hi) = if lo <= hi && lo > 0.0 {
+        (
+            10f64.powf((lo / 1.2).log10().floor()),
+            10f64.powf((hi * 1.2).log10().ceil()),
+        )
     } else {
         (0.1, 10.0)
     };
@@ -382,7 +386,8 @@ fn study_panel<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc(xdesc)
         .y_desc("speedup relative to perfect (x)")
-        .x_labels(30)
+        .x_labels(12)
+        .max_light_lines(1)
         .x_label_formatter(&log_tick)
         .draw()?;
     for y in [1.0, 0.9] {
@@ -410,13 +415,18 @@ fn study_panel<DB: DrawingBackend>(
         chart.draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 4, c.filled())))?;
     }
     // The legend, beside the plot so it never covers a point.
-    legend.draw(&Text::new(
-        "one line per series; bars: per-round range; grey lines: 1.0x and 0.9x",
-        (0, 20),
-        ("sans-serif", 11),
-    ))?;
+    for (k, line) in ["bars: per-round range", "grey lines: 1.0x, 0.9x"]
+        .iter()
+        .enumerate()
+    {
+        legend.draw(&Text::new(
+            *line,
+            (0, 20 + 15 * k as i32),
+            ("sans-serif", 11),
+        ))?;
+    }
     for (i, (name, _)) in series.iter().enumerate() {
-        let y = 45 + 20 * i as i32;
+        let y = 60 + 20 * i as i32;
         let c = color(i);
         legend.draw(&PathElement::new([(0, y), (18, y)], c.stroke_width(3)))?;
         legend.draw(&Text::new(name.clone(), (24, y - 6), ("sans-serif", 12)))?;
