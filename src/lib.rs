@@ -29,6 +29,7 @@
 
 pub mod compare;
 pub mod fuzzgen;
+pub mod import;
 pub mod output;
 pub mod record;
 pub mod runtime;

@@ -175,6 +175,8 @@ enum Command {
     /// call polymorphism, value locality, phases and noise are set by
     /// knobs, or (`--describe FILE`) measure a program's stream.
     Synth(toyvm::synth::SynthArgs),
+    /// Work with traces: `toyvm trace import --from lackey IN -o OUT`.
+    Trace(toyvm::import::TraceArgs),
     /// Disassemble a program into canonical text assembly.
     ///
     /// `toyvm asm` on the output reproduces the `.bc` file byte for byte.
@@ -518,6 +520,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
         }
         Command::Compare(args) => toyvm::compare::run(&args).map_err(Failure::usage),
         Command::Synth(args) => toyvm::synth::run(&args).map_err(Failure::usage),
+        Command::Trace(args) => toyvm::import::run(&args).map_err(Failure::usage),
         Command::Dis { file, output } => {
             if let Some(p) = &output {
                 output::check_writable(p, "the disassembly").map_err(Failure::usage)?;

@@ -30,6 +30,16 @@ pub enum Error {
         /// What was wrong.
         msg: String,
     },
+    /// A line of another tool's output being imported is malformed.
+    #[error("{format} line {line}: {msg}")]
+    Import {
+        /// The tool whose output it is (`lackey`).
+        format: &'static str,
+        /// 1-based line number.
+        line: u64,
+        /// What was wrong.
+        msg: String,
+    },
     /// A model was asked to profile a tuple kind it cannot profile.
     #[error("{model} profiles {supported} tuples only; it cannot profile {requested} tuples")]
     UnsupportedKind {

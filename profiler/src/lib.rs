@@ -30,7 +30,8 @@
 //! - [`metrics`]: error E and its four parts, invariance error, arc-weight error, range
 //!   error, precision/recall/F1.  [`report`]: runs models over a stream against the
 //!   oracle (the library half of `toyvm profile`).
-//! - [`trace`]: the text and binary trace formats.  [`synth`]: synthetic streams.
+//! - [`trace`]: the text and binary trace formats; [`lackey`] imports native programs'
+//!   streams from Valgrind's Lackey tool.  [`synth`]: synthetic streams.
 //! - [`hash`]: the papers' hash function and the deterministic random source.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -39,6 +40,7 @@ pub mod conte;
 pub mod driver;
 pub mod error;
 pub mod hash;
+pub mod lackey;
 pub mod metrics;
 pub mod multihash;
 pub mod perfect;
