@@ -10,7 +10,6 @@
 //!
 //! `cargo bench --bench storms [FILTER]`
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use toyvm::Runtime;
@@ -69,14 +68,9 @@ fn main() {
         {
             continue;
         }
-        if case.input.as_ref().is_some_and(|p| !Path::new(p).exists()) {
-            println!(
-                "{:<24} skipped: its input {:?} is not here",
-                case.name, case.input
-            );
+        let Some(file) = case.input_or_skip() else {
             continue;
-        }
-        let file = case.input_bytes();
+        };
         let program = toyvm_vm::asm::assemble(&case.source).expect("the suite assembles");
         let mut worst_int: (f64, String) = (0.0, String::new());
         let mut worst_mdl: (f64, String) = (0.0, String::new());
