@@ -32,6 +32,7 @@ pub mod fuzzgen;
 pub mod import;
 pub mod output;
 pub mod record;
+pub mod runflags;
 pub mod runtime;
 pub mod synth;
 pub mod verify;

@@ -31,7 +31,9 @@ enum Command {
     /// return value; a trap prints its pc and reason and exits with 3.
     #[command(after_long_help = toyvm_profiler::spec::HELP)]
     Run {
-        /// The program: bytecode or text assembly (told apart by the magic).
+        /// The program: bytecode or text assembly (told apart by the magic),
+        /// or the name of a program in `programs/` (`sieve`), as `compare`
+        /// takes it.
         file: PathBuf,
         /// Integer arguments for the entry function.
         #[arg(allow_negative_numbers = true)]
@@ -80,9 +82,10 @@ enum Command {
         /// Trace format for `--record`.
         #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
         record_format: TraceFormat,
-        /// Tuple kinds to emit: `all`, `none`, or a list of value,edge,call.
-        #[arg(long, default_value = "all", value_parser = parse_kinds)]
-        kinds: KindMask,
+        /// Tuple kinds `--record` writes: `all` (the default), `none`, or a
+        /// list of value,edge,call.
+        #[arg(long, value_parser = parse_kinds)]
+        kinds: Option<KindMask>,
         /// Print run statistics on standard error when the program ends.
         #[arg(long)]
         stats: bool,
@@ -315,6 +318,23 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             stats,
             json,
         } => {
+            let file = toyvm::compare::suite::resolve_path(file).map_err(Failure::usage)?;
+            toyvm::runflags::check(&toyvm::runflags::RunFlags {
+                profile: &profile,
+                no_jit,
+                candidates,
+                jit_log,
+                dump_clif: dump_clif.is_some(),
+                no_value_spec,
+                no_call_spec,
+                kinds: kinds.is_some(),
+                record: record.is_some(),
+            })
+            .map_err(Failure::usage)?;
+            if input.is_none() {
+                warn_if_input_named(&file)?;
+            }
+            let kinds = kinds.unwrap_or(KindMask::ALL);
             if record.is_none() {
                 let jit = (!no_jit).then(|| {
                     let mut o = toyvm::runtime::JitOptions {
@@ -534,6 +554,19 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             }
             Ok(0)
         }
+    }
+}
+
+/// Warns on standard error when the program's header names an input
+/// (`# input:`) and no `--input` was given: it would read zeros.
+fn warn_if_input_named(file: &Path) -> Result<(), Failure> {
+    match toyvm::compare::suite::header_input(file, &read(file)?) {
+        Some(named) => diag(&format!(
+            "toyvm: warning: {}'s header names an input ({}) and no --input was given: the program reads zeros where its input goes\n",
+            file.display(),
+            named.display()
+        )),
+        None => Ok(()),
     }
 }
 

@@ -500,3 +500,132 @@ fn output_paths_are_checked_before_the_run() {
         assert!(o.stdout.is_empty(), "{args:?}: nothing ran");
     }
 }
+
+#[test]
+fn flags_that_cannot_act_are_errors_that_say_why() {
+    for (args, why) in [
+        (&["--candidates"][..], "--candidates needs --profile SPEC"),
+        (&["--jit-log"], "--jit-log needs --profile SPEC"),
+        (&["--dump-clif", "clif"], "--dump-clif needs --profile SPEC"),
+        (&["--no-value-spec"], "--no-value-spec needs --profile SPEC"),
+        (&["--kinds", "edge"], "--kinds needs --record FILE"),
+        (
+            &["--profile", "perfect", "--kinds", "edge"],
+            "--kinds needs --record FILE",
+        ),
+        (
+            &["--profile", "perfect", "--no-jit", "--jit-log"],
+            "--jit-log cannot act with --no-jit",
+        ),
+        (
+            &["--profile", "perfect", "--no-jit", "--dump-clif", "clif"],
+            "--dump-clif cannot act with --no-jit",
+        ),
+    ] {
+        let mut all = vec!["run", "programs/fib.tasm", "10"];
+        all.extend_from_slice(args);
+        let o = toyvm(&all);
+        assert_eq!(o.status.code(), Some(2), "{all:?}");
+        let err = stderr(&o);
+        assert!(err.starts_with(&format!("toyvm: {why}")), "{all:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(o.stdout.is_empty(), "nothing ran: {all:?}");
+    }
+    // Where they can act, they do.
+    let trace = tmp("kinds.trace");
+    let o = toyvm(&[
+        "run",
+        "programs/fib.tasm",
+        "10",
+        "--record",
+        s(&trace),
+        "--kinds",
+        "call",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        !t.is_empty() && t.lines().all(|l| l.starts_with("C ")),
+        "{t}"
+    );
+    let o = toyvm(&[
+        "run",
+        "programs/fib.tasm",
+        "10",
+        "--profile",
+        "perfect",
+        "--no-jit",
+        "--candidates",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn run_takes_a_suite_name_as_compare_does() {
+    let by_path = toyvm(&["run", "programs/fib.tasm", "15"]);
+    let by_name = toyvm(&["run", "fib", "15"]);
+    assert!(by_name.status.success(), "{}", stderr(&by_name));
+    assert_eq!(by_name.stdout, by_path.stdout);
+    assert_eq!(String::from_utf8_lossy(&by_name.stdout), "610\n");
+    // From another directory too: the suite beside the sources.
+    let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
+        .args(["run", "fib", "15"])
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert_eq!(o.stdout, by_path.stdout, "{}", stderr(&o));
+    let o = toyvm(&["run", "no-such-program", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("`no-such-program` is neither a file nor a program in") && err.contains("fib"),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_warns_when_the_header_names_an_input_and_none_is_given() {
+    let src = tmp("reads.tasm");
+    std::fs::write(
+        &src,
+        "# Prints the first input byte.\n# input: some/file.txt\n.memory 64\n.input 8\n.func main()\n li r1, 8\n ld r0, r1, 0\n putn r0\n ret r0\n.end\n",
+    )
+    .unwrap();
+    let o = toyvm(&["run", s(&src)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "0");
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("toyvm: warning: ")
+            && err.contains("header names an input (")
+            && err.contains("some/file.txt")
+            && err.contains("no --input was given"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let input = tmp("reads.txt");
+    std::fs::write(&input, "A").unwrap();
+    let o = toyvm(&["run", s(&src), "--input", s(&input)]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "65");
+    assert_eq!(stderr(&o), "", "no warning with --input");
+    let o = toyvm(&["run", "programs/fib.tasm", "10"]);
+    assert_eq!(stderr(&o), "", "no warning without an input line");
+}
+
+#[test]
+fn compare_takes_profile_and_still_the_old_profiles() {
+    let run = |flag: &str| {
+        let o = toyvm(&[
+            "compare", "fib", flag, "perfect", "--repeat", "1", "--format", "csv",
+        ]);
+        assert!(o.status.success(), "{flag}: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out.lines()
+            .map(|l| l.split(',').next().unwrap_or("").to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run("--profile"), run("--profiles"));
+    let help = String::from_utf8_lossy(&toyvm(&["compare", "--help"]).stdout).into_owned();
+    assert!(help.contains("--profile <SPEC,SPEC,...>"), "{help}");
+    assert!(!help.contains("--profiles"), "the old spelling is hidden");
+}

@@ -28,7 +28,7 @@
 //! machine and date; `--baseline OLD.json` shows what changed since.
 //!
 //! Pieces: [`suite`] finds programs and reads their headers, [`specs`]
-//! expands `--profiles` and `--sweep`, [`measure`] runs (behind the
+//! expands `--profile` and `--sweep`, [`measure`] runs (behind the
 //! [`measure::Runner`] seam), [`report`] assembles rows, summary, Pareto
 //! marks and baseline changes, [`render`] prints them, [`chart`] draws SVG.
 
@@ -77,7 +77,7 @@ pub struct CompareArgs {
     /// named after a model (`perfect`, `rap:eps=1%`) or `none` starts a
     /// new spec; `;` also separates. The interpreter
     /// (`none`) is always run: it is the baseline and the output oracle.
-    #[arg(long, value_name = "SPEC,SPEC,...")]
+    #[arg(long = "profile", alias = "profiles", value_name = "SPEC,SPEC,...")]
     pub profiles: Vec<String>,
     /// Timed runs per (program, configuration); the median is reported.
     #[arg(long, value_name = "N", default_value_t = 3)]
@@ -97,7 +97,7 @@ pub struct CompareArgs {
     pub chart: Option<PathBuf>,
     /// A design-space grid, e.g. `multihash:tables=1|2|4|8,entries=512|2048`:
     /// the cartesian product of the `|` alternatives is compared (with
-    /// `none` and `perfect` as references unless `--profiles` is given).
+    /// `none` and `perfect` as references unless `--profile` is given).
     /// At most 4096 configurations in all; a larger grid is refused before
     /// it is expanded.
     #[arg(long, value_name = "GRID")]
@@ -113,7 +113,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE.svg")]
     pub interval_chart: Option<PathBuf>,
     /// The two configurations `--interval-chart` shows (labels as given
-    /// to `--profiles`; default: the first two models other than perfect).
+    /// to `--profile`; default: the first two models other than perfect).
     #[arg(long, value_name = "A,B")]
     pub interval_models: Option<String>,
     /// An earlier JSON report: show how speedups and errors changed.

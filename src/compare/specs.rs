@@ -1,4 +1,4 @@
-//! Which configurations a comparison runs: `--profiles` lists and
+//! Which configurations a comparison runs: `--profile` lists and
 //! `--sweep` grids, both expanded to canonical spec strings.
 
 use toyvm_profiler::ProfilerSpec;
@@ -38,7 +38,7 @@ impl Config {
     }
 }
 
-/// Splits `--profiles` values with the one spec-list grammar of
+/// Splits `--profile` values with the one spec-list grammar of
 /// [`toyvm_profiler::spec::split_spec_list`] (`none` included).
 pub fn split_specs(values: &[String]) -> Result<Vec<String>, String> {
     toyvm_profiler::spec::split_spec_list(values).map_err(|e| e.to_string())
@@ -63,7 +63,7 @@ pub fn defaults() -> Vec<Config> {
         .collect()
 }
 
-/// The most configurations a comparison runs (every `--profiles` spec and
+/// The most configurations a comparison runs (every `--profile` spec and
 /// every sweep combination together): each one is run on every program.
 pub const MAX_CONFIGS: usize = 4096;
 
@@ -72,7 +72,7 @@ pub type Axis = (String, Vec<String>);
 
 /// Expands a sweep grid: `model:key=a|b,key2=x|y` is the cartesian product
 /// of every key's `|` alternatives, the last key varying fastest. Several
-/// grids may be listed as `--profiles` specs are (`;`, or a comma before a
+/// grids may be listed as `--profile` specs are (`;`, or a comma before a
 /// model name). The size of the product is checked before it is expanded:
 /// a grid of more than [`MAX_CONFIGS`] combinations is refused.
 pub fn expand_sweep(grid: &str) -> Result<Vec<String>, String> {
@@ -171,7 +171,7 @@ pub fn odometer(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
 
 /// The configurations of a comparison, in column order and without
 /// duplicates (two spellings of one canonical spec are one column). The
-/// interpreter always comes first; with a sweep and no `--profiles`, the
+/// interpreter always comes first; with a sweep and no `--profile`, the
 /// perfect profiler is added as the reference of "speedup over perfect".
 pub fn plan(profiles: &[String], sweeps: &[String]) -> Result<Vec<Config>, String> {
     let mut configs = if profiles.is_empty() && sweeps.is_empty() {

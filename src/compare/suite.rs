@@ -112,6 +112,15 @@ pub fn resolve(name: &str, dir: &Path) -> Result<PathBuf, String> {
     ))
 }
 
+/// A program path from the command line, or when no such file exists the
+/// name of a program in [`default_dir`] (`toyvm run sieve`).
+pub fn resolve_path(file: PathBuf) -> Result<PathBuf, String> {
+    if file.exists() {
+        return Ok(file);
+    }
+    resolve(&file.to_string_lossy(), &default_dir())
+}
+
 /// Loads a program with its header's arguments (`bench`: the benchmark
 /// size when the header gives one).
 pub fn load(path: &Path, bench: bool) -> Result<Case, String> {
@@ -129,7 +138,7 @@ pub fn load(path: &Path, bench: bool) -> Result<Case, String> {
         (true, Some(b)) => b.clone(),
         _ => header.args.clone(),
     };
-    let input_path = header.input.as_deref().map(|rel| input_path(path, rel));
+    let input_path = named_input(path, &header);
     let input = match &input_path {
         Some(p) => std::fs::read(p).map_err(|e| at(&format_args!("input {}: {e}", p.display())))?,
         None => Vec::new(),
@@ -145,6 +154,21 @@ pub fn load(path: &Path, bench: bool) -> Result<Case, String> {
         input_path,
         input,
     })
+}
+
+/// The input `source`'s header names (`# input:`), resolved as [`load`]
+/// resolves it; `None` for bytecode, a header without one, or one that
+/// does not parse.
+pub fn header_input(path: &Path, source: &[u8]) -> Option<PathBuf> {
+    if source.starts_with(toyvm_vm::bytecode::MAGIC) {
+        return None;
+    }
+    let header = parse_header(std::str::from_utf8(source).ok()?).ok()?;
+    named_input(path, &header)
+}
+
+fn named_input(path: &Path, header: &Header) -> Option<PathBuf> {
+    header.input.as_deref().map(|rel| input_path(path, rel))
 }
 
 /// Headers name inputs relative to the repository root, the parent of the

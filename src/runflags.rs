@@ -1,0 +1,136 @@
+//! `toyvm run`'s flags that act only with another: given where they cannot
+//! act, they are an error that says why, not silently ignored.
+
+/// Which of `run`'s dependent flags were given.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunFlags<'a> {
+    /// The `--profile` spec (`none` without one).
+    pub profile: &'a str,
+    pub no_jit: bool,
+    pub candidates: bool,
+    pub jit_log: bool,
+    pub dump_clif: bool,
+    pub no_value_spec: bool,
+    pub no_call_spec: bool,
+    pub kinds: bool,
+    pub record: bool,
+}
+
+/// The first flag that cannot act, as an error message.
+pub fn check(f: &RunFlags<'_>) -> Result<(), String> {
+    let jit_flags = [
+        (f.jit_log, "--jit-log", "logs what the JIT compiles"),
+        (
+            f.dump_clif,
+            "--dump-clif",
+            "writes the IR of compiled regions",
+        ),
+        (
+            f.no_value_spec,
+            "--no-value-spec",
+            "changes how regions compile",
+        ),
+        (
+            f.no_call_spec,
+            "--no-call-spec",
+            "changes how regions compile",
+        ),
+    ];
+    let jit_flag = jit_flags.iter().find(|j| j.0);
+    if f.profile == "none" {
+        if f.candidates {
+            return Err(
+                "--candidates needs --profile SPEC: without a profiler model there are no candidates to print"
+                    .into(),
+            );
+        }
+        if let Some((_, flag, what)) = jit_flag {
+            return Err(format!(
+                "{flag} needs --profile SPEC: it {what}, and the JIT compiles only what a profiler model's candidates name"
+            ));
+        }
+    } else if let Some((_, flag, what)) = jit_flag.filter(|_| f.no_jit) {
+        return Err(format!(
+            "{flag} cannot act with --no-jit: it {what}, and nothing is compiled"
+        ));
+    }
+    if f.kinds && !f.record {
+        return Err(
+            "--kinds needs --record FILE: it chooses the tuple kinds the recorded trace holds (a profiler model takes the kinds its spec names)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_flag_is_checked_against_what_it_needs() {
+        let none = RunFlags {
+            profile: "none",
+            ..RunFlags::default()
+        };
+        let model = RunFlags {
+            profile: "perfect",
+            ..RunFlags::default()
+        };
+        assert!(check(&none).is_ok() && check(&model).is_ok());
+        let candidates = RunFlags {
+            candidates: true,
+            ..none
+        };
+        assert!(
+            check(&candidates)
+                .unwrap_err()
+                .starts_with("--candidates needs --profile")
+        );
+        assert!(
+            check(&RunFlags {
+                candidates: true,
+                no_jit: true,
+                ..model
+            })
+            .is_ok()
+        );
+        let log = RunFlags {
+            jit_log: true,
+            ..model
+        };
+        assert!(check(&log).is_ok());
+        assert!(
+            check(&RunFlags {
+                no_jit: true,
+                ..log
+            })
+            .unwrap_err()
+            .contains("--no-jit")
+        );
+        assert!(
+            check(&RunFlags {
+                no_call_spec: true,
+                ..none
+            })
+            .unwrap_err()
+            .starts_with("--no-call-spec needs")
+        );
+        let kinds = RunFlags {
+            kinds: true,
+            ..model
+        };
+        assert!(
+            check(&kinds)
+                .unwrap_err()
+                .starts_with("--kinds needs --record")
+        );
+        assert!(
+            check(&RunFlags {
+                record: true,
+                ..kinds
+            })
+            .is_ok()
+        );
+    }
+}
