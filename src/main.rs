@@ -739,11 +739,8 @@ fn run_profiled(
                 i.candidates.len()
             );
             for c in &i.candidates {
-                let _ = writeln!(
-                    text,
-                    "  {:>10}  {:?} 0x{:x} {}",
-                    c.count, c.tuple.kind, c.tuple.a, c.tuple.b
-                );
+                let t = toyvm::record::to_vm(&c.tuple);
+                let _ = writeln!(text, "  {:>10}  {t}", c.count);
             }
         }
     }

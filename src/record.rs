@@ -23,6 +23,24 @@ pub fn to_profiler(t: &toyvm_vm::Tuple) -> toyvm_profiler::Tuple {
     }
 }
 
+/// The VM tuple of a profiler tuple, for printing it the one way tuples
+/// are printed (`E f0:7 f0:2`, see [`toyvm_vm::Tuple`]'s `Display`).
+#[inline]
+pub fn to_vm(t: &toyvm_profiler::Tuple) -> toyvm_vm::Tuple {
+    use toyvm_profiler::Kind as P;
+    use toyvm_vm::Kind as V;
+    let kind = match t.kind {
+        P::Value => V::Value,
+        P::Edge => V::Edge,
+        P::Call => V::Call,
+    };
+    toyvm_vm::Tuple {
+        kind,
+        a: t.a,
+        b: t.b,
+    }
+}
+
 /// A sink that writes every batch to a trace.  The first write error is
 /// kept and reported by [`RecordSink::finish`]; later batches are dropped.
 #[derive(Debug)]

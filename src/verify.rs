@@ -402,27 +402,26 @@ impl Verdict {
     }
 }
 
+/// A tuple as every command prints one: `E f0:7 f0:2`.
 fn show(t: &Tuple) -> String {
-    let k = match t.kind {
-        Kind::Value => 'V',
-        Kind::Edge => 'E',
-        Kind::Call => 'C',
-    };
-    format!("{k} 0x{:x} {}", t.a, t.b)
+    crate::record::to_vm(t).to_string()
 }
 
+/// A RAP box, its corners printed as tuples are: `E [f0:4..f0:9 x f0:2]`.
 fn show_range(kind: Kind, p: u128, bits: u32, dims: u32) -> String {
     let (a_lo, a_hi, b_lo, b_hi) = toyvm_profiler::rap::box_of(p, bits, dims);
-    let k = show(&Tuple::new(kind, 0, 0));
-    let k = &k[..1];
-    let part = |lo: u64, hi: u64| {
-        if lo == hi {
-            format!("0x{lo:x}")
-        } else {
-            format!("0x{lo:x}..0x{hi:x}")
-        }
+    let lo = crate::record::to_vm(&Tuple::new(kind, a_lo, b_lo));
+    let hi = crate::record::to_vm(&Tuple::new(kind, a_hi, b_hi));
+    let part = |lo: String, hi: String| {
+        if lo == hi { lo } else { format!("{lo}..{hi}") }
     };
-    format!("{k} [{} x {}]", part(a_lo, a_hi), part(b_lo, b_hi))
+    let pc = |a| toyvm_vm::Pc(a).to_string();
+    format!(
+        "{} [{} x {}]",
+        lo.kind.letter(),
+        part(pc(lo.a), pc(hi.a)),
+        part(lo.second().to_string(), hi.second().to_string())
+    )
 }
 
 /// A hot range as a prefix of the tree key: `(prefix, bits)`.

@@ -629,3 +629,63 @@ fn compare_takes_profile_and_still_the_old_profiles() {
     assert!(help.contains("--profile <SPEC,SPEC,...>"), "{help}");
     assert!(!help.contains("--profiles"), "the old spelling is hidden");
 }
+
+/// A printed pc: `f<function>:<offset>` or `f<function>:arg<i>`.
+fn is_pc(s: &str) -> bool {
+    let Some((f, o)) = s.strip_prefix('f').and_then(|r| r.split_once(':')) else {
+        return false;
+    };
+    let o = o.strip_prefix("arg").unwrap_or(o);
+    !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()) && o.parse::<u32>().is_ok()
+}
+
+#[test]
+fn pcs_print_one_way_in_candidates_and_verify_evidence() {
+    let o = toyvm(&[
+        "run",
+        "programs/fib.tasm",
+        "10",
+        "--profile",
+        "perfect:interval=200",
+        "--no-jit",
+        "--candidates",
+    ]);
+    assert!(o.status.success());
+    let err = stderr(&o);
+    let rows: Vec<&str> = err.lines().filter(|l| l.starts_with("   ")).collect();
+    assert!(rows.len() > 5, "{err}");
+    for row in rows {
+        let f: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(f.len(), 4, "{row}");
+        assert!(is_pc(f[2]), "{row}");
+        match f[1] {
+            "E" => assert!(is_pc(f[3]), "{row}"),
+            "C" => assert!(
+                f[3].strip_prefix('f')
+                    .is_some_and(|n| n.parse::<u32>().is_ok())
+            ),
+            "V" => assert!(f[3].parse::<i64>().is_ok(), "{row}"),
+            k => panic!("kind {k} in {row}"),
+        }
+    }
+    // A table of 4 counters misestimates: verify's evidence names entries
+    // the same way.
+    let o = toyvm(&[
+        "verify",
+        "programs/fib.tasm",
+        "15",
+        "--profile",
+        "multihash:tables=1,entries=4,interval=200",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let evidence: Vec<&str> = out.lines().filter(|l| l.contains("interval ")).collect();
+    assert!(!evidence.is_empty(), "{out}");
+    for e in evidence {
+        let tuple: Vec<&str> = e.split(": ").nth(1).unwrap().split_whitespace().collect();
+        assert!(
+            matches!(tuple[0], "V" | "E" | "C") && is_pc(tuple[1]),
+            "{e}"
+        );
+        assert!(!e.contains("0x"), "{e}");
+    }
+}

@@ -37,6 +37,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
+use toyvm_vm::Pc;
 use toyvm_vm::isa::{Instr, Reg};
 use toyvm_vm::semantics::{ArithError, BinOp, Cond, Rhs, as_binary, as_branch};
 
@@ -125,7 +126,10 @@ pub(crate) fn annotate(l: &Lowered, region: &Region) -> String {
         let i = loc as usize;
         match region.steps.get(i.wrapping_sub(1)) {
             Some(Step::Guard { reg, value, resume }) => {
-                format!("guard r{reg} == {value}, else resume at f{f}:{resume}")
+                format!(
+                    "guard r{reg} == {value}, else resume at {}",
+                    Pc::new(f, *resume)
+                )
             }
             Some(Step::Goto(t)) => format!("goto {t}"),
             Some(s) => format!("f{f}:{s}"),
@@ -170,7 +174,7 @@ pub(crate) fn annotate(l: &Lowered, region: &Region) -> String {
 }
 
 fn exit_text(f: u32, e: &ExitSite) -> String {
-    format!("{} exit to f{f}:{}", e.kind.name(), e.resume)
+    format!("{} exit to {}", e.kind.name(), Pc::new(f, e.resume))
 }
 
 /// Source locations: step `i` is `i + 1`; exit site `k` is

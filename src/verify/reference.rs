@@ -418,8 +418,8 @@ impl Reference {
                 kind_sum[e.kind as usize] += e.count;
                 if !seen.insert(e.tuple()) {
                     return bad(format!(
-                        "{at} lists the entry {:?} 0x{:x} {} twice",
-                        e.kind, e.a, e.b
+                        "{at} lists the entry {} twice",
+                        crate::record::to_vm(&e.tuple())
                     ));
                 }
             }

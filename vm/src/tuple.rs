@@ -19,6 +19,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::interp::Trap;
+use crate::program::Pc;
 
 /// What a tuple describes.  The discriminants are the trace encoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -31,6 +32,15 @@ pub enum Kind {
 
 impl Kind {
     pub const ALL: [Kind; 3] = [Kind::Value, Kind::Edge, Kind::Call];
+
+    /// `V`, `E` or `C`, as tuples print.
+    pub const fn letter(self) -> char {
+        match self {
+            Kind::Value => 'V',
+            Kind::Edge => 'E',
+            Kind::Call => 'C',
+        }
+    }
 }
 
 /// One profiled event.
@@ -39,6 +49,29 @@ pub struct Tuple {
     pub kind: Kind,
     pub a: u64,
     pub b: u64,
+}
+
+/// The one way tuples are printed for people (`--candidates`, verify's
+/// evidence): `V f0:4 -3` (a value at a pc, as the signed integer the
+/// program computed), `E f0:7 f0:2` (an arc between pcs), `C f0:12 f3` (a
+/// call site and its callee). Pcs print as [`Pc`]'s `Display` does.
+impl fmt::Display for Tuple {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} {}", self.kind.letter(), Pc(self.a), self.second())
+    }
+}
+
+impl Tuple {
+    /// The second part as [`Tuple`]'s `Display` prints it: a value, a pc or
+    /// a callee.
+    pub fn second(&self) -> impl fmt::Display + use<> {
+        let (kind, b) = (self.kind, self.b);
+        fmt::from_fn(move |f| match kind {
+            Kind::Value => write!(f, "{}", b as i64),
+            Kind::Edge => write!(f, "{}", Pc(b)),
+            Kind::Call => write!(f, "f{b}"),
+        })
+    }
 }
 
 /// Which tuple kinds to emit.
@@ -293,5 +326,17 @@ mod tests {
                 .unwrap_err()
                 .contains("bogus")
         );
+    }
+
+    #[test]
+    fn tuples_print_their_pcs_as_pc_does() {
+        let t = |kind, a, b| Tuple { kind, a, b }.to_string();
+        assert_eq!(t(Kind::Value, Pc::new(0, 4).0, -3i64 as u64), "V f0:4 -3");
+        assert_eq!(t(Kind::Value, Pc::arg(2, 1).0, 7), "V f2:arg1 7");
+        assert_eq!(
+            t(Kind::Edge, Pc::new(1, 7).0, Pc::new(1, 2).0),
+            "E f1:7 f1:2"
+        );
+        assert_eq!(t(Kind::Call, Pc::new(0, 12).0, 3), "C f0:12 f3");
     }
 }

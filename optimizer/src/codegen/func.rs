@@ -28,9 +28,9 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
-use toyvm_vm::Program;
 use toyvm_vm::isa::Instr;
 use toyvm_vm::semantics::{BinOp, Cond, Rhs, as_binary, as_branch};
+use toyvm_vm::{Pc, Program};
 
 use crate::cfg::Cfg;
 use crate::exit::{Exit, ExitKind, ExitSite};
@@ -558,6 +558,6 @@ pub(crate) fn lower_stub(
         b.seal_all_blocks();
         b.finalize(isa.frontend_config());
     }
-    codegen_error(&func, isa, format!("f{fidx}:0 (whole function)"))?;
+    codegen_error(&func, isa, format!("{} (whole function)", Pc::new(fidx, 0)))?;
     Ok(Lowered { func, exits })
 }

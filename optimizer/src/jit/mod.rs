@@ -35,7 +35,7 @@ use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 use toyvm_vm::isa::Instr;
-use toyvm_vm::{Function, Program};
+use toyvm_vm::{Function, Pc, Program};
 
 use crate::codegen::{self, Lowered, func as fcodegen};
 use crate::exit::{Exit, ExitKind, ExitSite};
@@ -416,7 +416,7 @@ impl CodeCache {
             })?;
         self.compile_natives(program)?;
         let invalid = |msg: &str| Error::InvalidRegion {
-            head: format!("f{func}:0"),
+            head: Pc::new(func, 0).to_string(),
             msg: msg.into(),
         };
         if !native::closed_functions(program)[func as usize] {
@@ -489,7 +489,7 @@ impl CodeCache {
         start: Instant,
     ) -> Result<CompiledRegion> {
         let failed = |e: &dyn fmt::Display| Error::Codegen {
-            head: format!("f{func}:{head}"),
+            head: Pc::new(func, head).to_string(),
             msg: e.to_string(),
         };
         let max_regs = if calls_native {
@@ -671,9 +671,8 @@ impl CompiledRegion {
     ) -> std::result::Result<(Exit, Option<usize>), NativeTrap> {
         assert!(
             counters.len() >= self.exits.len(),
-            "region f{}:{} needs {} exit counters, {} given",
-            self.func,
-            self.head,
+            "region {} needs {} exit counters, {} given",
+            Pc::new(self.func, self.head),
             self.exits.len(),
             counters.len()
         );
