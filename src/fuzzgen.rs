@@ -826,8 +826,9 @@ impl fmt::Display for End {
                 pc,
             } => write!(
                 f,
-                "trap in `{function}` at instruction {} (pc {pc:#x}): {message}",
-                *pc as u32
+                "trap in `{function}` at instruction {} (pc {}): {message}",
+                *pc as u32,
+                toyvm_vm::Pc(*pc)
             ),
             End::Error(e) => write!(f, "error: {e}"),
             End::Panic(e) => write!(f, "panic: {e}"),
