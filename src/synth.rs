@@ -28,7 +28,11 @@
 //! blocks`; every block branches on whether `v` is the dominant value, then
 //! makes an indirect call (`calli`) to leaf `(offset + rotation) % leaves`,
 //! passing `v`. The worker's result folds into a checksum that `main`
-//! prints at the end.
+//! prints at the end. With `work = W > 0` every block first runs an inner
+//! loop of `W` iterations (three arithmetic instructions and the `loop`
+//! back edge, one edge tuple per iteration): the item's share of the
+//! program's instructions grows with `W`, and compiling the item's loop
+//! pays. `work = 0` writes no loop.
 //!
 //! The driver loop is written once per phase (`phases + 1` copies, run one
 //! after the other for `n / (phases + 1)` iterations each), so every phase
@@ -110,6 +114,8 @@ pub struct Knobs {
     pub phases: u32,
     /// Share of iterations that run a cold item.
     pub noise: f64,
+    /// Iterations of each block's inner loop (0: none).
+    pub work: u32,
 }
 
 impl Default for Knobs {
@@ -124,6 +130,7 @@ impl Default for Knobs {
             value_share: 0.9,
             phases: 0,
             noise: 0.0,
+            work: 0,
         }
     }
 }
@@ -131,7 +138,7 @@ impl Default for Knobs {
 impl Knobs {
     /// Every knob as `(flag name, value)`, in one order: what the header
     /// and the regenerating command both print.
-    fn pairs(&self) -> [(&'static str, String); 9] {
+    fn pairs(&self) -> [(&'static str, String); 10] {
         [
             ("seed", self.seed.to_string()),
             ("functions", self.functions.to_string()),
@@ -142,6 +149,7 @@ impl Knobs {
             ("value-share", self.value_share.to_string()),
             ("phases", self.phases.to_string()),
             ("noise", self.noise.to_string()),
+            ("work", self.work.to_string()),
         ]
     }
 
@@ -161,6 +169,7 @@ impl Knobs {
             "value-share" | "value_share" => self.value_share = real()?,
             "phases" => self.phases = int()?,
             "noise" => self.noise = real()?,
+            "work" => self.work = int()?,
             _ => {
                 let known: Vec<&str> = self.pairs().iter().map(|p| p.0).collect();
                 return Err(Error::Usage(format!(
@@ -216,6 +225,9 @@ impl Knobs {
         }
         if !(0.0..=1.0).contains(&self.noise) {
             return bad("--noise must be in 0..=1");
+        }
+        if self.work > 100_000 {
+            return bad("--work must be at most 100000");
         }
         Ok(())
     }
@@ -411,7 +423,7 @@ pub fn generate(knobs: &Knobs) -> Result<String> {
 
     // The workers.
     for f in 0..f_n {
-        let _ = writeln!(s, ".func w{f}(m, v, off)\n    .reg b, t, g, r, lf");
+        let _ = writeln!(s, ".func w{f}(m, v, off)\n    .reg b, t, g, r, lf, c, cl");
         let labels: Vec<String> = (0..b_n).map(|b| format!("b{b}")).collect();
         let _ = writeln!(
             s,
@@ -433,9 +445,18 @@ pub fn generate(knobs: &Knobs) -> Result<String> {
                     "xor t, t, v",
                 ),
             };
+            let inner = if k.work > 0 {
+                format!(
+                    "\n    li c, 0\n    li cl, {}\nb{b}w:\n    muli t, t, {}\n    addi t, t, {c1}\n    xor t, t, c\n    loop c, cl, b{b}w",
+                    k.work,
+                    1 + 2 * rng.below(1000)
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 s,
-                "b{b}:\n    {work}\n    bnei v, {dominant}, b{b}r\n    xori t, t, {c2}\n    jmp b{b}c\nb{b}r:\n    {rare}\nb{b}c:\n    addi g, off, {rot}\n    remi g, g, {l_n}\n    add g, g, lf\n    calli r, g, v, 1\n    add t, t, r\n    ret t"
+                "b{b}:\n    {work}{inner}\n    bnei v, {dominant}, b{b}r\n    xori t, t, {c2}\n    jmp b{b}c\nb{b}r:\n    {rare}\nb{b}c:\n    addi g, off, {rot}\n    remi g, g, {l_n}\n    add g, g, lf\n    calli r, g, v, 1\n    add t, t, r\n    ret t"
             );
         }
         let _ = writeln!(s, ".end\n");
@@ -794,6 +815,10 @@ pub struct SynthArgs {
     /// Share of iterations that run a cold, rarely repeated item.
     #[arg(long, value_name = "P", default_value_t = 0.0)]
     pub noise: f64,
+    /// Iterations of an inner loop in every block (0: none): work that
+    /// compiled code speeds up, one edge tuple per iteration.
+    #[arg(long, value_name = "W", default_value_t = 0)]
+    pub work: u32,
     /// Where to write the program (standard output without it).
     #[arg(short, long, value_name = "FILE.tasm", conflicts_with = "describe")]
     pub output: Option<PathBuf>,
@@ -828,6 +853,7 @@ impl SynthArgs {
             value_share: self.value_share,
             phases: self.phases,
             noise: self.noise,
+            work: self.work,
         }
     }
 }

@@ -55,6 +55,11 @@ fn grid() -> Vec<Knobs> {
             k.noise = 1.0;
             k.phases = 2;
         }));
+        g.push(knobs(|k| {
+            k.seed = seed;
+            k.work = 9;
+            k.hot = 40;
+        }));
     }
     g
 }
@@ -87,6 +92,26 @@ fn the_same_seed_gives_the_same_text() {
 }
 
 #[test]
+fn work_adds_an_inner_loop_whose_edges_dominate() {
+    let plain = stats(&knobs(|k| k.work = 0), 3_000, 10_000, 0.01);
+    let busy = stats(&knobs(|k| k.work = 32), 3_000, 10_000, 0.01);
+    let share = |s: &StreamStats| s.edge.tuples / s.all.tuples;
+    assert!(
+        share(&busy) > 2.0 * share(&plain),
+        "{} vs {}",
+        share(&busy),
+        share(&plain)
+    );
+    // `work = 0` writes no loop: the text is what it was before the knob.
+    assert!(!synth::generate(&Knobs::default()).unwrap().contains("b0w:"));
+    assert!(
+        synth::generate(&knobs(|k| k.work = 3))
+            .unwrap()
+            .contains("b0w:")
+    );
+}
+
+#[test]
 fn bad_knobs_are_refused() {
     for k in [
         knobs(|k| k.functions = 0),
@@ -94,6 +119,7 @@ fn bad_knobs_are_refused() {
         knobs(|k| k.noise = 1.5),
         knobs(|k| k.value_share = -0.1),
         knobs(|k| k.targets = 65),
+        knobs(|k| k.work = 100_001),
     ] {
         assert!(synth::generate(&k).is_err(), "{}", k.header());
     }

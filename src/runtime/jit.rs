@@ -23,7 +23,8 @@
 //! on every new candidate made short and phase-rich programs many times
 //! slower than interpreting them). Every tuple the program produces earns
 //! one unit of credit (up to a cap); planning regions from the candidates
-//! costs `plan_cost` and compiling one costs `compile_cost`. Candidates of
+//! costs `plan_cost` (growing an installed tree, which plans its one
+//! function, costs the same) and compiling one costs `compile_cost`. Candidates of
 //! intervals that cannot pay for planning are kept and summed, and planned
 //! together when the credit allows; a compile that cannot be paid for is
 //! deferred (the head stays Counting and is planned again). The credit is
@@ -546,9 +547,26 @@ impl<'p> Jit<'p> {
             {
                 continue;
             }
-            let mut merged: HashMap<Tuple, u64> = r.planned_from.iter().copied().collect();
-            for &(t, n) in pairs {
+            // Only the head's function is planned again: every tuple that
+            // can shape its tree (its edges, and the values and call sites
+            // at its pcs) has its pc in that function. Planning every
+            // function the candidates touch, once per installed loop and
+            // interval, cost seconds on programs with dozens of loops.
+            let mine = |t: &Tuple| Pc(t.a).func() == key.0;
+            let mut merged: HashMap<Tuple, u64> = r
+                .planned_from
+                .iter()
+                .copied()
+                .filter(|(t, _)| mine(t))
+                .collect();
+            for &(t, n) in pairs.iter().filter(|(t, _)| mine(t)) {
                 *merged.entry(t).or_insert(0) += n;
+            }
+            let (covered, recent) = (r.covers.len(), r.recent_side_exits);
+            // Planning is paid for like the first plan (see `pay`).
+            if !self.pay(self.opts.plan_cost) {
+                self.stats.plans_deferred += 1;
+                return;
             }
             let mut merged: Vec<(Tuple, u64)> = merged.into_iter().collect();
             merged.sort_unstable_by_key(|&(t, _)| (t.kind as u8, t.a, t.b));
@@ -561,7 +579,7 @@ impl<'p> Jit<'p> {
             else {
                 continue;
             };
-            if region.instr_count() <= r.covers.len() {
+            if region.instr_count() <= covered {
                 continue;
             }
             self.log(
@@ -569,8 +587,8 @@ impl<'p> Jit<'p> {
                 format_args!(
                     "grow {}: {} side exits in the interval; its tree grows from {} to {} instructions",
                     describe(self.program, key.0, key.1),
-                    r.recent_side_exits,
-                    r.covers.len(),
+                    recent,
+                    covered,
                     region.instr_count()
                 ),
             );
