@@ -48,6 +48,10 @@ pub enum Error {
     Profiler(#[from] toyvm_profiler::Error),
     #[error("{0}")]
     Usage(String),
+    /// The profiler model's thread panicked (a bug in a model, reported
+    /// rather than lost).
+    #[error("the profiler model's thread panicked: {0}")]
+    Model(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -60,6 +60,15 @@ enum Command {
         /// Interpret only: no compiled code even with a profiler model.
         #[arg(long)]
         no_jit: bool,
+        /// Run the profiler model on the interpreter's thread (1) or its
+        /// own (2); `auto`: 2 on a machine with more than one core.
+        #[arg(long, value_name = "1|2|auto", default_value = "auto")]
+        threads: toyvm::runtime::Threads,
+        /// Tuples between an interval's end and its candidates reaching the
+        /// JIT (default: the interval length). The same lag gives the same
+        /// decisions on one thread or two.
+        #[arg(long, value_name = "TUPLES")]
+        lag: Option<u64>,
         /// Print what the JIT compiles, from which candidates, and every
         /// invalidation with its reason.
         #[arg(long)]
@@ -308,6 +317,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             profile,
             candidates,
             no_jit,
+            threads,
+            lag,
             jit_log,
             dump_clif,
             no_value_spec,
@@ -359,6 +370,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                     stats,
                     json,
                     jit,
+                    threads,
+                    lag,
                 };
                 return run_profiled(&file, &args, input.as_deref(), opts);
             }
@@ -661,6 +674,8 @@ struct RunOptions<'a> {
     stats: bool,
     json: bool,
     jit: Option<toyvm::runtime::JitOptions>,
+    threads: toyvm::runtime::Threads,
+    lag: Option<u64>,
 }
 
 fn run_profiled(
@@ -676,6 +691,8 @@ fn run_profiled(
         stats,
         json,
         jit,
+        threads,
+        lag,
     } = o;
     if let Some(dir) = jit.as_ref().and_then(|j| j.dump_clif.as_ref()) {
         output::check_dir_writable(dir, "Cranelift IR").map_err(Failure::usage)?;
@@ -697,6 +714,8 @@ fn run_profiled(
         .keep_candidates(candidates)
         .count_instructions(stats)
         .jit(jit)
+        .threads(threads)
+        .lag(lag)
         .build();
     let mut out = Watched::new(io::BufWriter::new(io::stdout()));
     let report = rt
@@ -784,6 +803,7 @@ fn run_profiled(
                     s.messages, s.cycles
                 );
             }
+            text += &s.feed.as_ref().map_or_else(String::new, |f| f.text());
             if let Some(j) = &s.jit {
                 let _ = writeln!(text, "  compiled code    {:.3} s", j.compiled_seconds);
                 let _ = writeln!(text, "  compiler         {:.3} s", j.compile_seconds);

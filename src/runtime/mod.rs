@@ -2,20 +2,22 @@
 //! and statistics about where the time went.
 //!
 //! Runs are deterministic: intervals are counted in tuples, and every
-//! decision taken at an interval end happens at the same point of the
-//! program's execution on every run.
+//! decision taken at an interval end takes effect a fixed number of tuples
+//! later (the lag), at the same point of the program's execution on every
+//! run, whether the model runs on the interpreter's thread or its own (see
+//! [`link`]).
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use toyvm_profiler::{Candidate, IntervalDriver, ProfilerSpec};
+use toyvm_profiler::{Candidate, ProfilerSpec};
 use toyvm_vm::interp::{self, Config, Input, Outcome};
 use toyvm_vm::{Kind, KindMask, Program, Tuple, TupleSink};
 
-use crate::record::to_profiler;
-
 mod jit;
+mod link;
+mod model;
 
 /// Stack of the thread a JIT run uses: room for native recursion to the
 /// interpreter's default depth limit of 65,536 frames (the optimizer
@@ -24,6 +26,9 @@ const JIT_STACK_BYTES: usize = 256 << 20;
 
 use jit::Jit;
 pub use jit::{JitOptions, JitStats};
+use link::Link;
+pub use link::{FeedStats, QUEUE_BATCHES, Threads};
+use model::Model;
 
 /// Configures and runs a program.
 #[derive(Clone, Debug)]
@@ -34,6 +39,8 @@ pub struct Runtime {
     keep_candidates: bool,
     count: bool,
     jit: Option<JitOptions>,
+    threads: Threads,
+    lag: Option<u64>,
 }
 
 /// Builds a [`Runtime`].
@@ -79,6 +86,20 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Whether the profiler model runs on a thread of its own (see
+    /// [`link`]); the decisions are the same either way.
+    pub fn threads(mut self, threads: Threads) -> Self {
+        self.rt.threads = threads;
+        self
+    }
+
+    /// Tuples between an interval's end and its decisions taking effect
+    /// (`None`: one interval, the spec's L).
+    pub fn lag(mut self, lag: Option<u64>) -> Self {
+        self.rt.lag = lag;
+        self
+    }
+
     /// Keep every interval's candidates in the report.
     pub fn keep_candidates(mut self, keep: bool) -> Self {
         self.rt.keep_candidates = keep;
@@ -94,9 +115,12 @@ impl RuntimeBuilder {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Stats {
     pub wall_seconds: f64,
-    /// Wall time minus time inside the profiler model.
+    /// Wall time minus time inside the profiler model on the interpreter's
+    /// thread (or waiting for the model thread), the JIT's decisions and
+    /// compiled code.
     pub interpreter_seconds: f64,
-    /// Time inside the profiler model (the interval driver and the model).
+    /// Time inside the profiler model (the interval driver and the model),
+    /// on whichever thread it ran.
     pub profiler_seconds: f64,
     /// Instructions the interpreter executed (when counted).
     pub instructions: u64,
@@ -114,6 +138,8 @@ pub struct Stats {
     pub cycles: u64,
     /// What the JIT did (absent when it was off).
     pub jit: Option<JitStats>,
+    /// How the interpreter fed the model (absent without one).
+    pub feed: Option<FeedStats>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -139,71 +165,27 @@ pub struct RunReport {
     pub intervals: Vec<IntervalCandidates>,
 }
 
-/// The interpreter's host: converts batches and feeds the interval driver.
-struct Host {
-    driver: Option<IntervalDriver>,
-    scratch: Vec<toyvm_profiler::Tuple>,
-    profiler_time: Duration,
-    intervals: u64,
-    candidates: u64,
-    keep: bool,
-    kept: Vec<IntervalCandidates>,
-}
+/// The sink of a profiled run without a JIT: batches go to the model.
+struct Feeder<'s>(Link<'s, Model>);
 
-impl Host {
-    fn on_interval(&mut self, index: u64, candidates: &[Candidate]) {
-        self.intervals += 1;
-        self.candidates += candidates.len() as u64;
-        if self.keep {
-            self.kept.push(IntervalCandidates {
-                index,
-                candidates: candidates.to_vec(),
-            });
-        }
-    }
-
-    /// Feeds a batch (`None`: the end of the run) to the driver; returns
-    /// the intervals that ended, with their candidates.
-    fn feed(&mut self, batch: Option<&[Tuple]>) -> Vec<(u64, Vec<Candidate>)> {
-        let Some(mut driver) = self.driver.take() else {
-            return Vec::new();
-        };
-        let start = Instant::now();
-        let mut ended = Vec::new();
-        match batch {
-            Some(batch) => {
-                self.scratch.clear();
-                self.scratch.extend(batch.iter().map(to_profiler));
-                driver.observe_batch(&self.scratch, |end| {
-                    ended.push((end.index, end.candidates.to_vec()))
-                });
-            }
-            None => driver.finish(|end| ended.push((end.index, end.candidates.to_vec()))),
-        }
-        self.profiler_time += start.elapsed();
-        for (index, c) in &ended {
-            self.on_interval(*index, c);
-        }
-        self.driver = Some(driver);
-        ended
-    }
-}
-
-impl TupleSink for Host {
+impl TupleSink for Feeder<'_> {
     fn accept(&mut self, batch: &[Tuple]) {
-        self.feed(Some(batch));
+        self.0.send(batch);
     }
 }
 
 /// Exit tuples are fed to the model in batches of at most this many.
 const EXIT_BATCH: usize = 1024;
 
-impl JitHost<'_> {
+impl JitHost<'_, '_> {
+    /// Hands a batch to the model, then applies the interval ends whose
+    /// point (`lag` tuples after them) the stream has now passed.
     fn feed(&mut self, batch: &[Tuple]) {
         self.jit.ran(batch.len() as u64);
-        for (index, candidates) in self.host.feed(Some(batch)) {
+        self.link.send(batch);
+        while let Some(end) = self.link.due() {
             let start = Instant::now();
-            self.jit.on_interval(index, &candidates);
+            self.jit.on_interval(end.index, &end.candidates);
             self.compile_time += start.elapsed();
         }
     }
@@ -219,8 +201,8 @@ impl JitHost<'_> {
 
 /// The host with a JIT: interval ends drive compilation, and the
 /// interpreter enters compiled regions at their heads.
-struct JitHost<'p> {
-    host: Host,
+struct JitHost<'p, 's> {
+    link: Link<'s, Model>,
     jit: Jit<'p>,
     compile_time: Duration,
     /// The profiled kinds: what exits report.
@@ -229,7 +211,7 @@ struct JitHost<'p> {
     exit_tuples: Vec<Tuple>,
 }
 
-impl TupleSink for JitHost<'_> {
+impl TupleSink for JitHost<'_, '_> {
     const JIT: bool = true;
 
     fn accept(&mut self, batch: &[Tuple]) {
@@ -288,6 +270,8 @@ impl Runtime {
                 keep_candidates: false,
                 count: false,
                 jit: Some(JitOptions::default()),
+                threads: Threads::Auto,
+                lag: None,
             },
         }
     }
@@ -296,7 +280,6 @@ impl Runtime {
         &self.program
     }
 
-    /// Runs the program to completion.
     /// Runs the program to completion.
     ///
     /// With the JIT on, the run happens on a thread of its own with a large
@@ -328,81 +311,106 @@ impl Runtime {
             ..Config::default()
         };
         let start = Instant::now();
-        let mut host = Host {
-            driver: self.profile.as_ref().map(IntervalDriver::new),
-            scratch: Vec::with_capacity(toyvm_vm::tuple::BATCH),
-            profiler_time: Duration::ZERO,
-            intervals: 0,
-            candidates: 0,
-            keep: self.keep_candidates,
-            kept: Vec::new(),
+        let Some(spec) = &self.profile else {
+            let outcome = interp::run(&self.program, input, out, &cfg)?;
+            let wall = start.elapsed().as_secs_f64();
+            return Ok(RunReport {
+                stats: Stats {
+                    wall_seconds: wall,
+                    interpreter_seconds: wall,
+                    profile: "none".to_owned(),
+                    ..Stats::from_outcome(&outcome)
+                },
+                outcome,
+                intervals: Vec::new(),
+            });
         };
-        let jit_opts = self
-            .jit
-            .clone()
-            .filter(|_| self.fuel.is_none() && host.driver.is_some());
-        let mut jit_stats = None;
-        let mut decide_time = Duration::ZERO;
-        let outcome = match jit_opts {
-            Some(mut opts) => {
-                opts.timing = opts.timing || self.count;
-                let mut jh = JitHost {
-                    jit: Jit::new(&self.program, opts)?,
-                    host,
-                    compile_time: Duration::ZERO,
-                    kinds: cfg.kinds,
-                    exit_tuples: Vec::new(),
-                };
-                let r = interp::run_with_sink(&self.program, input, out, &mut jh, &cfg);
-                jh.flush_exit_tuples();
-                host = jh.host;
-                jit_stats = Some(jh.jit.finish());
-                decide_time = jh.compile_time;
-                r?
-            }
-            None if host.driver.is_some() => {
-                interp::run_with_sink(&self.program, input, out, &mut host, &cfg)?
-            }
-            None => interp::run(&self.program, input, out, &cfg)?,
-        };
-        host.feed(None);
-        let wall = start.elapsed();
-        let mut stats = Stats {
-            wall_seconds: wall.as_secs_f64(),
-            interpreter_seconds: (wall
-                .saturating_sub(host.profiler_time)
-                .saturating_sub(decide_time)
-                .as_secs_f64()
-                - jit_stats.as_ref().map_or(0.0, |j| j.compiled_seconds))
-            .max(0.0),
-            profiler_seconds: host.profiler_time.as_secs_f64(),
+        // The model thread lives in this scope: whatever ends the run below
+        // (the program's end, a trap, a panic) drops the link, which ends
+        // the thread before the scope joins it (see `link`).
+        std::thread::scope(|scope| {
+            let lag = self.lag.unwrap_or(spec.interval);
+            let jit_opts = self.jit.clone().filter(|_| self.fuel.is_none());
+            let want_ends = jit_opts.is_some();
+            let keep = self.keep_candidates;
+            let make = move || Model::new(spec, keep);
+            let link = if self.threads.model_thread() {
+                Link::spawn(scope, make, lag, want_ends).map_err(|e| {
+                    crate::Error::Usage(format!("cannot start the profiler model's thread: {e}"))
+                })?
+            } else {
+                Link::inline(make(), lag, want_ends)
+            };
+            let (result, link, jit_stats, decide_time) = match jit_opts {
+                Some(mut opts) => {
+                    opts.timing = opts.timing || self.count;
+                    let mut jh = JitHost {
+                        jit: Jit::new(&self.program, opts)?,
+                        link,
+                        compile_time: Duration::ZERO,
+                        kinds: cfg.kinds,
+                        exit_tuples: Vec::new(),
+                    };
+                    let r = interp::run_with_sink(&self.program, input, out, &mut jh, &cfg);
+                    jh.flush_exit_tuples();
+                    (r, jh.link, Some(jh.jit.finish()), jh.compile_time)
+                }
+                None => {
+                    let mut feeder = Feeder(link);
+                    let r = interp::run_with_sink(&self.program, input, out, &mut feeder, &cfg);
+                    (r, feeder.0, None, Duration::ZERO)
+                }
+            };
+            let (summary, feed) = link.finish();
+            // A model that failed is a bug to report over the run's own end.
+            let summary = summary?;
+            let outcome = result?;
+            let wall = start.elapsed();
+            // What of the model's time the interpreter's thread spent.
+            let model_here = if feed.threads == 1 {
+                summary.time
+            } else {
+                Duration::from_secs_f64(feed.wait_seconds)
+            };
+            let stats = Stats {
+                wall_seconds: wall.as_secs_f64(),
+                interpreter_seconds: (wall
+                    .saturating_sub(model_here)
+                    .saturating_sub(decide_time)
+                    .as_secs_f64()
+                    - jit_stats.as_ref().map_or(0.0, |j| j.compiled_seconds))
+                .max(0.0),
+                profiler_seconds: summary.time.as_secs_f64(),
+                profile: spec.to_string(),
+                intervals: summary.intervals,
+                candidates: summary.candidates,
+                state_bytes: summary.state_bytes,
+                messages: summary.messages,
+                cycles: summary.cycles,
+                jit: jit_stats,
+                feed: Some(feed),
+                ..Stats::from_outcome(&outcome)
+            };
+            Ok(RunReport {
+                outcome,
+                stats,
+                intervals: summary.kept,
+            })
+        })
+    }
+}
+
+impl Stats {
+    /// The interpreter's counts.
+    fn from_outcome(outcome: &Outcome) -> Self {
+        Stats {
             instructions: outcome.steps.unwrap_or(0),
             tuples: TupleCounts {
                 value: outcome.tuples[0],
                 edge: outcome.tuples[1],
                 call: outcome.tuples[2],
             },
-            profile: self
-                .profile
-                .as_ref()
-                .map_or_else(|| "none".to_owned(), |s| s.to_string()),
-            intervals: host.intervals,
-            candidates: host.candidates,
-            jit: jit_stats,
             ..Stats::default()
-        };
-        if let Some(driver) = &host.driver
-            && let Some(model) = driver.models().next()
-        {
-            stats.state_bytes = model.state_bytes() as u64;
-            let o = model.overhead();
-            stats.messages = o.messages;
-            stats.cycles = o.cycles;
         }
-        Ok(RunReport {
-            outcome,
-            stats,
-            intervals: host.kept,
-        })
     }
 }

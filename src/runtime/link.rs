@@ -1,0 +1,604 @@
+//! How the interpreter hands its tuples to the profiler model: on its own
+//! thread, or on a thread of the model's, with the same decisions either way.
+//!
+//! ```text
+//!  interpreter thread                              model thread
+//!  ------------------                              ------------
+//!  full batch --copy--> free buffer --batches-->   driver + model
+//!       ^                  ^                            |
+//!       |                  +--------- Done(buffer) -----+
+//!       +-- due(): interval ends at least `lag` <-------+ Ended(index, at, candidates)
+//!           tuples old, applied to the JIT
+//! ```
+//!
+//! **The queue.** At most [`QUEUE_BATCHES`] buffers exist; each goes to the
+//! model full and comes back empty with the model's progress, so a run
+//! allocates its buffers once and never per batch. When all are with the
+//! model the interpreter waits for one (the queue is full).
+//!
+//! **The lag.** The decisions of an interval (its candidates, handed to the
+//! JIT) take effect at the first batch boundary at least `lag` tuples after
+//! the interval ended, counted in tuples handed to the model. The default
+//! lag is one interval: what interval k found is acted on at the end of
+//! interval k+1. Both the boundaries and the interval ends are points of
+//! the tuple stream, which the decisions themselves shape only through
+//! these same points, so by induction the same program, spec and lag
+//! compile the same regions at the same points on every run, on one thread
+//! or two, however loaded the machine. On two threads the interpreter waits
+//! at a boundary only if the model has not yet reached the point `lag`
+//! tuples back; a lag of 0 waits at every boundary (one thread's old
+//! behaviour, run on two).
+//!
+//! **Shutting down.** Dropping the sending half tells the model thread the
+//! stream is over: it ends the final partial interval and returns its
+//! summary. Whatever stops the interpreter (the program's end, a trap, a
+//! panic) drops the link, so the model thread always ends; a panic on the
+//! model thread drops its halves, so the interpreter never waits on it, and
+//! [`Link::finish`] turns it into an error.
+
+use std::collections::VecDeque;
+use std::thread::{Scope, ScopedJoinHandle};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
+use serde::Serialize;
+use toyvm_profiler::Candidate;
+use toyvm_vm::Tuple;
+
+use super::model::{ModelSide, ModelSummary};
+
+/// Buffers of [`toyvm_vm::BATCH`] tuples the interpreter may have handed to
+/// the model thread at once.
+pub const QUEUE_BATCHES: usize = 8;
+
+/// How many threads a profiled run uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Threads {
+    /// Two when the machine has more than one core, else one.
+    #[default]
+    Auto,
+    /// The model runs on the interpreter's thread.
+    One,
+    /// The model runs on a thread of its own.
+    Two,
+}
+
+impl Threads {
+    /// Whether the model gets a thread of its own.
+    pub fn model_thread(self) -> bool {
+        match self {
+            Threads::One => false,
+            Threads::Two => true,
+            Threads::Auto => std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
+        }
+    }
+}
+
+impl std::str::FromStr for Threads {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Threads::Auto),
+            "1" => Ok(Threads::One),
+            "2" => Ok(Threads::Two),
+            _ => Err(format!("`{s}`: threads are 1, 2 or auto")),
+        }
+    }
+}
+
+/// How the interpreter fed the model.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FeedStats {
+    /// 1: the model ran on the interpreter's thread; 2: on its own.
+    pub threads: u32,
+    /// Tuples between an interval's end and its decisions taking effect.
+    pub lag: u64,
+    /// Tuples the interpreter handed over (its own and its compiled code's
+    /// exit tuples).
+    pub tuples_sent: u64,
+    /// Tuples the model observed: always equal to `tuples_sent`.
+    pub model_tuples: u64,
+    /// Time the interpreter waited for the model thread, in all.
+    pub wait_seconds: f64,
+    /// ... for a free buffer, the queue being full.
+    pub queue_wait_seconds: f64,
+    /// ... at a boundary, for an interval end `lag` tuples back.
+    pub lag_wait_seconds: f64,
+    /// Batches sent, and how many of them found the queue full.
+    pub batches: u64,
+    pub queue_full: u64,
+    /// Buffers the queue holds; the most and the mean with the model when a
+    /// batch was sent (the one sent included).
+    pub queue_capacity: u64,
+    pub queue_peak: u64,
+    pub queue_mean: f64,
+}
+
+impl FeedStats {
+    /// The `--stats` lines.
+    pub fn text(&self) -> String {
+        let mut t = format!(
+            "model feed         {} thread{}, lag {} tuples, {} tuples sent, {} observed\n",
+            self.threads,
+            if self.threads == 1 { "" } else { "s" },
+            self.lag,
+            self.tuples_sent,
+            self.model_tuples
+        );
+        if self.threads == 2 {
+            t += &format!(
+                "  waiting on model {:.3} s ({:.3} s queue full, {:.3} s at the lag point)\n\
+                 queue              {} batches: peak {}, mean {:.2}, full at {} of {} sends\n",
+                self.wait_seconds,
+                self.queue_wait_seconds,
+                self.lag_wait_seconds,
+                self.queue_capacity,
+                self.queue_peak,
+                self.queue_mean,
+                self.queue_full,
+                self.batches
+            );
+        }
+        t
+    }
+}
+
+/// An interval end on the interpreter's side, waiting for its point.
+#[derive(Debug)]
+pub(super) struct Ended {
+    pub index: u64,
+    pub at: u64,
+    pub candidates: Vec<Candidate>,
+}
+
+/// What the model thread sends back.
+enum Back {
+    Ended(Ended),
+    /// A buffer done with, and tuples observed so far.
+    Done(Vec<Tuple>, u64),
+}
+
+struct Threaded<'s> {
+    to_model: Sender<Vec<Tuple>>,
+    back: Receiver<Back>,
+    free: Vec<Vec<Tuple>>,
+    /// Buffers allocated so far (at most [`QUEUE_BATCHES`]).
+    buffers: usize,
+    /// Tuples the model has observed, as last reported.
+    through: u64,
+    /// Set when the model thread went away early (it panicked): nothing
+    /// more is sent or waited for, and `finish` reports the panic.
+    gone: bool,
+    handle: ScopedJoinHandle<'s, ModelSummary>,
+}
+
+enum Mode<'s, M> {
+    Inline(M),
+    Threaded(Threaded<'s>),
+}
+
+/// The interpreter's end of the model.
+pub(super) struct Link<'s, M> {
+    mode: Mode<'s, M>,
+    lag: u64,
+    /// Whether interval ends are wanted (by a JIT); without, none is kept.
+    want_ends: bool,
+    ready: VecDeque<Ended>,
+    stats: FeedStats,
+    queue_wait: Duration,
+    lag_wait: Duration,
+    occupancy: u64,
+}
+
+impl<M> std::fmt::Debug for Link<'_, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link")
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'s, M: ModelSide> Link<'s, M> {
+    fn new(mode: Mode<'s, M>, lag: u64, want_ends: bool) -> Self {
+        let threaded = matches!(mode, Mode::Threaded(_));
+        Link {
+            mode,
+            lag,
+            want_ends,
+            ready: VecDeque::new(),
+            stats: FeedStats {
+                threads: if threaded { 2 } else { 1 },
+                lag,
+                queue_capacity: if threaded { QUEUE_BATCHES as u64 } else { 0 },
+                ..FeedStats::default()
+            },
+            queue_wait: Duration::ZERO,
+            lag_wait: Duration::ZERO,
+            occupancy: 0,
+        }
+    }
+
+    /// The model on the interpreter's thread.
+    pub fn inline(model: M, lag: u64, want_ends: bool) -> Self {
+        Self::new(Mode::Inline(model), lag, want_ends)
+    }
+
+    /// The model on a thread of its own in `scope`, built there by `make`
+    /// (a model need not be `Send`).
+    pub fn spawn(
+        scope: &'s Scope<'s, '_>,
+        make: impl FnOnce() -> M + Send + 's,
+        lag: u64,
+        want_ends: bool,
+    ) -> std::io::Result<Self> {
+        // Never full on either side: the buffers bound what is in flight.
+        let (to_model, batches) = crossbeam_channel::bounded::<Vec<Tuple>>(QUEUE_BATCHES);
+        let (done, back) = crossbeam_channel::unbounded();
+        let handle = std::thread::Builder::new()
+            .name("toyvm-model".into())
+            .spawn_scoped(scope, move || {
+                model_thread(make(), &batches, &done, want_ends)
+            })?;
+        Ok(Self::new(
+            Mode::Threaded(Threaded {
+                to_model,
+                back,
+                free: Vec::with_capacity(QUEUE_BATCHES),
+                buffers: 0,
+                through: 0,
+                gone: false,
+                handle,
+            }),
+            lag,
+            want_ends,
+        ))
+    }
+
+    /// Hands a batch to the model (an empty one is no batch at all).
+    pub fn send(&mut self, batch: &[Tuple]) {
+        if batch.is_empty() {
+            return;
+        }
+        self.stats.tuples_sent += batch.len() as u64;
+        self.stats.batches += 1;
+        match &mut self.mode {
+            Mode::Inline(model) => {
+                let (want, ready) = (self.want_ends, &mut self.ready);
+                model.feed(batch, &mut |e| {
+                    if want {
+                        ready.push_back(Ended {
+                            index: e.index,
+                            at: e.at,
+                            candidates: e.candidates.to_vec(),
+                        });
+                    }
+                });
+            }
+            Mode::Threaded(t) => {
+                if t.gone {
+                    return;
+                }
+                // Take what came back without waiting, so the occupancy
+                // below is current.
+                loop {
+                    match t.back.try_recv() {
+                        Ok(msg) => t.take(msg, &mut self.ready),
+                        Err(TryRecvError::Empty) => break,
+                        Err(TryRecvError::Disconnected) => {
+                            t.gone = true;
+                            return;
+                        }
+                    }
+                }
+                let mut buf = match t.free.pop() {
+                    Some(buf) => buf,
+                    None if t.buffers < QUEUE_BATCHES => {
+                        t.buffers += 1;
+                        Vec::with_capacity(toyvm_vm::tuple::BATCH)
+                    }
+                    None => {
+                        self.stats.queue_full += 1;
+                        let start = Instant::now();
+                        while t.free.is_empty() && !t.gone {
+                            t.wait(&mut self.ready);
+                        }
+                        self.queue_wait += start.elapsed();
+                        match t.free.pop() {
+                            Some(buf) => buf,
+                            None => return,
+                        }
+                    }
+                };
+                buf.clear();
+                buf.extend_from_slice(batch);
+                // Invariant: `free` and the buffers with the model add up
+                // to `buffers`, and the channel holds no more than that.
+                let with_model = (t.buffers - t.free.len()) as u64;
+                self.occupancy += with_model;
+                self.stats.queue_peak = self.stats.queue_peak.max(with_model);
+                if t.to_model.send(buf).is_err() {
+                    t.gone = true;
+                }
+            }
+        }
+    }
+
+    /// The next interval end whose decisions are due: one that ended at
+    /// least `lag` tuples before the last batch sent. On two threads this
+    /// waits until the model has got that far.
+    pub fn due(&mut self) -> Option<Ended> {
+        debug_assert!(self.want_ends, "interval ends were not asked for");
+        let point = self.stats.tuples_sent.checked_sub(self.lag)?;
+        loop {
+            match self.ready.front() {
+                Some(e) if e.at <= point => return self.ready.pop_front(),
+                // Interval ends arrive in order of `at`.
+                Some(_) => return None,
+                None => {}
+            }
+            let Mode::Threaded(t) = &mut self.mode else {
+                return None;
+            };
+            // Invariant: the model thread sends every interval end of a
+            // batch before that batch's `Done`, so once it reports
+            // `through >= point` no end at or before `point` is still to come.
+            if t.through >= point || t.gone {
+                return None;
+            }
+            let start = Instant::now();
+            t.wait(&mut self.ready);
+            self.lag_wait += start.elapsed();
+        }
+    }
+
+    /// Ends the stream; the model's summary (or the model thread's panic,
+    /// as an error) and how the feeding went.
+    pub fn finish(self) -> (crate::Result<ModelSummary>, FeedStats) {
+        let Link {
+            mode,
+            mut stats,
+            queue_wait,
+            lag_wait,
+            occupancy,
+            ..
+        } = self;
+        let summary = match mode {
+            Mode::Inline(model) => Ok(model.finish()),
+            Mode::Threaded(t) => {
+                drop(t.to_model);
+                drop(t.back);
+                t.handle.join().map_err(|panic| {
+                    let msg = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "a panic without a message".to_owned());
+                    crate::Error::Model(msg)
+                })
+            }
+        };
+        stats.queue_wait_seconds = queue_wait.as_secs_f64();
+        stats.lag_wait_seconds = lag_wait.as_secs_f64();
+        stats.wait_seconds = (queue_wait + lag_wait).as_secs_f64();
+        stats.queue_mean = if stats.threads == 2 && stats.batches > 0 {
+            occupancy as f64 / stats.batches as f64
+        } else {
+            0.0
+        };
+        if let Ok(s) = &summary {
+            stats.model_tuples = s.tuples;
+        }
+        (summary, stats)
+    }
+}
+
+impl Threaded<'_> {
+    fn take(&mut self, msg: Back, ready: &mut VecDeque<Ended>) {
+        match msg {
+            Back::Ended(e) => ready.push_back(e),
+            Back::Done(buf, through) => {
+                self.free.push(buf);
+                self.through = through;
+            }
+        }
+    }
+
+    /// Blocks for one message from the model thread.
+    fn wait(&mut self, ready: &mut VecDeque<Ended>) {
+        match self.back.recv() {
+            Ok(msg) => self.take(msg, ready),
+            Err(_) => self.gone = true,
+        }
+    }
+}
+
+/// The model thread's loop: observe every batch, hand the buffer back with
+/// the interval ends before it, and finish when the interpreter is done.
+fn model_thread<M: ModelSide>(
+    mut model: M,
+    batches: &Receiver<Vec<Tuple>>,
+    back: &Sender<Back>,
+    want_ends: bool,
+) -> ModelSummary {
+    let mut through = 0;
+    while let Ok(buf) = batches.recv() {
+        through += buf.len() as u64;
+        // A failed send means the interpreter stopped (a trap): observe
+        // what is queued anyway, then finish when the channel closes.
+        model.feed(&buf, &mut |e| {
+            if want_ends {
+                let _ = back.send(Back::Ended(Ended {
+                    index: e.index,
+                    at: e.at,
+                    candidates: e.candidates.to_vec(),
+                }));
+            }
+        });
+        let _ = back.send(Back::Done(buf, through));
+    }
+    model.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::model::Ending;
+    use std::sync::mpsc;
+    use toyvm_vm::Kind;
+
+    /// Ends an interval every `every` tuples, with one candidate naming the
+    /// interval; panics at tuple `panic_at` if set.
+    struct Counter {
+        every: u64,
+        seen: u64,
+        panic_at: Option<u64>,
+    }
+
+    impl ModelSide for Counter {
+        fn feed(&mut self, batch: &[Tuple], ended: &mut dyn FnMut(Ending<'_>)) {
+            for _ in batch {
+                self.seen += 1;
+                assert!(Some(self.seen) != self.panic_at, "model failure on purpose");
+                if self.seen.is_multiple_of(self.every) {
+                    let c = [Candidate {
+                        tuple: toyvm_profiler::Tuple::value(0, self.seen / self.every - 1),
+                        count: 1,
+                    }];
+                    ended(Ending {
+                        index: self.seen / self.every - 1,
+                        at: self.seen,
+                        candidates: &c,
+                    });
+                }
+            }
+        }
+        fn finish(self) -> ModelSummary {
+            ModelSummary {
+                tuples: self.seen,
+                ..ModelSummary::default()
+            }
+        }
+    }
+
+    fn batch(n: usize) -> Vec<Tuple> {
+        vec![
+            Tuple {
+                kind: Kind::Value,
+                a: 1,
+                b: 2
+            };
+            n
+        ]
+    }
+
+    /// Feeds batches of the given sizes; returns, per batch, the interval
+    /// indices that became due after it.
+    fn drive(threaded: bool, lag: u64, sizes: &[usize]) -> (Vec<Vec<u64>>, FeedStats) {
+        std::thread::scope(|s| {
+            let make = || Counter {
+                every: 100,
+                seen: 0,
+                panic_at: None,
+            };
+            let mut link = if threaded {
+                Link::spawn(s, make, lag, true).unwrap()
+            } else {
+                Link::inline(make(), lag, true)
+            };
+            let mut due = Vec::new();
+            for &n in sizes {
+                link.send(&batch(n));
+                let mut now = Vec::new();
+                while let Some(e) = link.due() {
+                    assert!(e.at + lag <= link.stats.tuples_sent);
+                    now.push(e.index);
+                }
+                due.push(now);
+            }
+            let (summary, stats) = link.finish();
+            assert_eq!(summary.unwrap().tuples, stats.tuples_sent);
+            (due, stats)
+        })
+    }
+
+    #[test]
+    fn decisions_fall_on_the_same_boundaries_on_one_thread_and_two() {
+        let sizes: Vec<usize> = (0..200).map(|i| [1024, 7, 300, 1, 1024][i % 5]).collect();
+        for lag in [0, 1, 99, 100, 1000, 5000, 1 << 40] {
+            let (one, s1) = drive(false, lag, &sizes);
+            let (two, s2) = drive(true, lag, &sizes);
+            assert_eq!(one, two, "lag {lag}");
+            assert_eq!(s1.tuples_sent, s2.model_tuples);
+            assert_eq!((s1.threads, s2.threads), (1, 2));
+            assert!(s2.queue_peak <= QUEUE_BATCHES as u64);
+            // Every full interval `lag` tuples before the end became due.
+            let all: Vec<u64> = one.concat();
+            let total: u64 = sizes.iter().map(|&n| n as u64).sum();
+            assert_eq!(
+                all.len() as u64,
+                total.saturating_sub(lag) / 100,
+                "lag {lag}"
+            );
+            assert!(all.windows(2).all(|w| w[1] == w[0] + 1), "in order");
+        }
+    }
+
+    #[test]
+    fn the_lag_holds_decisions_back_by_that_many_tuples() {
+        let (due, _) = drive(false, 250, &[100, 100, 100, 100, 100]);
+        // Interval 0 ends at 100, due from 350 (after the 4th batch).
+        assert_eq!(due, vec![vec![], vec![], vec![], vec![0], vec![1]]);
+    }
+
+    /// Runs `f` on a thread; fails if it takes over a minute (a hang).
+    fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("the link hung or its thread died")
+    }
+
+    #[test]
+    fn a_panic_on_the_model_thread_is_an_error_not_a_hang() {
+        for want_ends in [true, false] {
+            let err = within_a_minute(move || {
+                std::thread::scope(|s| {
+                    let make = || Counter {
+                        every: 100,
+                        seen: 0,
+                        panic_at: Some(5000),
+                    };
+                    let mut link = Link::spawn(s, make, 0, want_ends).unwrap();
+                    for _ in 0..100 {
+                        link.send(&batch(1024));
+                        while want_ends && link.due().is_some() {}
+                    }
+                    link.finish().0.unwrap_err().to_string()
+                })
+            });
+            assert!(err.contains("model failure on purpose"), "{err}");
+        }
+    }
+
+    #[test]
+    fn dropping_the_link_mid_run_ends_the_model_thread() {
+        // What a trap or an interpreter panic does: the scope's join of the
+        // model thread must return.
+        within_a_minute(|| {
+            std::thread::scope(|s| {
+                let make = || Counter {
+                    every: 100,
+                    seen: 0,
+                    panic_at: None,
+                };
+                let mut link = Link::spawn(s, make, 1 << 20, true).unwrap();
+                for _ in 0..50 {
+                    link.send(&batch(1024));
+                }
+                drop(link);
+            })
+        });
+    }
+}
