@@ -1,0 +1,280 @@
+//! The profiler model on its own thread (issue 15): the same program, spec
+//! and lag make the same decisions on one thread and two, no tuple is lost
+//! between the interpreter and the model, and nothing that ends a run early
+//! leaves the model thread hanging.
+
+mod common;
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use toyvm::runtime::{JitOptions, Threads};
+use toyvm::{RunReport, Runtime};
+use toyvm_profiler::spec::MODEL_NAMES;
+use toyvm_vm::asm;
+use toyvm_vm::interp::Input;
+
+/// Runs `f` on a thread; fails the test if it takes longer than `secs`
+/// (a deadlock between the interpreter and the model thread).
+fn within<T: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(v) => v,
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: no answer in {secs} s (a hang?)"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: the run panicked"),
+    }
+}
+
+struct Run {
+    out: Vec<u8>,
+    report: toyvm::Result<RunReport>,
+}
+
+fn run(
+    program: &toyvm_vm::Program,
+    args: &[i64],
+    file: &[u8],
+    spec: &str,
+    threads: Threads,
+    lag: Option<u64>,
+    jit: bool,
+) -> Run {
+    let mut out = Vec::new();
+    let report = Runtime::builder(program.clone())
+        .profile_str(spec)
+        .unwrap()
+        .jit(jit.then(JitOptions::default))
+        .threads(threads)
+        .lag(lag)
+        .keep_candidates(true)
+        .count_instructions(true)
+        .build()
+        .run(Input { args, file }, &mut out);
+    Run { out, report }
+}
+
+/// The statistics that must not depend on timing: everything but the
+/// clocks and the queue's occupancy (which records how far ahead the
+/// interpreter ran, not what it decided).
+fn decisions(r: &RunReport) -> serde_json::Value {
+    let mut s = serde_json::to_value(&r.stats).unwrap();
+    let o = s.as_object_mut().unwrap();
+    for k in ["wall_seconds", "interpreter_seconds", "profiler_seconds"] {
+        o.remove(k);
+    }
+    if let Some(j) = o.get_mut("jit").and_then(|j| j.as_object_mut()) {
+        j.remove("compile_seconds");
+        j.remove("compiled_seconds");
+    }
+    let f = o["feed"].as_object_mut().unwrap();
+    for k in [
+        "threads",
+        "wait_seconds",
+        "queue_wait_seconds",
+        "lag_wait_seconds",
+        "queue_full",
+        "queue_capacity",
+        "queue_peak",
+        "queue_mean",
+    ] {
+        f.remove(k);
+    }
+    serde_json::json!({ "value": r.outcome.value, "stats": s })
+}
+
+/// Asserts two runs decided alike: same statistics, same candidates in
+/// every interval (reporting only the first interval that differs).
+fn same_decisions(what: &str, a: &RunReport, b: &RunReport) {
+    assert_eq!(decisions(a), decisions(b), "{what}");
+    assert_eq!(a.intervals.len(), b.intervals.len(), "{what}");
+    for (x, y) in a.intervals.iter().zip(&b.intervals) {
+        let key = |i: &toyvm::runtime::IntervalCandidates| {
+            i.candidates
+                .iter()
+                .map(|c| (c.tuple, c.count))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!((x.index, key(x)), (y.index, key(y)), "{what}");
+    }
+}
+
+/// Checks that the model saw exactly the tuples the interpreter emitted
+/// and its compiled code's exits reported.
+fn no_tuple_lost(what: &str, r: &RunReport) {
+    let f = r.stats.feed.as_ref().expect("a profiled run");
+    let t = &r.stats.tuples;
+    let exits = r.stats.jit.as_ref().map_or(0, |j| j.exit_tuples);
+    assert_eq!(f.model_tuples, f.tuples_sent, "{what}");
+    assert_eq!(
+        f.tuples_sent,
+        t.value + t.edge + t.call + exits,
+        "{what}: {f:?}"
+    );
+}
+
+fn compare_modes(spec: &str, lag: Option<u64>, jit: bool) -> u64 {
+    let mut compiles = 0;
+    for case in common::all() {
+        let program = asm::assemble(&case.source).unwrap();
+        let input = case.input_bytes();
+        let what = format!("{} under {spec} (lag {lag:?}, jit {jit})", case.name);
+        let one = run(&program, &case.args, &input, spec, Threads::One, lag, jit);
+        let two = run(&program, &case.args, &input, spec, Threads::Two, lag, jit);
+        let (r1, r2) = (one.report.unwrap(), two.report.unwrap());
+        assert_eq!(one.out, two.out, "{what}");
+        assert_eq!(r1.stats.feed.as_ref().unwrap().threads, 1, "{what}");
+        assert_eq!(r2.stats.feed.as_ref().unwrap().threads, 2, "{what}");
+        same_decisions(&what, &r1, &r2);
+        no_tuple_lost(&what, &r1);
+        no_tuple_lost(&what, &r2);
+        compiles += r2.stats.jit.map_or(0, |j| j.compiles + j.recompiles);
+    }
+    compiles
+}
+
+#[test]
+fn one_thread_and_two_decide_alike_over_the_suite_under_every_model() {
+    within(1200, "the suite", || {
+        for model in MODEL_NAMES {
+            let spec = format!("{model}:interval=2000");
+            let compiles = compare_modes(&spec, None, true);
+            assert!(compiles > 0, "{spec}: nothing was compiled");
+        }
+    });
+}
+
+#[test]
+fn one_thread_and_two_decide_alike_at_any_lag() {
+    within(600, "the lags", || {
+        // 0: the old synchronous behaviour; 1500: inside a batch; a lag
+        // longer than any run: nothing is ever acted on.
+        for lag in [0, 1500, 1 << 40] {
+            let compiles = compare_modes("multihash:interval=1000", Some(lag), true);
+            assert_eq!(
+                compiles == 0,
+                lag == 1 << 40,
+                "lag {lag}: {compiles} compiles"
+            );
+        }
+    });
+}
+
+#[test]
+fn without_a_jit_the_profile_is_the_same_on_two_threads() {
+    within(600, "--no-jit", || {
+        compare_modes("stratified:interval=500", None, false);
+    });
+}
+
+/// Many short generated programs (half of them trap) under every model on
+/// two threads, at lags that make the interpreter wait at every boundary
+/// and at none: every run ends, the model sees every tuple, and the results
+/// match one thread's.
+#[test]
+fn stress_many_short_programs_on_two_threads() {
+    within(1200, "the stress run", || {
+        let (mut ended, mut trapped) = (0, 0);
+        for seed in 0..24 {
+            let case = toyvm::fuzzgen::generate(&mut toyvm::fuzzgen::Seeded::new(1000 + seed));
+            let program = asm::assemble(&case.text).unwrap();
+            for model in MODEL_NAMES {
+                let spec = format!("{model}:interval=300");
+                for lag in [Some(0), None] {
+                    let what = format!("seed {} under {spec}, lag {lag:?}", 1000 + seed);
+                    let two = run(&program, &case.args, &[], &spec, Threads::Two, lag, true);
+                    let one = run(&program, &case.args, &[], &spec, Threads::One, lag, true);
+                    assert_eq!(one.out, two.out, "{what}");
+                    match (one.report, two.report) {
+                        (Ok(r1), Ok(r2)) => {
+                            no_tuple_lost(&what, &r2);
+                            same_decisions(&what, &r1, &r2);
+                            ended += 1;
+                        }
+                        (Err(e1), Err(e2)) => {
+                            assert_eq!(e1.to_string(), e2.to_string(), "{what}");
+                            trapped += 1;
+                        }
+                        (a, b) => panic!("{what}: {:?} vs {:?}", a.err(), b.err()),
+                    }
+                }
+            }
+        }
+        assert!(
+            ended > 50 && trapped > 10,
+            "{ended} ended, {trapped} trapped"
+        );
+    });
+}
+
+/// A long loop that traps at the end, after many batches.
+const TRAPS_LATE: &str = "
+.func main(n)
+    li r1, 0
+    li r2, 0
+top:
+    add r2, r2, r1
+    loop r1, n, top
+    li r3, 0
+    div r4, r2, r3
+    ret r4
+.end
+";
+
+#[test]
+fn traps_and_fuel_end_the_model_thread() {
+    within(300, "traps", || {
+        let program = asm::assemble(TRAPS_LATE).unwrap();
+        for model in MODEL_NAMES {
+            let spec = format!("{model}:interval=500");
+            for jit in [true, false] {
+                let r = run(&program, &[200_000], &[], &spec, Threads::Two, None, jit);
+                let e = r.report.unwrap_err().to_string();
+                assert!(e.contains("division by zero"), "{spec}: {e}");
+            }
+            // Fuel turns the JIT off; the model still runs on its thread.
+            let mut out = Vec::new();
+            let e = Runtime::builder(program.clone())
+                .profile_str(&spec)
+                .unwrap()
+                .threads(Threads::Two)
+                .fuel(Some(50_000))
+                .build()
+                .run(
+                    Input {
+                        args: &[200_000],
+                        file: &[],
+                    },
+                    &mut out,
+                )
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("fuel"), "{spec}: {e}");
+        }
+    });
+}
+
+#[test]
+fn the_default_is_two_threads_on_a_machine_with_two_cores() {
+    let program =
+        asm::assemble(TRAPS_LATE.replace("div r4, r2, r3", "mov r4, r2").as_str()).unwrap();
+    let mut out = Vec::new();
+    let r = Runtime::builder(program)
+        .profile_str("multihash")
+        .unwrap()
+        .build()
+        .run(
+            Input {
+                args: &[1000],
+                file: &[],
+            },
+            &mut out,
+        )
+        .unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let f = r.stats.feed.unwrap();
+    assert_eq!(f.threads, if cores > 1 { 2 } else { 1 });
+    assert_eq!(f.lag, 10_000, "one interval");
+}
