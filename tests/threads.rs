@@ -75,6 +75,7 @@ fn decisions(r: &RunReport) -> serde_json::Value {
         "wait_seconds",
         "queue_wait_seconds",
         "lag_wait_seconds",
+        "buffers_sent",
         "queue_full",
         "queue_capacity",
         "queue_peak",

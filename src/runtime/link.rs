@@ -4,17 +4,22 @@
 //! ```text
 //!  interpreter thread                              model thread
 //!  ------------------                              ------------
-//!  full batch --copy--> free buffer --batches-->   driver + model
+//!  full batch --copy--> free buffer --buffers-->   driver + model
 //!       ^                  ^                            |
 //!       |                  +--------- Done(buffer) -----+
 //!       +-- due(): interval ends at least `lag` <-------+ Ended(index, at, candidates)
 //!           tuples old, applied to the JIT
 //! ```
 //!
-//! **The queue.** At most [`QUEUE_BATCHES`] buffers exist; each goes to the
+//! **The queue.** At most [`QUEUE_BUFFERS`] buffers of [`BUFFER_TUPLES`]
+//! exist; each collects several of the interpreter's batches, goes to the
 //! model full and comes back empty with the model's progress, so a run
 //! allocates its buffers once and never per batch. When all are with the
-//! model the interpreter waits for one (the queue is full).
+//! model the interpreter waits for one (the queue is full). A buffer holds
+//! several batches so that the threads hand over, and wake each other,
+//! once per few thousand tuples: on a machine whose other core is busy the
+//! two threads share one, and a switch per batch would cost more than the
+//! model.
 //!
 //! **The lag.** The decisions of an interval (its candidates, handed to the
 //! JIT) take effect at the first batch boundary at least `lag` tuples after
@@ -26,8 +31,9 @@
 //! compile the same regions at the same points on every run, on one thread
 //! or two, however loaded the machine. On two threads the interpreter waits
 //! at a boundary only if the model has not yet reached the point `lag`
-//! tuples back; a lag of 0 waits at every boundary (one thread's old
-//! behaviour, run on two).
+//! tuples back (handing over a part-filled buffer first if the point lies
+//! in it); a lag of 0 waits at every boundary (one thread's old behaviour,
+//! run on two).
 //!
 //! **Shutting down.** Dropping the sending half tells the model thread the
 //! stream is over: it ends the final partial interval and returns its
@@ -47,9 +53,12 @@ use toyvm_vm::Tuple;
 
 use super::model::{ModelSide, ModelSummary};
 
-/// Buffers of [`toyvm_vm::BATCH`] tuples the interpreter may have handed to
-/// the model thread at once.
-pub const QUEUE_BATCHES: usize = 8;
+/// Buffers the interpreter may have handed to the model thread at once.
+pub const QUEUE_BUFFERS: usize = 8;
+
+/// Tuples a buffer collects before it goes to the model: four of the
+/// interpreter's batches.
+pub const BUFFER_TUPLES: usize = 4 * toyvm_vm::tuple::BATCH;
 
 /// How many threads a profiled run uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -104,11 +113,14 @@ pub struct FeedStats {
     pub queue_wait_seconds: f64,
     /// ... at a boundary, for an interval end `lag` tuples back.
     pub lag_wait_seconds: f64,
-    /// Batches sent, and how many of them found the queue full.
+    /// Batches the interpreter handed over.
     pub batches: u64,
+    /// Buffers sent to the model thread, and how many times the
+    /// interpreter found every buffer with the model.
+    pub buffers_sent: u64,
     pub queue_full: u64,
-    /// Buffers the queue holds; the most and the mean with the model when a
-    /// batch was sent (the one sent included).
+    /// Buffers the queue holds; the most and the mean with the model when
+    /// one was sent (the one sent included).
     pub queue_capacity: u64,
     pub queue_peak: u64,
     pub queue_mean: f64,
@@ -128,7 +140,7 @@ impl FeedStats {
         if self.threads == 2 {
             t += &format!(
                 "  waiting on model {:.3} s ({:.3} s queue full, {:.3} s at the lag point)\n\
-                 queue              {} batches: peak {}, mean {:.2}, full at {} of {} sends\n",
+                 queue              {} buffers: peak {}, mean {:.2}, full {} times in {} sends\n",
                 self.wait_seconds,
                 self.queue_wait_seconds,
                 self.lag_wait_seconds,
@@ -136,7 +148,7 @@ impl FeedStats {
                 self.queue_peak,
                 self.queue_mean,
                 self.queue_full,
-                self.batches
+                self.buffers_sent
             );
         }
         t
@@ -162,14 +174,23 @@ struct Threaded<'s> {
     to_model: Sender<Vec<Tuple>>,
     back: Receiver<Back>,
     free: Vec<Vec<Tuple>>,
-    /// Buffers allocated so far (at most [`QUEUE_BATCHES`]).
+    /// The buffer being filled.
+    open: Option<Vec<Tuple>>,
+    /// Buffers allocated so far (at most [`QUEUE_BUFFERS`]).
     buffers: usize,
+    /// Tuples sent to the model thread (the open buffer's are not).
+    shipped: u64,
     /// Tuples the model has observed, as last reported.
     through: u64,
     /// Set when the model thread went away early (it panicked): nothing
     /// more is sent or waited for, and `finish` reports the panic.
     gone: bool,
     handle: ScopedJoinHandle<'s, ModelSummary>,
+    ships: u64,
+    full: u64,
+    occupancy: u64,
+    peak: u64,
+    queue_wait: Duration,
 }
 
 enum Mode<'s, M> {
@@ -185,9 +206,7 @@ pub(super) struct Link<'s, M> {
     want_ends: bool,
     ready: VecDeque<Ended>,
     stats: FeedStats,
-    queue_wait: Duration,
     lag_wait: Duration,
-    occupancy: u64,
 }
 
 impl<M> std::fmt::Debug for Link<'_, M> {
@@ -209,12 +228,10 @@ impl<'s, M: ModelSide> Link<'s, M> {
             stats: FeedStats {
                 threads: if threaded { 2 } else { 1 },
                 lag,
-                queue_capacity: if threaded { QUEUE_BATCHES as u64 } else { 0 },
+                queue_capacity: if threaded { QUEUE_BUFFERS as u64 } else { 0 },
                 ..FeedStats::default()
             },
-            queue_wait: Duration::ZERO,
             lag_wait: Duration::ZERO,
-            occupancy: 0,
         }
     }
 
@@ -232,7 +249,7 @@ impl<'s, M: ModelSide> Link<'s, M> {
         want_ends: bool,
     ) -> std::io::Result<Self> {
         // Never full on either side: the buffers bound what is in flight.
-        let (to_model, batches) = crossbeam_channel::bounded::<Vec<Tuple>>(QUEUE_BATCHES);
+        let (to_model, batches) = crossbeam_channel::bounded::<Vec<Tuple>>(QUEUE_BUFFERS);
         let (done, back) = crossbeam_channel::unbounded();
         let handle = std::thread::Builder::new()
             .name("toyvm-model".into())
@@ -243,11 +260,18 @@ impl<'s, M: ModelSide> Link<'s, M> {
             Mode::Threaded(Threaded {
                 to_model,
                 back,
-                free: Vec::with_capacity(QUEUE_BATCHES),
+                free: Vec::with_capacity(QUEUE_BUFFERS),
+                open: None,
                 buffers: 0,
+                shipped: 0,
                 through: 0,
                 gone: false,
                 handle,
+                ships: 0,
+                full: 0,
+                occupancy: 0,
+                peak: 0,
+                queue_wait: Duration::ZERO,
             }),
             lag,
             want_ends,
@@ -274,52 +298,7 @@ impl<'s, M: ModelSide> Link<'s, M> {
                     }
                 });
             }
-            Mode::Threaded(t) => {
-                if t.gone {
-                    return;
-                }
-                // Take what came back without waiting, so the occupancy
-                // below is current.
-                loop {
-                    match t.back.try_recv() {
-                        Ok(msg) => t.take(msg, &mut self.ready),
-                        Err(TryRecvError::Empty) => break,
-                        Err(TryRecvError::Disconnected) => {
-                            t.gone = true;
-                            return;
-                        }
-                    }
-                }
-                let mut buf = match t.free.pop() {
-                    Some(buf) => buf,
-                    None if t.buffers < QUEUE_BATCHES => {
-                        t.buffers += 1;
-                        Vec::with_capacity(toyvm_vm::tuple::BATCH)
-                    }
-                    None => {
-                        self.stats.queue_full += 1;
-                        let start = Instant::now();
-                        while t.free.is_empty() && !t.gone {
-                            t.wait(&mut self.ready);
-                        }
-                        self.queue_wait += start.elapsed();
-                        match t.free.pop() {
-                            Some(buf) => buf,
-                            None => return,
-                        }
-                    }
-                };
-                buf.clear();
-                buf.extend_from_slice(batch);
-                // Invariant: `free` and the buffers with the model add up
-                // to `buffers`, and the channel holds no more than that.
-                let with_model = (t.buffers - t.free.len()) as u64;
-                self.occupancy += with_model;
-                self.stats.queue_peak = self.stats.queue_peak.max(with_model);
-                if t.to_model.send(buf).is_err() {
-                    t.gone = true;
-                }
-            }
+            Mode::Threaded(t) => t.push(batch, &mut self.ready),
         }
     }
 
@@ -345,6 +324,15 @@ impl<'s, M: ModelSide> Link<'s, M> {
             if t.through >= point || t.gone {
                 return None;
             }
+            if t.shipped < point {
+                t.ship();
+                // Invariant: `point` is at most the tuples sent, the
+                // shipped ones and the open buffer's, so shipping the open
+                // buffer covers it (unless the model thread is gone).
+                if t.shipped < point {
+                    return None;
+                }
+            }
             let start = Instant::now();
             t.wait(&mut self.ready);
             self.lag_wait += start.elapsed();
@@ -357,14 +345,24 @@ impl<'s, M: ModelSide> Link<'s, M> {
         let Link {
             mode,
             mut stats,
-            queue_wait,
             lag_wait,
-            occupancy,
             ..
         } = self;
         let summary = match mode {
             Mode::Inline(model) => Ok(model.finish()),
-            Mode::Threaded(t) => {
+            Mode::Threaded(mut t) => {
+                t.ship();
+                let queue_wait = t.queue_wait;
+                stats.queue_wait_seconds = queue_wait.as_secs_f64();
+                stats.wait_seconds = (queue_wait + lag_wait).as_secs_f64();
+                stats.buffers_sent = t.ships;
+                stats.queue_full = t.full;
+                stats.queue_peak = t.peak;
+                stats.queue_mean = if t.ships > 0 {
+                    t.occupancy as f64 / t.ships as f64
+                } else {
+                    0.0
+                };
                 drop(t.to_model);
                 drop(t.back);
                 t.handle.join().map_err(|panic| {
@@ -377,14 +375,7 @@ impl<'s, M: ModelSide> Link<'s, M> {
                 })
             }
         };
-        stats.queue_wait_seconds = queue_wait.as_secs_f64();
         stats.lag_wait_seconds = lag_wait.as_secs_f64();
-        stats.wait_seconds = (queue_wait + lag_wait).as_secs_f64();
-        stats.queue_mean = if stats.threads == 2 && stats.batches > 0 {
-            occupancy as f64 / stats.batches as f64
-        } else {
-            0.0
-        };
         if let Ok(s) = &summary {
             stats.model_tuples = s.tuples;
         }
@@ -393,6 +384,77 @@ impl<'s, M: ModelSide> Link<'s, M> {
 }
 
 impl Threaded<'_> {
+    /// Adds a batch to the open buffer; sends the buffer when full.
+    fn push(&mut self, batch: &[Tuple], ready: &mut VecDeque<Ended>) {
+        if self.gone {
+            return;
+        }
+        let mut buf = match self.open.take() {
+            Some(buf) => buf,
+            None => match self.buffer(ready) {
+                Some(buf) => buf,
+                None => return,
+            },
+        };
+        buf.extend_from_slice(batch);
+        self.open = Some(buf);
+        if self.open.as_ref().is_some_and(|b| b.len() >= BUFFER_TUPLES) {
+            self.ship();
+        }
+    }
+
+    /// An empty buffer: a free one, a new one while fewer than
+    /// [`QUEUE_BUFFERS`] exist, or the first the model hands back.
+    fn buffer(&mut self, ready: &mut VecDeque<Ended>) -> Option<Vec<Tuple>> {
+        // Take what came back without waiting.
+        loop {
+            match self.back.try_recv() {
+                Ok(msg) => self.take(msg, ready),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    self.gone = true;
+                    return None;
+                }
+            }
+        }
+        if let Some(mut buf) = self.free.pop() {
+            buf.clear();
+            return Some(buf);
+        }
+        if self.buffers < QUEUE_BUFFERS {
+            self.buffers += 1;
+            return Some(Vec::with_capacity(BUFFER_TUPLES + toyvm_vm::tuple::BATCH));
+        }
+        self.full += 1;
+        let start = Instant::now();
+        while self.free.is_empty() && !self.gone {
+            self.wait(ready);
+        }
+        self.queue_wait += start.elapsed();
+        let mut buf = self.free.pop()?;
+        buf.clear();
+        Some(buf)
+    }
+
+    /// Sends the open buffer, if it holds anything, to the model.
+    fn ship(&mut self) {
+        let Some(buf) = self.open.take() else { return };
+        if buf.is_empty() || self.gone {
+            self.open = Some(buf);
+            return;
+        }
+        self.shipped += buf.len() as u64;
+        self.ships += 1;
+        // Invariant: `free`, the open buffer (none, here) and the buffers
+        // with the model add up to `buffers`.
+        let with_model = (self.buffers - self.free.len()) as u64;
+        self.occupancy += with_model;
+        self.peak = self.peak.max(with_model);
+        if self.to_model.send(buf).is_err() {
+            self.gone = true;
+        }
+    }
+
     fn take(&mut self, msg: Back, ready: &mut VecDeque<Ended>) {
         match msg {
             Back::Ended(e) => ready.push_back(e),
@@ -530,7 +592,7 @@ mod tests {
             assert_eq!(one, two, "lag {lag}");
             assert_eq!(s1.tuples_sent, s2.model_tuples);
             assert_eq!((s1.threads, s2.threads), (1, 2));
-            assert!(s2.queue_peak <= QUEUE_BATCHES as u64);
+            assert!(s2.queue_peak <= QUEUE_BUFFERS as u64);
             // Every full interval `lag` tuples before the end became due.
             let all: Vec<u64> = one.concat();
             let total: u64 = sizes.iter().map(|&n| n as u64).sum();

@@ -27,7 +27,7 @@ const JIT_STACK_BYTES: usize = 256 << 20;
 use jit::Jit;
 pub use jit::{JitOptions, JitStats};
 use link::Link;
-pub use link::{FeedStats, QUEUE_BATCHES, Threads};
+pub use link::{BUFFER_TUPLES, FeedStats, QUEUE_BUFFERS, Threads};
 use model::Model;
 
 /// Configures and runs a program.
