@@ -33,6 +33,7 @@ pub mod import;
 pub mod output;
 pub mod record;
 pub mod runflags;
+pub mod runstats;
 pub mod runtime;
 pub mod synth;
 pub mod verify;

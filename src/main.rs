@@ -10,8 +10,9 @@ use std::time::Instant;
 use clap::{Parser, Subcommand, ValueEnum};
 use toyvm::output;
 use toyvm::record::RecordSink;
+use toyvm::runstats::{Mode, StatsOut};
 use toyvm_profiler::trace::Format;
-use toyvm_vm::interp::{self, Config, Input, Outcome};
+use toyvm_vm::interp::{self, Config, Input};
 use toyvm_vm::{KindMask, Program, asm};
 
 /// toyvm: a bytecode VM whose execution feeds models of hardware profilers.
@@ -436,7 +437,21 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 return Err(Failure::usage(lost));
             }
             if stats {
-                diag(&stats_text(&outcome, elapsed.as_secs_f64(), json))?;
+                let secs = elapsed.as_secs_f64();
+                let s = toyvm::Stats {
+                    wall_seconds: secs,
+                    interpreter_seconds: secs,
+                    instructions: outcome.steps.unwrap_or(0),
+                    tuples: toyvm::runtime::TupleCounts {
+                        value: outcome.tuples[0],
+                        edge: outcome.tuples[1],
+                        call: outcome.tuples[2],
+                    },
+                    profile: "none".into(),
+                    ..Default::default()
+                };
+                let out = StatsOut::new(&s, Mode::of(&s, record.is_some()), outcome.value);
+                diag(&if json { out.json() } else { out.text() })?;
             }
             Ok(outcome.exit_status())
         }
@@ -765,102 +780,12 @@ fn run_profiled(
     }
     if stats {
         let s = &report.stats;
-        if json {
-            let j = serde_json::to_string(s)
-                .map_err(|e| Failure::usage(format!("statistics as JSON: {e}")))?;
-            let _ = writeln!(text, "{j}");
-        } else {
-            let ns = if s.instructions > 0 {
-                s.interpreter_seconds * 1e9 / s.instructions as f64
-            } else {
-                0.0
-            };
-            let _ = writeln!(text, "-- toyvm stats --");
-            let _ = writeln!(text, "profile            {}", s.profile);
-            let _ = writeln!(text, "wall time          {:.3} s", s.wall_seconds);
-            let _ = writeln!(
-                text,
-                "  interpreter      {:.3} s ({ns:.2} ns / instruction)",
-                s.interpreter_seconds
-            );
-            let _ = writeln!(text, "  profiler model   {:.3} s", s.profiler_seconds);
-            let _ = writeln!(text, "instructions       {}", s.instructions);
-            let _ = writeln!(
-                text,
-                "tuples             value {} / edge {} / call {}",
-                s.tuples.value, s.tuples.edge, s.tuples.call
-            );
-            if s.profile != "none" {
-                let _ = writeln!(
-                    text,
-                    "intervals          {} ({} candidates)",
-                    s.intervals, s.candidates
-                );
-                let _ = writeln!(text, "model state        {} bytes", s.state_bytes);
-                let _ = writeln!(
-                    text,
-                    "messages           {} ({} modeled cycles)",
-                    s.messages, s.cycles
-                );
-            }
-            text += &s.feed.as_ref().map_or_else(String::new, |f| f.text());
-            if let Some(j) = &s.jit {
-                let _ = writeln!(text, "  compiled code    {:.3} s", j.compiled_seconds);
-                let _ = writeln!(text, "  compiler         {:.3} s", j.compile_seconds);
-                let _ = writeln!(
-                    text,
-                    "regions            {} compiled, {} recompiled, {} dropped, {} live ({} bytes of code), {} left to the interpreter by the recompile limits",
-                    j.compiles, j.recompiles, j.drops, j.live_regions, j.code_bytes, j.given_up
-                );
-                let _ = writeln!(
-                    text,
-                    "region entries     {} ({} side exits, {} guard failures, {} handed to the interpreter)",
-                    j.region_entries, j.side_exits, j.guard_failures, j.interpret_exits
-                );
-                let _ = writeln!(
-                    text,
-                    "exit tuples        {} (reported to the profiler for compiled code)",
-                    j.exit_tuples
-                );
-            }
-            let _ = writeln!(text, "result             {}", report.outcome.value);
-        }
+        let out = StatsOut::new(s, Mode::of(s, false), report.outcome.value);
+        text.push_str(&if json { out.json() } else { out.text() });
     }
     diag(&text)?;
     if let Some(lost) = lost {
         return Err(Failure::usage(lost));
     }
     Ok(report.outcome.exit_status())
-}
-
-fn stats_text(o: &Outcome, secs: f64, json: bool) -> String {
-    let mut text = String::new();
-    let steps = o.steps.unwrap_or(0);
-    let ns_per = if steps > 0 {
-        secs * 1e9 / steps as f64
-    } else {
-        0.0
-    };
-    if json {
-        let v = serde_json::json!({
-            "wall_seconds": secs,
-            "instructions": steps,
-            "ns_per_instruction": ns_per,
-            "tuples": { "value": o.tuples[0], "edge": o.tuples[1], "call": o.tuples[2] },
-            "result": o.value,
-        });
-        let _ = writeln!(text, "{v}");
-    } else {
-        let _ = writeln!(text, "-- toyvm stats --");
-        let _ = writeln!(text, "wall time          {:.3} s", secs);
-        let _ = writeln!(text, "instructions       {steps}");
-        let _ = writeln!(text, "ns / instruction   {ns_per:.2} (counting on)");
-        let _ = writeln!(
-            text,
-            "tuples             value {} / edge {} / call {}",
-            o.tuples[0], o.tuples[1], o.tuples[2]
-        );
-        let _ = writeln!(text, "result             {}", o.value);
-    }
-    text
 }

@@ -689,3 +689,59 @@ fn pcs_print_one_way_in_candidates_and_verify_evidence() {
         assert!(!e.contains("0x"), "{e}");
     }
 }
+
+/// The names of a `--stats` text's lines (the first 19 columns).
+fn stat_names(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.starts_with("toyvm:"))
+        .map(|l| l.get(..19).unwrap_or(l).trim_end().to_owned())
+        .collect()
+}
+
+#[test]
+fn stats_have_one_layout_and_one_json_shape_in_every_mode() {
+    let trace = tmp("modes.trace");
+    let modes: [&[&str]; 4] = [
+        &[],
+        &["--record", s(&trace)],
+        &["--profile", "multihash:interval=500", "--no-jit"],
+        &["--profile", "multihash:interval=500"],
+    ];
+    let mut layouts = Vec::new();
+    let mut shapes = Vec::new();
+    for extra in modes {
+        let mut args = vec!["run", "programs/loop.tasm", "3000", "--stats"];
+        args.extend_from_slice(extra);
+        let o = toyvm(&args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        layouts.push((extra, stat_names(&stderr(&o)), stderr(&o)));
+        args.push("--json");
+        let o = toyvm(&args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stderr).unwrap();
+        let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        shapes.push((extra, keys, v));
+    }
+    for (extra, names, text) in &layouts[1..] {
+        assert_eq!(names, &layouts[0].1, "{extra:?}:\n{text}");
+    }
+    for (extra, keys, _) in &shapes[1..] {
+        assert_eq!(keys, &shapes[0].1, "{extra:?}");
+    }
+    let modes: Vec<&str> = shapes
+        .iter()
+        .map(|s| s.2["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["interpreter", "record", "model", "jit"]);
+    // Under the JIT the instructions are the interpreter's, and it says so.
+    let (_, _, jit) = &layouts[3];
+    assert!(jit.contains("ns per interpreted instruction"), "{jit}");
+    assert!(jit.contains("compiled code's are not counted"), "{jit}");
+    let v = &shapes[3].2;
+    assert!(v["jit"]["compiles"].as_u64().unwrap() > 0, "{v}");
+    assert!(shapes[0].2["jit"].is_null());
+    // The JIT leaves instructions to compiled code: fewer are interpreted.
+    assert!(v["instructions"].as_u64() < shapes[0].2["instructions"].as_u64());
+    assert_eq!(v["result"], shapes[0].2["result"]);
+}
