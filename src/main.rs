@@ -116,7 +116,7 @@ enum Command {
     /// Each model is compared against the perfect profiler at its own
     /// interval length; the report gives state bytes, messages to software,
     /// the error figures and the hottest candidates.
-    #[command(after_long_help = toyvm_profiler::spec::HELP)]
+    #[command(after_long_help = format!("{}\n{}", toyvm_profiler::report::TERMS, toyvm_profiler::spec::HELP))]
     Profile {
         /// A text or binary trace (as written by `toyvm run --record`).
         #[arg(long, value_name = "FILE")]
@@ -182,7 +182,7 @@ enum Command {
     },
     /// Compare every profiler model on every program: speedup, profile
     /// error against perfect, modeled state and overhead.
-    #[command(after_long_help = toyvm_profiler::spec::HELP)]
+    #[command(after_long_help = toyvm::compare::help())]
     Compare(toyvm::compare::CompareArgs),
     /// Generate a synthetic workload whose tuple stream's hot set, skew,
     /// call polymorphism, value locality, phases and noise are set by

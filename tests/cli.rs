@@ -745,3 +745,71 @@ fn stats_have_one_layout_and_one_json_shape_in_every_mode() {
     assert!(v["instructions"].as_u64() < shapes[0].2["instructions"].as_u64());
     assert_eq!(v["result"], shapes[0].2["result"]);
 }
+
+#[test]
+fn compare_and_profile_help_explain_every_column_and_term() {
+    let help = String::from_utf8_lossy(&toyvm(&["compare", "--help"]).stdout).into_owned();
+    for term in [
+        "x interp",
+        "x perfect",
+        "E %",
+        "fp/fn/np/nn %",
+        "P/R",
+        "state B",
+        "msgs, cycles",
+        "model ms",
+        "jit ms",
+        "jit c/r/x",
+        "status",
+        "test size",
+        "--baseline",
+    ] {
+        assert!(help.contains(term), "compare --help lacks `{term}`");
+    }
+    let help = String::from_utf8_lossy(&toyvm(&["profile", "--help"]).stdout).into_owned();
+    for term in [
+        "invariance error",
+        "arc-weight error",
+        "range error",
+        "fp fn np nn",
+    ] {
+        assert!(help.contains(term), "profile --help lacks `{term}`");
+    }
+}
+
+#[test]
+fn compare_shows_progress_as_lines_when_piped_and_says_test_sizes_are_not_timings() {
+    let o = toyvm(&[
+        "compare",
+        "loop",
+        "fib",
+        "--profile",
+        "multihash",
+        "--repeat",
+        "2",
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let pairs: Vec<&str> = err.lines().filter(|l| l.contains(" under ")).collect();
+    // fib and loop, each under none and multihash: one line per pair.
+    assert_eq!(pairs.len(), 4, "{err}");
+    assert!(pairs[0].starts_with("toyvm compare: [1/4,"), "{err}");
+    assert!(pairs[3].starts_with("toyvm compare: [4/4,"), "{err}");
+    assert!(pairs.iter().all(|l| l.contains("of 2 runs")), "{err}");
+    assert!(err.contains("test sizes"), "{err}");
+    let o = toyvm(&[
+        "compare",
+        "loop",
+        "--profile",
+        "multihash",
+        "--repeat",
+        "1",
+        "--bench",
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("test sizes"), "{}", stderr(&o));
+}

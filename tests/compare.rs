@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use indicatif::ProgressBar;
+use toyvm::compare::Progress;
 use toyvm::compare::report::COLUMNS;
 use toyvm::compare::specs::Config;
 use toyvm::compare::suite::Case;
@@ -31,7 +31,7 @@ fn small() -> CompareArgs {
 
 #[test]
 fn a_small_comparison_reports_every_column_as_json() {
-    let c = compare::build(&small(), &RuntimeRunner, &ProgressBar::hidden()).unwrap();
+    let c = compare::build(&small(), &RuntimeRunner, &Progress::Hidden).unwrap();
     let text = render::json(&c.report);
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let rows = v["rows"].as_array().unwrap();
@@ -96,7 +96,7 @@ fn a_small_comparison_reports_every_column_as_json() {
 
 #[test]
 fn csv_has_one_header_and_a_line_per_pair() {
-    let c = compare::build(&small(), &RuntimeRunner, &ProgressBar::hidden()).unwrap();
+    let c = compare::build(&small(), &RuntimeRunner, &Progress::Hidden).unwrap();
     let csv = render::csv(&c.report);
     let mut lines = csv.lines();
     assert_eq!(lines.next().unwrap(), COLUMNS.join(","));
@@ -132,7 +132,7 @@ impl Runner for Tamper {
 #[test]
 fn a_run_whose_output_differs_is_a_failure() {
     let tamper = Tamper { model: "multihash" };
-    let c = compare::build(&small(), &tamper, &ProgressBar::hidden()).unwrap();
+    let c = compare::build(&small(), &tamper, &Progress::Hidden).unwrap();
     assert_eq!(c.report.failures, 2);
     for r in &c.report.rows {
         if r.model == "multihash" {
@@ -157,7 +157,7 @@ fn a_run_whose_output_differs_is_a_failure() {
     assert!(csv.contains(",mismatch,"), "{csv}");
     let _ = std::fs::remove_file(out);
     // A tampered interpreter makes every model "differ".
-    let c = compare::build(&small(), &Tamper { model: "none" }, &ProgressBar::hidden()).unwrap();
+    let c = compare::build(&small(), &Tamper { model: "none" }, &Progress::Hidden).unwrap();
     assert_eq!(c.report.failures, 4);
 }
 
@@ -174,7 +174,7 @@ fn sweeps_expand_run_in_parallel_and_mark_the_frontier() {
         program_dir: Some(programs()),
         ..CompareArgs::default()
     };
-    let c = compare::build(&args, &RuntimeRunner, &ProgressBar::hidden()).unwrap();
+    let c = compare::build(&args, &RuntimeRunner, &Progress::Hidden).unwrap();
     let labels: Vec<&str> = c.report.summary.iter().map(|s| s.label.as_str()).collect();
     assert_eq!(
         labels,
@@ -353,7 +353,7 @@ fn synth_workloads_add_the_study_its_crossings_and_its_chart() {
         study_chart: Some(chart.clone()),
         ..CompareArgs::default()
     };
-    let c = compare::build(&args, &RuntimeRunner, &ProgressBar::hidden()).unwrap();
+    let c = compare::build(&args, &RuntimeRunner, &Progress::Hidden).unwrap();
     // Only the workloads run without PROGRAMS.
     let names: Vec<&str> = c.report.programs.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["synth(hot=4,n=3000)", "synth(hot=256,n=3000)"]);
@@ -417,6 +417,80 @@ fn a_study_chart_without_workloads_is_refused() {
         study_chart: Some(temp("nope.svg")),
         ..small()
     };
-    let e = compare::build(&args, &RuntimeRunner, &ProgressBar::hidden()).unwrap_err();
+    let e = compare::build(&args, &RuntimeRunner, &Progress::Hidden).unwrap_err();
     assert!(e.contains("--synth"), "{e}");
+}
+
+/// `small()`'s report as a JSON value, to edit into baselines.
+fn small_report() -> serde_json::Value {
+    let c = compare::build(&small(), &RuntimeRunner, &Progress::Hidden).unwrap();
+    serde_json::from_str(&render::json(&c.report)).unwrap()
+}
+
+#[test]
+fn a_baseline_at_other_sizes_is_refused_before_any_run() {
+    let base = small_report();
+    let file = temp("sizes.json");
+    let refused = |v: &serde_json::Value| {
+        std::fs::write(&file, v.to_string()).unwrap();
+        let args = CompareArgs {
+            baseline: Some(file.clone()),
+            ..small()
+        };
+        compare::run_with(&args, &MustNotRun).unwrap_err()
+    };
+    let mut bench = base.clone();
+    bench["settings"]["bench"] = true.into();
+    let e = refused(&bench);
+    assert!(
+        e.contains("benchmark sizes (--bench)") && e.contains("test sizes"),
+        "{e}"
+    );
+    let mut bigger = base.clone();
+    bigger["programs"][0]["args"] = serde_json::json!([3000]);
+    let e = refused(&bigger);
+    assert!(e.contains("loop ran as (3000) there, (300) here"), "{e}");
+    let _ = std::fs::remove_file(file);
+}
+
+#[test]
+fn a_baseline_with_other_specs_or_machine_is_compared_with_warnings() {
+    let mut base = small_report();
+    base["machine"]["cores"] = 97.into();
+    base["settings"]["repeat"] = 5.into();
+    for row in base["rows"].as_array_mut().unwrap() {
+        if row["label"] == "multihash" {
+            row["spec"] = "multihash:tables=1".into();
+        }
+    }
+    let file = temp("specs.json");
+    std::fs::write(&file, base.to_string()).unwrap();
+    let args = CompareArgs {
+        baseline: Some(file.clone()),
+        ..small()
+    };
+    let c = compare::build(&args, &RuntimeRunner, &Progress::Hidden).unwrap();
+    let b = c.report.baseline.as_ref().unwrap();
+    let all = b.warnings.join("\n");
+    assert!(all.contains("another machine (97 cores"), "{all}");
+    assert!(
+        all.contains(
+            "`multihash` is another configuration than in the baseline (multihash:tables=1 there"
+        ),
+        "{all}"
+    );
+    assert!(all.contains("medians of 5 runs, this run of 1"), "{all}");
+    let changed: Vec<_> = b
+        .changes
+        .iter()
+        .filter(|c| c.spec_before.is_some())
+        .collect();
+    assert_eq!(changed.len(), 2, "loop and sieve under multihash");
+    let table = render::table(&c.report);
+    assert!(
+        table.contains("WARNING: the baseline ran on another machine"),
+        "{table}"
+    );
+    assert!(table.contains("ok, spec changed"), "{table}");
+    let _ = std::fs::remove_file(file);
 }

@@ -450,6 +450,47 @@ pub fn describe_range(r: &HotRange) -> String {
     }
 }
 
+/// What every figure of the text report means (`toyvm profile --help`
+/// prints it; the README's `profile` section says the same).
+pub const TERMS: &str = "\
+What the report's figures mean (each model against the perfect profiler at
+the model's own interval length and threshold):
+
+  intervals         intervals of the model's length in the trace
+  error             E, formula 1 of the multi-hash paper (000, 5.5.2): per
+                    interval, the sum over tuples either profiler reports of
+                    |exact count - reported count|, over the sum of their
+                    exact counts; the mean over intervals
+  fp fn np nn       E's four parts, which add up to E: false positives
+                    (reported, not hot), false negatives (hot, not
+                    reported), neutral positive (hot, reported, over-counted)
+                    and neutral negative (hot, reported, under-counted)
+  precision recall  of the reported candidate sets against perfect's,
+  F1                summed over intervals
+  state             the model's modeled hardware state in bytes (its
+                    tables' bits), not the simulator's memory
+  messages cycles   messages the hardware delivers to software, and their
+                    modeled cost (30 cycles each for the sampling models)
+  invariance error  the stratified paper's value-profile error (001, 5.3.1):
+                    a value's invariance is its count over its load's count;
+                    the error is the mean of |exact - estimated invariance|
+                    over the selected values, weighted by their counts
+                    (selected: loads executed at least 1000 times whose
+                    values of 10% or more cover 40% of them, and those
+                    values); value tuples only
+  arc-weight error  Conte's error (002, 3.5): per block, the largest
+                    difference between exact and estimated arc weights
+                    (each normalized to the block's out-flow); the mean in
+                    percent per bucket of block weight; blocks the model
+                    has no arc for are counted apart (without estimates),
+                    not charged as 100%; edge tuples only
+  range error       RAP's error (004, 5.3): per hot range, |exact -
+                    estimate| / exact in percent, mean and largest
+  hottest candidates  each candidate's reported count summed over the
+                    intervals, then the tuple: kind (E edge, V value, C
+                    call) and its two fields
+";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,6 +39,7 @@ use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
+pub mod baseline;
 pub mod chart;
 pub mod measure;
 pub mod meta;
@@ -228,24 +229,137 @@ fn suite_cases(args: &CompareArgs) -> Result<Vec<suite::Case>, String> {
     paths.iter().map(|p| suite::load(p, args.bench)).collect()
 }
 
-/// Runs the comparison with `runner`, `jobs` runs at a time, reporting
-/// progress on `bar`.
+/// How a comparison shows its progress.
+#[derive(Debug)]
+pub enum Progress {
+    /// A bar that redraws in place (standard error is a terminal).
+    Bar(ProgressBar),
+    /// One line per finished (program, configuration) pair and per error
+    /// pass on standard error (it is a pipe or a file: a log, CI).
+    Lines,
+    /// Nothing (tests, embedding).
+    Hidden,
+}
+
+impl Progress {
+    /// A bar on a terminal, lines otherwise.
+    pub fn for_stderr() -> Progress {
+        if !std::io::stderr().is_terminal() {
+            return Progress::Lines;
+        }
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(
+            "{elapsed_precise} [{wide_bar}] {pos}/{len} (eta {eta}) {msg}",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        Progress::Bar(bar)
+    }
+}
+
+/// Counts finished runs per pair, to say when a pair is done.
+struct PairLog<'a> {
+    cases: &'a [suite::Case],
+    labels: &'a [String],
+    repeat: usize,
+    start: std::time::Instant,
+    runs: std::sync::Mutex<PairRuns>,
+}
+
+/// Per (case, config) the successful runs' seconds and the failed runs,
+/// and how many pairs have finished.
+type PairRuns = (Vec<(Vec<f64>, usize)>, usize);
+
+impl PairLog<'_> {
+    /// The line for `done`, when it finishes a pair or is an error pass.
+    fn line(&self, done: &measure::Done) -> Option<String> {
+        let pairs = self.cases.len() * self.labels.len();
+        let at = format!("{:.0}s", self.start.elapsed().as_secs_f64());
+        match done {
+            measure::Done::Time {
+                case,
+                config,
+                result,
+                ..
+            } => {
+                let mut g = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+                let (runs, finished) = &mut *g;
+                let k = case * self.labels.len() + config;
+                let slot = runs.get_mut(k)?;
+                match result {
+                    Ok(t) => slot.0.push(t.stats.wall_seconds),
+                    Err(_) => slot.1 += 1,
+                }
+                if slot.0.len() + slot.1 < self.repeat {
+                    return None;
+                }
+                *finished += 1;
+                let what = if slot.1 > 0 {
+                    format!("{} of {} runs failed", slot.1, self.repeat)
+                } else {
+                    format!(
+                        "median {:.2} ms of {} runs",
+                        1e3 * measure::median(&slot.0),
+                        self.repeat
+                    )
+                };
+                Some(format!(
+                    "toyvm compare: [{finished}/{pairs}, {at}] {} under {}: {what}",
+                    self.cases[*case].name, self.labels[*config]
+                ))
+            }
+            measure::Done::Errors { case, result } => Some(format!(
+                "toyvm compare: [{at}] {}: error pass {}",
+                self.cases[*case].name,
+                match result {
+                    Ok(m) => format!("done ({} models)", m.len()),
+                    Err(e) => format!("failed: {e}"),
+                }
+            )),
+        }
+    }
+}
+
+/// Runs the comparison with `runner`, `jobs` runs at a time, showing
+/// `progress`.
 pub fn compare(
     cases: &[suite::Case],
     columns: &[Column],
     repeat: usize,
     jobs: usize,
     runner: &dyn Runner,
-    bar: &ProgressBar,
+    progress: &Progress,
 ) -> (Vec<Row>, Vec<IntervalSeries>) {
     let configs: Vec<specs::Config> = columns.iter().map(|c| c.config.clone()).collect();
     let labels: Vec<String> = columns.iter().map(|c| c.label.clone()).collect();
-    let work = measure::jobs(cases.len(), &configs, repeat.max(1), jobs);
-    bar.set_length(work.len() as u64);
+    let repeat = repeat.max(1);
+    let work = measure::jobs(cases.len(), &configs, repeat, jobs);
+    let log = PairLog {
+        cases,
+        labels: &labels,
+        repeat,
+        start: std::time::Instant::now(),
+        runs: std::sync::Mutex::new((vec![(Vec::new(), 0); cases.len() * labels.len()], 0)),
+    };
+    if let Progress::Bar(bar) = progress {
+        bar.set_length(work.len() as u64);
+    }
     let step = |job: &measure::Job| {
-        bar.set_message(measure::describe(job, cases, &labels));
+        if let Progress::Bar(bar) = progress {
+            bar.set_message(measure::describe(job, cases, &labels));
+        }
         let d = measure::execute(job, cases, &configs, runner);
-        bar.inc(1);
+        match progress {
+            Progress::Bar(bar) => bar.inc(1),
+            Progress::Lines => {
+                if let Some(l) = log.line(&d) {
+                    // Progress is a courtesy: a closed standard error does
+                    // not stop the comparison.
+                    let _ = crate::output::stderr(format!("{l}\n").as_bytes());
+                }
+            }
+            Progress::Hidden => {}
+        }
         d
     };
     let done: Vec<measure::Done> = if jobs <= 1 {
@@ -256,23 +370,10 @@ pub fn compare(
             Err(_) => work.iter().map(step).collect(),
         }
     };
-    bar.finish_and_clear();
-    report::assemble(cases, columns, done)
-}
-
-fn progress_bar() -> ProgressBar {
-    let target = if std::io::stderr().is_terminal() {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let bar = ProgressBar::with_draw_target(Some(0), target);
-    if let Ok(style) =
-        ProgressStyle::with_template("{elapsed_precise} [{wide_bar}] {pos}/{len} (eta {eta}) {msg}")
-    {
-        bar.set_style(style.progress_chars("=> "));
+    if let Progress::Bar(bar) = progress {
+        bar.finish_and_clear();
     }
-    bar
+    report::assemble(cases, columns, done)
 }
 
 fn write_file(path: &Path, text: &str, what: &str) -> Result<(), String> {
@@ -323,7 +424,7 @@ fn read_baseline(p: &Path) -> Result<Vec<u8>, String> {
 pub fn build(
     args: &CompareArgs,
     runner: &dyn Runner,
-    bar: &ProgressBar,
+    progress: &Progress,
 ) -> Result<Comparison, String> {
     if args.repeat == 0 {
         return Err("--repeat must be at least 1".into());
@@ -342,12 +443,15 @@ pub fn build(
         }
         None => None,
     };
+    if let Some((file, old)) = &baseline {
+        baseline::check_sizes(old, file, args.bench, &report::programs(&cases))?;
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = args
         .jobs
         .unwrap_or(if args.sweep.is_empty() { 1 } else { cores })
         .max(1);
-    let (rows, series) = compare(&cases, &columns, args.repeat, jobs, runner, bar);
+    let (rows, series) = compare(&cases, &columns, args.repeat, jobs, runner, progress);
     let summary = report::summarize(&columns, &rows);
     let failures = rows.iter().filter(|r| r.status != Status::Ok).count() as u64;
     let mut report = Report {
@@ -407,6 +511,12 @@ fn interval_models(args: &CompareArgs, columns: &[Column]) -> Result<[String; 2]
     }
 }
 
+/// What `toyvm compare --help` prints after the flags: every column and
+/// term of the report, then the spec grammar.
+pub fn help() -> String {
+    format!("{}\n{}", render::TERMS, toyvm_profiler::spec::HELP)
+}
+
 /// `toyvm compare`: exit status 0, or 1 when any pair mismatched or failed.
 pub fn run(args: &CompareArgs) -> Result<u8, String> {
     run_with(args, &RuntimeRunner)
@@ -420,8 +530,19 @@ pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8, String> {
         None => None,
     };
     check_outputs(args)?;
-    let bar = progress_bar();
-    let c = build(args, runner, &bar)?;
+    let c = build(args, runner, &Progress::for_stderr())?;
+    let mut notes = String::new();
+    if !args.bench {
+        notes.push_str(&format!("toyvm compare: {}\n", render::TEST_SIZES));
+    }
+    if let Some(b) = &c.report.baseline {
+        for w in &b.warnings {
+            notes.push_str(&format!("toyvm compare: WARNING: {w}\n"));
+        }
+    }
+    if !notes.is_empty() {
+        let _ = crate::output::stderr(notes.as_bytes());
+    }
     let text = match args.format {
         Format::Table => render::table(&c.report),
         Format::Csv => render::csv(&c.report),

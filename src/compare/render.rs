@@ -123,6 +123,56 @@ fn row_cells(r: &Row) -> Vec<String> {
 /// What the `x perfect` column's range and mark mean.
 const NOISE_NOTE: &str = "x perfect: median ratio [smallest-largest per-round ratio]; ≈: the pair's run times overlap perfect's (min-max), a difference within run-to-run noise";
 
+/// Every column and term of the report (`toyvm compare --help` prints
+/// it; the README's `compare` section says the same).
+pub const TERMS: &str = "\
+Columns (one row per program and configuration):
+
+  ms             median wall time of the --repeat timed runs
+  x interp       the interpreter's (none) median time over this one's: the
+                 speedup the model's JIT buys
+  x perfect      the perfect-profile JIT's median time over this one's;
+                 [lo-hi] is the smallest and largest ratio within one round
+                 (each round runs every configuration once, so a round's
+                 runs met the same machine); ≈ marks a pair whose run times
+                 overlap perfect's (min to max): run-to-run noise can
+                 explain the difference
+  E %            profile error against the perfect profiler (multi-hash
+                 paper, formula 1): per interval, the sum over tuples either
+                 reports of |exact count - reported count| over the sum of
+                 their exact counts, averaged over intervals. Measured on
+                 the interpreter's tuple stream (JIT off), the same for
+                 every model
+  fp/fn/np/nn %  E's four parts, which add up to E: false positives
+                 (reported, not hot), false negatives (hot, not reported),
+                 neutral positive (hot and reported, over-counted) and
+                 neutral negative (hot and reported, under-counted)
+  P/R            precision and recall of the model's candidates against
+                 perfect's, summed over intervals
+  state B        the model's modeled hardware state in bytes
+  msgs, cycles   messages the hardware model delivers to software, and
+                 their modeled cost (30 cycles each)
+  model ms       wall time inside the model in the timed run
+  jit ms         wall time in the JIT's planner and compiler in the timed run
+  jit c/r/x      the JIT's compiles / recompiles / side exits (exits from
+                 compiled code back to the interpreter) in the timed run
+  status         ok; MISMATCH: output or result differs from the
+                 interpreter's (never timed); ERROR: a run failed
+
+The summary per configuration: geometric means of the speedups, means of
+E and P/R, the largest state, total messages and model time; * (pareto):
+no other hardware model has both less mean E and less state.
+
+Sizes: without --bench every program runs at its test size (`# args:`),
+runs of a millisecond or so that check each configuration computes what
+the interpreter does; their times are too short to compare. --bench runs
+`# bench-args:` sizes. A --baseline taken at other sizes is refused; one
+whose specs or machine differ is compared with a warning.
+
+Progress: a bar on a terminal; otherwise one line per finished pair on
+standard error.
+";
+
 const SUMMARY_HEAD: &[&str] = &[
     "config",
     "programs",
@@ -198,10 +248,16 @@ fn change_cells(r: &Report) -> Vec<Vec<String>> {
                 pct(c.error_after),
                 c.error_change_points
                     .map_or_else(|| "-".into(), |x| format!("{x:+.2}")),
-                if c.status_before == c.status_after {
-                    c.status_after.word().to_owned()
-                } else {
-                    format!("{} -> {}", c.status_before.word(), c.status_after.word())
+                {
+                    let mut st = if c.status_before == c.status_after {
+                        c.status_after.word().to_owned()
+                    } else {
+                        format!("{} -> {}", c.status_before.word(), c.status_after.word())
+                    };
+                    if c.spec_before.is_some() {
+                        st.push_str(", spec changed");
+                    }
+                    st
                 },
             ]
         })
@@ -289,8 +345,14 @@ fn preamble(r: &Report) -> Vec<String> {
         })
         .collect();
     v.push(format!("programs: {}", args.join(", ")));
+    if !r.settings.bench {
+        v.push(TEST_SIZES.to_owned());
+    }
     v
 }
+
+/// Said wherever test-size times are shown.
+pub const TEST_SIZES: &str = "test sizes: these runs check that every configuration computes what the interpreter does; many last a few milliseconds, too short to time (use --bench to time)";
 
 fn specs_list(r: &Report) -> Vec<String> {
     r.summary
@@ -316,6 +378,50 @@ fn failures(r: &Report) -> Vec<String> {
         .collect()
 }
 
+/// Why a profile with error `e` is off, worded from the parts of E that
+/// are there: a profile that finds exactly perfect's candidates (no false
+/// positives or negatives) is off only in its counts, and says so rather
+/// than listing two zeros.
+fn profile_off(x: &Row, e: f64) -> String {
+    let part = |v: Option<f64>| v.unwrap_or(0.0);
+    let (fp, fnn) = (part(x.false_positive), part(x.false_negative));
+    let parts = [
+        (fp, "false positives"),
+        (fnn, "false negatives"),
+        (part(x.neutral_positive), "over-counted"),
+        (part(x.neutral_negative), "under-counted"),
+    ];
+    let shown: Vec<String> = parts
+        .iter()
+        .filter(|(v, _)| *v > 0.0)
+        .map(|(v, name)| {
+            if 100.0 * v < 0.05 {
+                format!("{name} <0.1%")
+            } else {
+                format!("{name} {:.1}%", 100.0 * v)
+            }
+        })
+        .collect();
+    let pr = format!(
+        "P/R {:.2}/{:.2}",
+        x.precision.unwrap_or(0.0),
+        x.recall.unwrap_or(0.0)
+    );
+    if fp == 0.0 && fnn == 0.0 {
+        format!(
+            "its counts are off (E {:.1}%, all of it from candidates perfect reports too: {}; {pr})",
+            100.0 * e,
+            shown.join(", ")
+        )
+    } else {
+        format!(
+            "its profile is off (E {:.1}%: {}; {pr})",
+            100.0 * e,
+            shown.join(", ")
+        )
+    }
+}
+
 /// Where a model's JIT buys less than 95% of the perfect profile's
 /// speedup, and why, judged from the row beside perfect's: a profile that
 /// differs (its error), other compile decisions, the model's own cost, or,
@@ -337,14 +443,7 @@ fn shortfalls(rows: &[Row]) -> Vec<String> {
         };
         let mut why = Vec::new();
         if let Some(e) = x.error.filter(|&e| e > 0.01) {
-            why.push(format!(
-                "its profile is off (E {:.1}%: false positives {:.1}%, false negatives {:.1}%; P/R {:.2}/{:.2})",
-                100.0 * e,
-                100.0 * x.false_positive.unwrap_or(0.0),
-                100.0 * x.false_negative.unwrap_or(0.0),
-                x.precision.unwrap_or(0.0),
-                x.recall.unwrap_or(0.0)
-            ));
+            why.push(profile_off(x, e));
         }
         let decisions = |y: &Row| (y.compiles, y.recompiles, y.side_exits, y.guard_failures);
         if decisions(x) != decisions(p) {
@@ -369,7 +468,8 @@ fn shortfalls(rows: &[Row]) -> Vec<String> {
         }
         if x.within_noise == Some(true) {
             why.push(format!(
-                "but its run times overlap perfect's (per-round ratios {:.2}-{:.2}): within run-to-run noise",
+                "{}its run times overlap perfect's (per-round ratios {:.2}-{:.2}): within run-to-run noise",
+                if why.is_empty() { "" } else { "but " },
                 x.speedup_vs_perfect_low.unwrap_or(rel),
                 x.speedup_vs_perfect_high.unwrap_or(rel)
             ));
@@ -420,6 +520,9 @@ pub fn table(r: &Report) -> String {
             "\nchanges since {} (toyvm {}, {}); {} pairs only there, {} only here:",
             b.file, b.toyvm_version, b.date, b.only_before, b.only_after
         );
+        for w in &b.warnings {
+            let _ = writeln!(s, "WARNING: {w}");
+        }
         text_table(&mut s, CHANGE_HEAD, &change_cells(r), 2);
     }
     if let Some(st) = &r.study {
@@ -471,6 +574,9 @@ pub fn markdown(r: &Report) -> String {
             "\nChanges since {} (toyvm {}, {}):\n",
             b.file, b.toyvm_version, b.date
         );
+        for w in &b.warnings {
+            let _ = writeln!(s, "**Warning:** {w}\n");
+        }
         md_table(&mut s, CHANGE_HEAD, &change_cells(r));
     }
     if let Some(st) = &r.study {
@@ -609,5 +715,33 @@ mod tests {
             s[0]
         );
         assert!(s[1].contains("timing noise"), "{}", s[1]);
+    }
+
+    #[test]
+    fn shortfalls_word_the_error_from_its_parts() {
+        // fib under conte: E from counts alone, no false positive or
+        // negative: the line must not list two zeros as the reason.
+        let mut conte = row("conte", 0.5, 0.064, 3);
+        conte.false_positive = Some(0.0);
+        conte.neutral_negative = Some(0.064);
+        let s = shortfalls(&[row("perfect", 1.0, 0.0, 3), conte]);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert!(s[0].contains("its counts are off (E 6.4%"), "{}", s[0]);
+        assert!(s[0].contains("under-counted 6.4%"), "{}", s[0]);
+        assert!(!s[0].contains("0.0%"), "{}", s[0]);
+        // Candidates missed: named, and only the parts that are there.
+        let mut strat = row("stratified", 0.5, 0.30, 3);
+        strat.false_positive = Some(0.0);
+        strat.false_negative = Some(0.25);
+        strat.neutral_negative = Some(0.05);
+        let s = shortfalls(&[row("perfect", 1.0, 0.0, 3), strat]);
+        assert!(
+            s[0].contains(
+                "its profile is off (E 30.0%: false negatives 25.0%, under-counted 5.0%;"
+            ),
+            "{}",
+            s[0]
+        );
+        assert!(!s[0].contains("false positives"), "{}", s[0]);
     }
 }

@@ -56,6 +56,12 @@ pub struct Row {
     pub max_seconds: Option<f64>,
     /// Interpreter time over this time.
     pub speedup_vs_interpreter: Option<f64>,
+    /// The smallest and largest per-round ratio of the interpreter's time
+    /// to this time (the error bars of the summary chart).
+    #[serde(default)]
+    pub speedup_vs_interpreter_low: Option<f64>,
+    #[serde(default)]
+    pub speedup_vs_interpreter_high: Option<f64>,
     /// The perfect-profile JIT's time over this time.
     pub speedup_vs_perfect: Option<f64>,
     /// The smallest and largest per-round ratio of perfect's time to this
@@ -114,6 +120,8 @@ impl Row {
             min_seconds: None,
             max_seconds: None,
             speedup_vs_interpreter: None,
+            speedup_vs_interpreter_low: None,
+            speedup_vs_interpreter_high: None,
             speedup_vs_perfect: None,
             speedup_vs_perfect_low: None,
             speedup_vs_perfect_high: None,
@@ -154,6 +162,8 @@ pub const COLUMNS: &[&str] = &[
     "min_seconds",
     "max_seconds",
     "speedup_vs_interpreter",
+    "speedup_vs_interpreter_low",
+    "speedup_vs_interpreter_high",
     "speedup_vs_perfect",
     "speedup_vs_perfect_low",
     "speedup_vs_perfect_high",
@@ -472,6 +482,13 @@ pub fn assemble(
         for (k, row) in case_rows.iter_mut().enumerate() {
             if let Some(t) = row.median_seconds.filter(|t| *t > 0.0) {
                 row.speedup_vs_interpreter = interp_time.map(|i| i / t);
+                if let Some(i) = interp.filter(|&i| i != k) {
+                    let (lo, hi, _) = noise_against(&case_secs[k], &case_secs[i]);
+                    (
+                        row.speedup_vs_interpreter_low,
+                        row.speedup_vs_interpreter_high,
+                    ) = (lo, hi);
+                }
                 let Some(p) = perfect[k] else { continue };
                 row.speedup_vs_perfect = medians[p].map(|m| m / t);
                 if p != k {
@@ -593,82 +610,7 @@ pub fn programs(cases: &[Case]) -> Vec<ProgramInfo> {
         .collect()
 }
 
-/// One pair against an earlier report.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Change {
-    pub program: String,
-    pub label: String,
-    pub spec: String,
-    pub status_before: Status,
-    pub status_after: Status,
-    pub speedup_before: Option<f64>,
-    pub speedup_after: Option<f64>,
-    /// Relative change of the speedup over the interpreter, in percent.
-    pub speedup_change_percent: Option<f64>,
-    pub error_before: Option<f64>,
-    pub error_after: Option<f64>,
-    /// Change of E in percentage points.
-    pub error_change_points: Option<f64>,
-}
-
-/// What changed since an earlier report.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BaselineDiff {
-    pub file: String,
-    pub toyvm_version: String,
-    pub date: String,
-    pub changes: Vec<Change>,
-    /// Pairs only one of the two reports has.
-    pub only_before: u64,
-    pub only_after: u64,
-}
-
-/// Matches pairs by program and canonical spec (or, when the spec's
-/// defaults changed, by program and label) and reports what moved.
-pub fn diff(before: &Report, after: &Report, file: &str) -> BaselineDiff {
-    let mut used = vec![false; before.rows.len()];
-    let mut changes = Vec::new();
-    for r in &after.rows {
-        let found = before
-            .rows
-            .iter()
-            .position(|b| b.program == r.program && b.spec == r.spec)
-            .or_else(|| {
-                before
-                    .rows
-                    .iter()
-                    .enumerate()
-                    .position(|(i, b)| !used[i] && b.program == r.program && b.label == r.label)
-            });
-        let Some(i) = found else { continue };
-        used[i] = true;
-        let b = &before.rows[i];
-        let both = |x: Option<f64>, y: Option<f64>| x.zip(y);
-        changes.push(Change {
-            program: r.program.clone(),
-            label: r.label.clone(),
-            spec: r.spec.clone(),
-            status_before: b.status,
-            status_after: r.status,
-            speedup_before: b.speedup_vs_interpreter,
-            speedup_after: r.speedup_vs_interpreter,
-            speedup_change_percent: both(b.speedup_vs_interpreter, r.speedup_vs_interpreter)
-                .map(|(x, y)| (y / x - 1.0) * 100.0),
-            error_before: b.error,
-            error_after: r.error,
-            error_change_points: both(b.error, r.error).map(|(x, y)| (y - x) * 100.0),
-        });
-    }
-    let matched = used.iter().filter(|u| **u).count() as u64;
-    BaselineDiff {
-        file: file.to_owned(),
-        toyvm_version: before.toyvm_version.clone(),
-        date: before.date.clone(),
-        only_before: before.rows.len() as u64 - matched,
-        only_after: after.rows.len() as u64 - changes.len() as u64,
-        changes,
-    }
-}
+pub use super::baseline::{BaselineDiff, Change, diff};
 
 #[cfg(test)]
 mod tests {
