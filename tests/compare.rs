@@ -225,8 +225,20 @@ fn baselines_charts_and_interval_views_are_written() {
         let s = std::fs::read_to_string(svg).unwrap();
         assert!(s.starts_with("<svg"), "{}", &s[..s.len().min(200)]);
     }
+    // Titles give the sizes: test sizes are for checking, not timing.
     let s = std::fs::read_to_string(&ichart).unwrap();
-    assert!(s.contains("multihash: error per interval") && s.contains("singlehash"));
+    assert!(
+        s.contains("Error E per interval against perfect (test sizes")
+            && s.contains("\nmultihash\n")
+            && s.contains("\nsinglehash\n")
+            && s.contains("loop(300)"),
+        "{s}"
+    );
+    let s = std::fs::read_to_string(&chart).unwrap();
+    assert!(
+        s.contains("test sizes (for checking, not timing)") && s.contains("loop(300)"),
+        "{s}"
+    );
     let rows = std::fs::read_to_string(&icsv).unwrap();
     assert!(rows.lines().count() > 2);
     // A model not compared is refused before anything runs.

@@ -568,7 +568,7 @@ pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8, String> {
             .filter(|s| s.label == a || s.label == b)
             .cloned()
             .collect();
-        chart::intervals(&shown, [a.as_str(), b.as_str()], p)?;
+        chart::intervals(&shown, [a.as_str(), b.as_str()], &c.report, p)?;
     }
     let status = if c.report.failures > 0 { 1 } else { 0 };
     // Standard output last, after every file: a reader that closes the pipe
