@@ -184,7 +184,14 @@ impl<'a> StatsOut<'a> {
             );
         }
         // The model feed (threads, lag, waiting, the queue), when a model ran.
-        t += &s.feed.as_ref().map_or_else(String::new, |f| f.text());
+        match &s.feed {
+            Some(f) => t += &f.text(),
+            None => {
+                for name in ["model feed", "  waiting on model", "queue"] {
+                    line(&mut t, name, "- (no model)".to_owned());
+                }
+            }
+        }
         match &s.jit {
             Some(j) => {
                 line(
