@@ -529,7 +529,7 @@ impl<'p> Jit<'p> {
     /// place. Each growth counts toward the head's recompile limit, and a
     /// tree only grows (up to the size cap), so this ends.
     fn grow(&mut self, index: u64, pairs: &[(Tuple, u64)]) {
-        let candidates: Vec<((u32, u32), u32, Again)> = self
+        let mut candidates: Vec<((u32, u32), u32, Again)> = self
             .states
             .iter()
             .filter_map(|(k, s)| match *s {
@@ -541,6 +541,9 @@ impl<'p> Jit<'p> {
                 _ => None,
             })
             .collect();
+        // `states` is a hash map: visit heads in a fixed order, or which
+        // head the budget pays for first would differ from run to run.
+        candidates.sort_unstable_by_key(|&(key, _, _)| key);
         for (key, slot, again) in candidates {
             let r = self.slots[slot as usize].as_ref().expect("installed");
             if !r.loops || r.planned_from.is_empty() || r.recent_side_exits < self.opts.min_entries
@@ -752,7 +755,7 @@ impl<'p> Jit<'p> {
     /// Drops regions that went idle and re-forms those whose exits or
     /// guards turned hot.
     fn review(&mut self, index: u64) {
-        let keys: Vec<((u32, u32), u32, Again)> = self
+        let mut keys: Vec<((u32, u32), u32, Again)> = self
             .states
             .iter()
             .filter_map(|(k, s)| match s {
@@ -760,6 +763,9 @@ impl<'p> Jit<'p> {
                 _ => None,
             })
             .collect();
+        // A fixed order, as in `grow`: slots freed and reused, and the
+        // budget spent, must not depend on the hash map's seed.
+        keys.sort_unstable_by_key(|&(key, _, _)| key);
         for (key, slot, again) in keys {
             let r = self.slots[slot as usize].as_mut().expect("installed");
             let ever = r.entries;
