@@ -122,6 +122,35 @@ pub enum ExitReport {
     Value { pc: u32, reg: u8 },
 }
 
+impl ExitReport {
+    /// The tuple the interpreter would have emitted on leaving through this
+    /// site of a region of function `func`, resuming at offset `resume`
+    /// with registers `regs`; `None` when its kind is not in `kinds`.
+    pub fn tuple(
+        self,
+        func: u32,
+        resume: u32,
+        regs: &[i64; 256],
+        kinds: toyvm_vm::KindMask,
+    ) -> Option<toyvm_vm::Tuple> {
+        use toyvm_vm::{Kind, Pc, Tuple};
+        let at = |o: u32| Pc::new(func, o).0;
+        let t = match self {
+            ExitReport::Edge { branch } => Tuple {
+                kind: Kind::Edge,
+                a: at(branch),
+                b: at(resume),
+            },
+            ExitReport::Value { pc, reg } => Tuple {
+                kind: Kind::Value,
+                a: at(pc),
+                b: regs[reg as usize] as u64,
+            },
+        };
+        kinds.contains(t.kind).then_some(t)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,390 @@
+//! The runtime's JIT: the code table (installed regions by slot, the
+//! per-instruction head index, entering compiled code and chaining between
+//! regions, reporting the tuples of their exits) and its statistics. What
+//! to compile, recompile or drop at each interval end, and what the JIT's
+//! work may cost, is the policy in [`policy`].
+
+mod policy;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use toyvm_optimizer::{CodeCache, CompiledRegion, ExitKind, PlanConfig};
+use toyvm_vm::{KindMask, Program, Tuple};
+
+/// Knobs of the JIT policy.
+#[derive(Clone, Debug)]
+pub struct JitOptions {
+    /// Region formation and specialization.
+    pub plan: PlanConfig,
+    /// Intervals without an entry after which a region is dropped.
+    pub idle_intervals: u32,
+    /// Recompiles of one head after hot exits or failing guards before it
+    /// is left to the interpreter.
+    pub max_recompiles: u32,
+    /// Times one head may be compiled again after going idle before it is
+    /// left to the interpreter (the back-off grows every four).
+    pub max_revivals: u32,
+    /// An exit back into the region's own code taken on at least this share
+    /// of entries (in an interval) makes the region be re-formed.
+    pub hot_exit_share: f64,
+    /// Guard failures on at least this share of entries make the region be
+    /// re-specialized.
+    pub guard_failure_share: f64,
+    /// Fewer entries per interval than this are too few to judge exits by.
+    pub min_entries: u64,
+    /// A region that does not loop needs at least this many instructions:
+    /// a short one entered often (an interpreter's dispatch loop cut at its
+    /// `jtab`) costs more to enter and leave than it saves.
+    pub min_straight_instrs: usize,
+    /// Credit (in tuples of execution) planning regions costs; see the
+    /// module doc.
+    pub plan_cost: u64,
+    /// Credit one compile costs.
+    pub compile_cost: u64,
+    /// Credit at the start: the first compiles of a short run.
+    pub initial_credit: u64,
+    /// Print every decision on standard error.
+    pub log: bool,
+    /// Write each region's Cranelift IR here.
+    pub dump_clif: Option<PathBuf>,
+    /// Time compiled code (two clock reads per region entry).
+    pub timing: bool,
+}
+
+impl Default for JitOptions {
+    fn default() -> Self {
+        JitOptions {
+            plan: PlanConfig::default(),
+            idle_intervals: 3,
+            max_recompiles: 4,
+            max_revivals: 32,
+            hot_exit_share: 0.5,
+            guard_failure_share: 0.1,
+            min_entries: 8,
+            min_straight_instrs: 16,
+            plan_cost: 2_000,
+            compile_cost: 10_000,
+            initial_credit: 40_000,
+            log: false,
+            dump_clif: None,
+            timing: false,
+        }
+    }
+}
+
+/// What the JIT did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct JitStats {
+    pub compiles: u64,
+    pub recompiles: u64,
+    pub drops: u64,
+    pub compile_failures: u64,
+    /// Heads left to the interpreter for good by `max_recompiles` or
+    /// `max_revivals`.
+    pub given_up: u64,
+    /// Interval ends whose candidates waited for credit to plan with.
+    pub plans_deferred: u64,
+    /// Compiles put off for lack of credit.
+    pub compiles_deferred: u64,
+    pub region_entries: u64,
+    pub side_exits: u64,
+    pub guard_failures: u64,
+    /// Exits that hand one instruction (a call, `ret`, output, a trap) to
+    /// the interpreter.
+    pub interpret_exits: u64,
+    /// Tuples reported for compiled code by its side exits and failing
+    /// guards (see [`Jit::run`]).
+    pub exit_tuples: u64,
+    pub compile_seconds: f64,
+    /// Time inside compiled code (when timed).
+    pub compiled_seconds: f64,
+    pub code_bytes: u64,
+    pub live_regions: u64,
+    /// The first failure to write the JIT log (`--jit-log`) or a
+    /// `--dump-clif` file: the run goes on, and the command reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_error: Option<String>,
+}
+
+/// What the log and the review need to know of a region beyond its code.
+struct Meta {
+    description: String,
+    /// Offsets of the instructions the region compiles (its own code).
+    covers: Vec<u32>,
+    loops: bool,
+    /// The candidates the region was planned from (empty for a whole
+    /// native function).
+    planned_from: Vec<(Tuple, u64)>,
+}
+
+struct Installed {
+    code: CompiledRegion,
+    /// Offsets of the instructions the region compiles (its own code).
+    covers: Vec<u32>,
+    /// Whether the region jumps back to its own head.
+    loops: bool,
+    /// The candidates it was planned from: a later interval's are added
+    /// to them to see whether the tree would grow (see `grow`).
+    planned_from: Vec<(Tuple, u64)>,
+    /// Side exits taken in the last reviewed interval.
+    recent_side_exits: u64,
+    counters: Vec<u64>,
+    seen: Vec<u64>,
+    entries: u64,
+    entries_seen: u64,
+    idle: u32,
+    /// `Jit::ran` when the region was installed or last reviewed.
+    reviewed_at: u64,
+}
+
+/// How often a head was compiled again: after hot exits or failing
+/// guards (`recompiles`), and after going idle (`revivals`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Again {
+    recompiles: u32,
+    revivals: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum HeadState {
+    Counting { again: Again, not_before: u64 },
+    Compiled { slot: u32, again: Again },
+    DontCompile,
+}
+
+/// The JIT of one run.
+pub struct Jit<'p> {
+    program: &'p Program,
+    opts: JitOptions,
+    cache: CodeCache,
+    slots: Vec<Option<Installed>>,
+    /// Per function, per instruction offset: installed slot + 1, or 0.
+    heads: Vec<Vec<u32>>,
+    states: HashMap<(u32, u32), HeadState>,
+    versions: HashMap<(u32, u32), u32>,
+    pub stats: JitStats,
+    compiled_time: Duration,
+    /// The interpreter's call-depth limit, which native calls honour too.
+    max_depth: usize,
+    /// Per function, the offsets control can transfer to: its entry and
+    /// every branch or jump-table target.
+    entry_points: Vec<std::collections::BTreeSet<u32>>,
+    /// Batches of execution handed over so far (see [`Jit::ran`]).
+    ran: u64,
+    /// What the JIT may still spend, in tuples (see the module doc).
+    credit: u64,
+    /// Candidates of interval ends not planned from yet, summed.
+    pending: HashMap<Tuple, u64>,
+    /// Set when a log line could not be written: logging stops.
+    log_failed: std::cell::Cell<bool>,
+    /// The first output failure (see [`JitStats::output_error`]).
+    output_error: std::cell::RefCell<Option<String>>,
+}
+
+impl std::fmt::Debug for Jit<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Jit")
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+fn describe(p: &Program, func: u32, head: u32) -> String {
+    format!(
+        "`{}`+{head} (f{func}:{head})",
+        p.functions[func as usize].name
+    )
+}
+
+impl<'p> Jit<'p> {
+    pub fn new(program: &'p Program, opts: JitOptions) -> crate::Result<Self> {
+        let credit = opts.initial_credit;
+        let mut cache = CodeCache::new().map_err(|e| crate::Error::Usage(format!("JIT: {e}")))?;
+        // Every closed function, once: regions call them natively.
+        cache
+            .compile_natives(program)
+            .map_err(|e| crate::Error::Usage(format!("JIT: compiling native functions: {e}")))?;
+        if let Some(dir) = &opts.dump_clif {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| crate::Error::Usage(format!("{}: {e}", dir.display())))?;
+            cache.set_dump_clif(true);
+        }
+        Ok(Jit {
+            program,
+            heads: program
+                .functions
+                .iter()
+                .map(|f| vec![0; f.code.len()])
+                .collect(),
+            opts,
+            cache,
+            slots: Vec::new(),
+            states: HashMap::new(),
+            versions: HashMap::new(),
+            stats: JitStats::default(),
+            compiled_time: Duration::ZERO,
+            max_depth: toyvm_vm::interp::Config::default().max_depth,
+            entry_points: program
+                .functions
+                .iter()
+                .map(|f| {
+                    let mut s: std::collections::BTreeSet<u32> =
+                        f.code.iter().filter_map(|i| i.label()).collect();
+                    s.extend(f.tables.iter().flatten());
+                    s.insert(0);
+                    s
+                })
+                .collect(),
+            ran: 0,
+            credit,
+            pending: HashMap::new(),
+            log_failed: std::cell::Cell::new(false),
+            output_error: std::cell::RefCell::new(None),
+        })
+    }
+
+    /// The program ran (a batch of its tuples, or of tuples its compiled
+    /// code's exits reported, is about to be fed to the model): intervals
+    /// ending from here on can count toward a region's idleness.
+    pub fn ran(&mut self, tuples: u64) {
+        self.ran += 1;
+        let cap = self
+            .opts
+            .initial_credit
+            .saturating_add(self.opts.compile_cost.saturating_mul(16));
+        self.credit = self.credit.saturating_add(tuples).min(cap);
+    }
+
+    /// Takes `cost` from the credit if it is there.
+    fn pay(&mut self, cost: u64) -> bool {
+        let paid = self.credit >= cost;
+        if paid {
+            self.credit -= cost;
+        }
+        paid
+    }
+
+    fn log(&self, interval: u64, msg: std::fmt::Arguments<'_>) {
+        if self.opts.log && !self.log_failed.get() {
+            let line = format!("jit: interval {interval}: {msg}\n");
+            if let Err(e) = crate::output::stderr(line.as_bytes()) {
+                self.log_failed.set(true);
+                // A closed pipe means the log is no longer wanted.
+                if !crate::output::is_closed_pipe(&e) {
+                    self.output_failed(format!("cannot write the JIT log: {e}"));
+                }
+            }
+        }
+    }
+
+    fn output_failed(&self, msg: String) {
+        self.output_error.borrow_mut().get_or_insert(msg);
+    }
+
+    /// The region installed at `func`'s offset `pc`.
+    #[inline(always)]
+    pub fn region_at(&self, func: u32, pc: u32) -> Option<u32> {
+        let v = *self.heads.get(func as usize)?.get(pc as usize)?;
+        (v != 0).then(|| v - 1)
+    }
+
+    /// Runs installed region `slot`; returns where to resume.
+    ///
+    /// A side exit to the head of another installed region of the same
+    /// function goes straight on into that region (region chaining): the
+    /// interpreter would enter it anyway at its next transfer, after
+    /// running the head's first block once more, and a trace that leaves
+    /// for a loop formed as a separate region (sieve's prime test for its
+    /// marking loop) then never pays the round trip.
+    ///
+    /// Each side exit and failing guard taken pushes onto `report` the tuple
+    /// the interpreter would have emitted there (see
+    /// [`toyvm_optimizer::ExitReport`]), for the kinds in `kinds`: compiled
+    /// code emits no tuples itself, and without these the profile would
+    /// never see the paths that leave it, nor would intervals advance while
+    /// compiled code runs.
+    pub fn run(
+        &mut self,
+        slot: u32,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        depth: usize,
+        kinds: KindMask,
+        report: &mut Vec<Tuple>,
+    ) -> Result<u32, toyvm_vm::interp::Trap> {
+        let start = self.opts.timing.then(Instant::now);
+        let mut slot = slot;
+        let exit = loop {
+            let r = self.slots[slot as usize]
+                .as_mut()
+                .expect("only installed regions are offered");
+            r.entries += 1;
+            let func = r.code.func();
+            let exit = r
+                .code
+                .run_site(regs, mem, &mut r.counters, depth, self.max_depth);
+            let exit = match exit {
+                Ok((e, site)) => {
+                    let exited = site.and_then(|i| r.code.exits()[i].report);
+                    if let Some(t) = exited.and_then(|x| x.tuple(func, e.resume, regs, kinds)) {
+                        report.push(t);
+                    }
+                    Ok(e)
+                }
+                Err(t) => Err(t),
+            };
+            match exit {
+                Ok(e) if e.kind == ExitKind::Side => match self.region_at(func, e.resume) {
+                    Some(next) => slot = next,
+                    None => break Ok(e),
+                },
+                other => break other,
+            }
+        };
+        if let Some(start) = start {
+            self.compiled_time += start.elapsed();
+        }
+        match exit {
+            Ok(exit) => Ok(exit.resume),
+            Err(trap) => Err(trap.to_trap(self.program)),
+        }
+    }
+
+    fn uninstall(&mut self, slot: u32) -> Installed {
+        let r = self.slots[slot as usize].take().expect("installed");
+        self.heads[r.code.func() as usize][r.code.head() as usize] = 0;
+        self.account(&r);
+        r
+    }
+
+    fn account(&mut self, r: &Installed) {
+        self.stats.region_entries += r.entries;
+        for (site, n) in r.code.exits().iter().zip(&r.counters) {
+            match site.kind {
+                ExitKind::Side => self.stats.side_exits += n,
+                ExitKind::Guard => self.stats.guard_failures += n,
+                ExitKind::Interpret => self.stats.interpret_exits += n,
+                // A trap ends the run; nothing to count toward policy.
+                ExitKind::Trap => {}
+            }
+        }
+    }
+
+    /// Final statistics (folds in the regions still installed).
+    pub fn finish(&mut self) -> JitStats {
+        let live: Vec<u32> = (0..self.slots.len() as u32)
+            .filter(|&s| self.slots[s as usize].is_some())
+            .collect();
+        self.stats.live_regions = live.len() as u64;
+        for s in live {
+            let r = self.slots[s as usize].take().expect("live");
+            self.account(&r);
+        }
+        self.stats.compiled_seconds = self.compiled_time.as_secs_f64();
+        self.stats.output_error = self.output_error.borrow().clone();
+        self.stats.clone()
+    }
+}
