@@ -1,0 +1,304 @@
+//! The runner: a program interpreted and under each JIT configuration, and
+//! the first difference.
+
+use std::fmt;
+
+use super::FuzzProgram;
+use crate::Runtime;
+use crate::runtime::{JitOptions, JitStats};
+use toyvm_vm::interp::{Input, Trap};
+
+/// The interpreter's step budget for one program: a backstop, never
+/// reached by [`generate`]'s programs in practice (checked by the tests).
+pub const ORACLE_FUEL: u64 = 20_000_000;
+
+/// One way to run a program under the JIT: a profiler spec and options.
+#[derive(Clone, Debug)]
+pub struct DiffConfig {
+    /// The profiler spec, e.g. `multihash:interval=300`.
+    pub spec: String,
+    /// JIT options as the `toyvm run` flags that give them (for messages).
+    pub flags: &'static str,
+    pub jit: JitOptions,
+}
+
+impl fmt::Display for DiffConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "--profile {}", self.spec)?;
+        if !self.flags.is_empty() {
+            write!(f, " {}", self.flags)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every model at short intervals (100 to 3,000 tuples, so the programs'
+/// few thousand iterations see several interval ends), plus runs without
+/// call or value specialization and one that compiles short regions.
+pub fn configs() -> Vec<DiffConfig> {
+    let plain = |spec: &str| DiffConfig {
+        spec: spec.to_owned(),
+        flags: "",
+        jit: JitOptions::default(),
+    };
+    let mut v: Vec<DiffConfig> = [
+        "perfect:interval=100",
+        "perfect:interval=1000",
+        "perfect:interval=3000",
+        "multihash:interval=300",
+        "multihash:interval=2000",
+        "singlehash:interval=500",
+        "stratified:interval=1000",
+        "tagged:interval=1500",
+        "rap:interval=700",
+        "conte:interval=400",
+    ]
+    .into_iter()
+    .map(plain)
+    .collect();
+    let mut no_call = plain("perfect:interval=500");
+    no_call.flags = "--no-call-spec";
+    no_call.jit.plan.specialize.call_share = 2.0;
+    no_call.jit.plan.max_dispatch = 0;
+    let mut no_value = plain("perfect:interval=500");
+    no_value.flags = "--no-value-spec";
+    no_value.jit.plan.specialize.value_share = 2.0;
+    let mut short = plain("multihash:interval=250");
+    short.flags = "(JitOptions::min_straight_instrs = 2)";
+    short.jit.min_straight_instrs = 2;
+    v.extend([no_call, no_value, short]);
+    v
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum End {
+    Value(i64),
+    Trap {
+        message: String,
+        function: String,
+        pc: u64,
+    },
+    /// Any other error (not expected from a valid program).
+    Error(String),
+    /// The run panicked (only seen where panics unwind).
+    Panic(String),
+}
+
+impl fmt::Display for End {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            End::Value(v) => write!(f, "returned {v}"),
+            End::Trap {
+                message,
+                function,
+                pc,
+            } => write!(
+                f,
+                "trap in `{function}` at instruction {} (pc {}): {message}",
+                *pc as u32,
+                toyvm_vm::Pc(*pc)
+            ),
+            End::Error(e) => write!(f, "error: {e}"),
+            End::Panic(e) => write!(f, "panic: {e}"),
+        }
+    }
+}
+
+/// What one run printed and how it ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    pub output: Vec<u8>,
+    pub end: End,
+}
+
+/// What the JIT did, summed over runs: the evidence that a campaign ran
+/// compiled code and took its exits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JitTotals {
+    pub compiles: u64,
+    pub recompiles: u64,
+    pub drops: u64,
+    pub region_entries: u64,
+    pub side_exits: u64,
+    pub guard_failures: u64,
+    pub interpret_exits: u64,
+}
+
+impl JitTotals {
+    fn add_stats(&mut self, j: &JitStats) {
+        self.compiles += j.compiles;
+        self.recompiles += j.recompiles;
+        self.drops += j.drops;
+        self.region_entries += j.region_entries;
+        self.side_exits += j.side_exits;
+        self.guard_failures += j.guard_failures;
+        self.interpret_exits += j.interpret_exits;
+    }
+
+    /// Adds another total to this one.
+    pub fn add(&mut self, o: &JitTotals) {
+        self.compiles += o.compiles;
+        self.recompiles += o.recompiles;
+        self.drops += o.drops;
+        self.region_entries += o.region_entries;
+        self.side_exits += o.side_exits;
+        self.guard_failures += o.guard_failures;
+        self.interpret_exits += o.interpret_exits;
+    }
+}
+
+/// A program that agreed under every configuration.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// JIT runs compared with the interpreter's.
+    pub runs: u64,
+    /// How the interpreter's run ended.
+    pub oracle: Option<End>,
+    /// The interpreter ran out of [`ORACLE_FUEL`]; nothing was compared.
+    pub out_of_fuel: bool,
+    pub jit: JitTotals,
+}
+
+/// A configuration whose run differs from the interpreter's.
+#[derive(Clone, Debug)]
+pub struct Mismatch {
+    pub program: FuzzProgram,
+    /// The configuration (empty when the program itself is invalid).
+    pub config: String,
+    pub want: Option<Observed>,
+    pub got: Option<Observed>,
+    /// Why, in one line.
+    pub what: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "MISMATCH under {}: {}", self.config, self.what)?;
+        if let (Some(w), Some(g)) = (&self.want, &self.got) {
+            writeln!(
+                f,
+                "  interpreter: {} ({} output bytes)",
+                w.end,
+                w.output.len()
+            )?;
+            writeln!(
+                f,
+                "  jit:         {} ({} output bytes)",
+                g.end,
+                g.output.len()
+            )?;
+            if w.output != g.output {
+                let at = w
+                    .output
+                    .iter()
+                    .zip(&g.output)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(w.output.len().min(g.output.len()));
+                let window = |o: &[u8]| {
+                    String::from_utf8_lossy(&o[at.saturating_sub(20)..(at + 40).min(o.len())])
+                        .into_owned()
+                };
+                writeln!(f, "  output differs at byte {at}:")?;
+                writeln!(f, "    interpreter: {:?}", window(&w.output))?;
+                writeln!(f, "    jit:         {:?}", window(&g.output))?;
+            }
+        }
+        writeln!(f, "program (args {:?}):", self.program.args)?;
+        f.write_str(&self.program.text)
+    }
+}
+
+/// Runs `program` once: interpreted with `fuel` when `config` is `None`,
+/// else under the JIT with that configuration.
+pub fn run(
+    program: &toyvm_vm::Program,
+    args: &[i64],
+    config: Option<&DiffConfig>,
+    fuel: Option<u64>,
+) -> (Observed, Option<JitStats>) {
+    let mut output = Vec::new();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let builder = match config {
+            None => Runtime::builder(program.clone())
+                .profile_str("none")
+                .map(|b| b.jit(None).fuel(fuel)),
+            Some(c) => Runtime::builder(program.clone())
+                .profile_str(&c.spec)
+                .map(|b| b.jit(Some(c.jit.clone()))),
+        };
+        builder.and_then(|b| b.build().run(Input { args, file: &[] }, &mut output))
+    }));
+    let (end, stats) = match result {
+        Ok(Ok(report)) => (End::Value(report.outcome.value), report.stats.jit),
+        Ok(Err(crate::Error::Vm(toyvm_vm::Error::Trap(Trap { kind, pc, function })))) => (
+            End::Trap {
+                message: kind.to_string(),
+                function,
+                pc: pc.0,
+            },
+            None,
+        ),
+        Ok(Err(e)) => (End::Error(e.to_string()), None),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_default();
+            (End::Panic(msg), None)
+        }
+    };
+    (Observed { output, end }, stats)
+}
+
+/// Runs `case` interpreted, then under every configuration, and returns
+/// the first run that differs from the interpreter's.
+pub fn check(case: &FuzzProgram, configs: &[DiffConfig]) -> Result<Summary, Box<Mismatch>> {
+    let invalid = |what: String| {
+        Box::new(Mismatch {
+            program: case.clone(),
+            config: String::new(),
+            want: None,
+            got: None,
+            what,
+        })
+    };
+    let program = toyvm_vm::asm::assemble(&case.text)
+        .map_err(|e| invalid(format!("invalid program: {e}")))?;
+    let (want, _) = run(&program, &case.args, None, Some(ORACLE_FUEL));
+    let mut summary = Summary::default();
+    match &want.end {
+        End::Trap { message, .. } if message.starts_with("out of fuel") => {
+            summary.out_of_fuel = true;
+            return Ok(summary);
+        }
+        End::Error(e) | End::Panic(e) => {
+            return Err(invalid(format!("the interpreter failed: {e}")));
+        }
+        _ => {}
+    }
+    for c in configs {
+        let (got, stats) = run(&program, &case.args, Some(c), None);
+        summary.runs += 1;
+        if let Some(j) = &stats {
+            summary.jit.add_stats(j);
+        }
+        if got != want {
+            let what = if got.end != want.end {
+                "the runs end differently"
+            } else {
+                "the outputs differ"
+            };
+            return Err(Box::new(Mismatch {
+                program: case.clone(),
+                config: c.to_string(),
+                want: Some(want),
+                got: Some(got),
+                what: what.to_owned(),
+            }));
+        }
+    }
+    summary.oracle = Some(want.end);
+    Ok(summary)
+}
