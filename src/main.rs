@@ -70,6 +70,16 @@ enum Command {
         /// decisions on one thread or two.
         #[arg(long, value_name = "TUPLES")]
         lag: Option<u64>,
+        /// Install compiled code as soon as the compiler thread has it,
+        /// not at the interval end after it was planned: the interpreter
+        /// never waits for the compiler, but runs are not repeatable.
+        #[arg(long = "async")]
+        async_install: bool,
+        /// Tuples between planning a region and installing its code: the
+        /// compiler thread's head start (0: at the interval end that
+        /// planned it). Deterministic, unlike --async.
+        #[arg(long, value_name = "TUPLES", default_value_t = 0)]
+        install_lag: u64,
         /// Print what the JIT compiles, from which candidates, and every
         /// invalidation with its reason.
         #[arg(long)]
@@ -320,6 +330,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             no_jit,
             threads,
             lag,
+            async_install,
+            install_lag,
             jit_log,
             dump_clif,
             no_value_spec,
@@ -336,6 +348,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 no_jit,
                 candidates,
                 jit_log,
+                async_install,
                 dump_clif: dump_clif.is_some(),
                 no_value_spec,
                 no_call_spec,
@@ -352,6 +365,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                     let mut o = toyvm::runtime::JitOptions {
                         log: jit_log,
                         dump_clif,
+                        async_install,
+                        install_lag,
                         ..Default::default()
                     };
                     // A share above 1 is never reached: nothing specializes.

@@ -9,6 +9,7 @@ pub struct RunFlags<'a> {
     pub no_jit: bool,
     pub candidates: bool,
     pub jit_log: bool,
+    pub async_install: bool,
     pub dump_clif: bool,
     pub no_value_spec: bool,
     pub no_call_spec: bool,
@@ -20,6 +21,11 @@ pub struct RunFlags<'a> {
 pub fn check(f: &RunFlags<'_>) -> Result<(), String> {
     let jit_flags = [
         (f.jit_log, "--jit-log", "logs what the JIT compiles"),
+        (
+            f.async_install,
+            "--async",
+            "changes when compiled code is installed",
+        ),
         (
             f.dump_clif,
             "--dump-clif",

@@ -125,7 +125,18 @@ impl<'a> StatsOut<'a> {
                         j.compiled_seconds
                     ),
                 );
-                line(&mut t, "  compiler", format!("{:.3} s", j.compile_seconds));
+                line(
+                    &mut t,
+                    "  compiler",
+                    if j.background {
+                        format!(
+                            "{:.3} s on its own thread; the interpreter waited {:.3} s for it",
+                            j.compile_seconds, j.compile_wait_seconds
+                        )
+                    } else {
+                        format!("{:.3} s", j.compile_seconds)
+                    },
+                );
             }
             None => {
                 line(&mut t, "  compiled code", "- (no JIT)".to_owned());

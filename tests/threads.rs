@@ -42,11 +42,31 @@ fn run(
     lag: Option<u64>,
     jit: bool,
 ) -> Run {
+    run_with(
+        program,
+        args,
+        file,
+        spec,
+        threads,
+        lag,
+        jit.then(JitOptions::default),
+    )
+}
+
+fn run_with(
+    program: &toyvm_vm::Program,
+    args: &[i64],
+    file: &[u8],
+    spec: &str,
+    threads: Threads,
+    lag: Option<u64>,
+    jit: Option<JitOptions>,
+) -> Run {
     let mut out = Vec::new();
     let report = Runtime::builder(program.clone())
         .profile_str(spec)
         .unwrap()
-        .jit(jit.then(JitOptions::default))
+        .jit(jit)
         .threads(threads)
         .lag(lag)
         .keep_candidates(true)
@@ -66,7 +86,9 @@ fn decisions(r: &RunReport) -> serde_json::Value {
         o.remove(k);
     }
     if let Some(j) = o.get_mut("jit").and_then(|j| j.as_object_mut()) {
-        j.remove("compile_seconds");
+        for k in ["compile_seconds", "compile_wait_seconds", "background"] {
+            j.remove(k);
+        }
         j.remove("compiled_seconds");
     }
     let f = o["feed"].as_object_mut().unwrap();
@@ -280,4 +302,99 @@ fn the_default_is_two_threads_on_a_machine_with_two_cores() {
     let f = r.stats.feed.unwrap();
     assert_eq!(f.threads, if cores > 1 { 2 } else { 1 });
     assert_eq!(f.lag, 10_000, "one interval");
+}
+
+/// Compiling on a thread of its own (two threads) or the interpreter's
+/// (one) installs the same code at the same points, at any install lag.
+#[test]
+fn the_compiler_thread_installs_at_the_same_points_at_any_install_lag() {
+    within(600, "install lags", || {
+        let case = common::all()
+            .into_iter()
+            .find(|c| c.name == "phase")
+            .unwrap();
+        let program = asm::assemble(&case.source).unwrap();
+        let mut compiles = Vec::new();
+        for install_lag in [0, 1500, 20_000] {
+            let opts = JitOptions {
+                install_lag,
+                ..JitOptions::default()
+            };
+            let spec = "multihash:interval=1000";
+            let what = format!("phase, install lag {install_lag}");
+            let args = (&program, &case.args[..], &[][..], spec);
+            let one = run_with(
+                args.0,
+                args.1,
+                args.2,
+                args.3,
+                Threads::One,
+                None,
+                Some(opts.clone()),
+            );
+            let two = run_with(
+                args.0,
+                args.1,
+                args.2,
+                args.3,
+                Threads::Two,
+                None,
+                Some(opts),
+            );
+            let (r1, r2) = (one.report.unwrap(), two.report.unwrap());
+            assert_eq!(one.out, two.out, "{what}");
+            assert!(!r1.stats.jit.as_ref().unwrap().background, "{what}");
+            assert!(r2.stats.jit.as_ref().unwrap().background, "{what}");
+            same_decisions(&what, &r1, &r2);
+            compiles.push(r2.stats.jit.unwrap().compiles);
+        }
+        assert!(compiles.iter().all(|&c| c > 0), "{compiles:?}");
+    });
+}
+
+/// Installing code as soon as the compiler has it (`--async`) changes when
+/// code takes over, never what the program computes.
+#[test]
+fn the_async_mode_computes_what_the_interpreter_does() {
+    within(1200, "async", || {
+        let mut compiles = 0;
+        for case in common::all() {
+            let program = asm::assemble(&case.source).unwrap();
+            let Some(input) = case.input_or_skip() else {
+                continue;
+            };
+            let want = run(
+                &program,
+                &case.args,
+                &input,
+                "none",
+                Threads::One,
+                None,
+                false,
+            );
+            for model in ["multihash", "rap", "stratified"] {
+                let spec = format!("{model}:interval=1000");
+                let opts = JitOptions {
+                    async_install: true,
+                    ..JitOptions::default()
+                };
+                let got = run_with(
+                    &program,
+                    &case.args,
+                    &input,
+                    &spec,
+                    Threads::Two,
+                    None,
+                    Some(opts),
+                );
+                let what = format!("{} under {spec}, async", case.name);
+                assert_eq!(want.out, got.out, "{what}");
+                let (w, g) = (want.report.as_ref().unwrap(), got.report.unwrap());
+                assert_eq!(w.outcome.value, g.outcome.value, "{what}");
+                no_tuple_lost(&what, &g);
+                compiles += g.stats.jit.unwrap().compiles;
+            }
+        }
+        assert!(compiles > 0, "nothing was compiled");
+    });
 }

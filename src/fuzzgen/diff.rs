@@ -66,7 +66,16 @@ pub fn configs() -> Vec<DiffConfig> {
     let mut short = plain("multihash:interval=250");
     short.flags = "(JitOptions::min_straight_instrs = 2)";
     short.jit.min_straight_instrs = 2;
-    v.extend([no_call, no_value, short]);
+    // Compiled code installed later than planned, and as soon as the
+    // compiler thread has it (whenever that is: not repeatable, but the
+    // output must still be the interpreter's).
+    let mut late = plain("rap:interval=300");
+    late.flags = "--install-lag 2000";
+    late.jit.install_lag = 2000;
+    let mut eager = plain("multihash:interval=600");
+    eager.flags = "--async";
+    eager.jit.async_install = true;
+    v.extend([no_call, no_value, short, late, eager]);
     v
 }
 

@@ -345,7 +345,7 @@ impl Runtime {
                 Some(mut opts) => {
                     opts.timing = opts.timing || self.count;
                     let mut jh = JitHost {
-                        jit: Jit::new(&self.program, opts)?,
+                        jit: Jit::new(&self.program, opts, self.threads.model_thread())?,
                         link,
                         compile_time: Duration::ZERO,
                         kinds: cfg.kinds,

@@ -4,7 +4,10 @@
 //! to compile, recompile or drop at each interval end, and what the JIT's
 //! work may cost, is the policy in [`policy`].
 
+mod compiler;
 mod policy;
+
+use compiler::Compiler;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -52,6 +55,18 @@ pub struct JitOptions {
     pub dump_clif: Option<PathBuf>,
     /// Time compiled code (two clock reads per region entry).
     pub timing: bool,
+    /// Install compiled code as soon as the compiler thread has it (at
+    /// the next batch of tuples) instead of at the next interval end: the
+    /// interpreter never waits for the compiler, but when code takes over
+    /// depends on timing, so runs are not repeatable (HotSpot's way).
+    pub async_install: bool,
+    /// Tuples between planning a region and installing its code: the
+    /// compiler thread's head start. 0 installs it at the interval end
+    /// that planned it, waiting for the compile; otherwise it is
+    /// installed at the first batch boundary at least this many tuples
+    /// later. Counted in tuples, so the point is the same on one thread
+    /// or two, whatever the machine's load.
+    pub install_lag: u64,
 }
 
 impl Default for JitOptions {
@@ -71,6 +86,8 @@ impl Default for JitOptions {
             log: false,
             dump_clif: None,
             timing: false,
+            async_install: false,
+            install_lag: 0,
         }
     }
 }
@@ -99,6 +116,14 @@ pub struct JitStats {
     /// guards (see [`Jit::run`]).
     pub exit_tuples: u64,
     pub compile_seconds: f64,
+    /// Time the interpreter waited for the compiler thread to finish a
+    /// region due to be installed (0 when compiling on its own thread).
+    pub compile_wait_seconds: f64,
+    /// Whether a compiler thread compiled (else the interpreter's did).
+    pub background: bool,
+    /// Compiled regions not installed: their head was given up, or the
+    /// region they were to replace was dropped, while they compiled.
+    pub discarded: u64,
     /// Time inside compiled code (when timed).
     pub compiled_seconds: f64,
     pub code_bytes: u64,
@@ -159,7 +184,14 @@ enum HeadState {
 pub struct Jit<'p> {
     program: &'p Program,
     opts: JitOptions,
-    cache: CodeCache,
+    compiler: Compiler,
+    /// Compiled regions waiting for their point of installation, in the
+    /// order they were submitted (see [`policy`]).
+    installs: std::collections::VecDeque<policy::Install>,
+    /// The last interval end seen.
+    last_index: u64,
+    /// Tuples handed over so far (see [`Jit::ran`]).
+    tuples: u64,
     slots: Vec<Option<Installed>>,
     /// Per function, per instruction offset: installed slot + 1, or 0.
     heads: Vec<Vec<u32>>,
@@ -200,7 +232,9 @@ fn describe(p: &Program, func: u32, head: u32) -> String {
 }
 
 impl<'p> Jit<'p> {
-    pub fn new(program: &'p Program, opts: JitOptions) -> crate::Result<Self> {
+    /// A JIT for `program`, compiling on a thread of its own when
+    /// `background`.
+    pub fn new(program: &'p Program, opts: JitOptions, background: bool) -> crate::Result<Self> {
         let credit = opts.initial_credit;
         let mut cache = CodeCache::new().map_err(|e| crate::Error::Usage(format!("JIT: {e}")))?;
         // Every closed function, once: regions call them natively.
@@ -220,7 +254,10 @@ impl<'p> Jit<'p> {
                 .map(|f| vec![0; f.code.len()])
                 .collect(),
             opts,
-            cache,
+            compiler: Compiler::new(cache, program, background)?,
+            installs: std::collections::VecDeque::new(),
+            last_index: 0,
+            tuples: 0,
             slots: Vec::new(),
             states: HashMap::new(),
             versions: HashMap::new(),
@@ -256,6 +293,12 @@ impl<'p> Jit<'p> {
             .initial_credit
             .saturating_add(self.opts.compile_cost.saturating_mul(16));
         self.credit = self.credit.saturating_add(tuples).min(cap);
+        self.tuples += tuples;
+        if self.opts.async_install {
+            self.install_ready();
+        } else {
+            self.install_due();
+        }
     }
 
     /// Takes `cost` from the credit if it is there.
@@ -384,6 +427,8 @@ impl<'p> Jit<'p> {
             self.account(&r);
         }
         self.stats.compiled_seconds = self.compiled_time.as_secs_f64();
+        self.stats.compile_wait_seconds = self.compiler.waited.as_secs_f64();
+        self.stats.background = self.compiler.background();
         self.stats.output_error = self.output_error.borrow().clone();
         self.stats.clone()
     }

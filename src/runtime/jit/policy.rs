@@ -52,12 +52,21 @@ use toyvm_optimizer::{CompiledRegion, ExitKind, Profile, Region, Step, plan_regi
 use toyvm_profiler::Candidate;
 use toyvm_vm::{Kind, Pc, Tuple};
 
+use super::compiler::{Done, Job};
 use super::{Again, HeadState, Installed, Jit, Meta, describe};
 
 impl Jit<'_> {
     /// Reviews installed regions and compiles what the candidates call for.
     pub fn on_interval(&mut self, index: u64, candidates: &[Candidate]) {
+        self.last_index = index;
         self.review(index);
+        self.plan(index, candidates);
+        self.install_now();
+    }
+
+    /// Plans regions from the candidates (and those of earlier intervals
+    /// not planned yet), and submits what they call for to the compiler.
+    fn plan(&mut self, index: u64, candidates: &[Candidate]) {
         for c in candidates {
             let kind = match c.tuple.kind {
                 toyvm_profiler::Kind::Value => Kind::Value,
@@ -90,32 +99,20 @@ impl Jit<'_> {
                 Some(HeadState::Counting { again, not_before }) if *not_before <= index => *again,
                 Some(_) => continue,
             };
+            if self.in_flight(key) {
+                continue;
+            }
             if !self.pay(self.opts.compile_cost) {
                 self.stats.compiles_deferred += 1;
                 continue;
             }
-            match self.cache.compile_function(self.program, f) {
-                Ok(region) => self.install_compiled(
-                    index,
-                    key,
-                    region,
-                    again,
-                    Meta {
-                        description: format!(
-                            "whole function, native ({calls} calls in the interval)"
-                        ),
-                        covers: Vec::new(),
-                        loops: false,
-                        planned_from: Vec::new(),
-                    },
-                ),
-                Err(e) => {
-                    self.stats.compile_failures += 1;
-                    self.states.insert(key, HeadState::DontCompile);
-                    let what = describe(self.program, f, 0);
-                    self.log(index, format_args!("cannot compile {what} natively: {e}"));
-                }
-            }
+            let meta = Meta {
+                description: format!("whole function, native ({calls} calls in the interval)"),
+                covers: Vec::new(),
+                loops: false,
+                planned_from: Vec::new(),
+            };
+            self.submit(key, Job::Function(f), again, meta);
         }
         if profile.edges.is_empty() {
             return;
@@ -135,14 +132,27 @@ impl Jit<'_> {
             if !region.loops() && region.instr_count() < self.opts.min_straight_instrs {
                 continue;
             }
+            if self.in_flight(key) {
+                continue;
+            }
             let again = match self.states.get(&key) {
                 None => Again::default(),
                 Some(HeadState::Counting { again, not_before }) if *not_before <= index => *again,
                 Some(_) => continue,
             };
-            self.install(index, region, again, pairs.clone());
+            self.install(region, again, pairs.clone());
         }
         self.grow(index, &pairs);
+    }
+
+    /// What may be installed at the end of `on_interval`: compiles due now
+    /// (install lag 0), or those finished (asynchronous mode).
+    fn install_now(&mut self) {
+        if self.opts.async_install {
+            self.install_ready();
+        } else {
+            self.install_due();
+        }
     }
 
     /// Regrows installed loops that keep leaving: a region formed from an
@@ -170,6 +180,9 @@ impl Jit<'_> {
         // head the budget pays for first would differ from run to run.
         candidates.sort_unstable_by_key(|&(key, _, _)| key);
         for (key, slot, again) in candidates {
+            if self.in_flight(key) {
+                continue;
+            }
             let r = self.slots[slot as usize].as_ref().expect("installed");
             if !r.loops || r.planned_from.is_empty() || r.recent_side_exits < self.opts.min_entries
             {
@@ -224,35 +237,17 @@ impl Jit<'_> {
                 recompiles: again.recompiles + 1,
                 ..again
             };
-            self.install(index, region, again, merged);
+            self.install(region, again, merged);
         }
     }
 
-    fn install(
-        &mut self,
-        index: u64,
-        region: Region,
-        again: Again,
-        planned_from: Vec<(Tuple, u64)>,
-    ) {
+    /// Pays for compiling `region` and submits it.
+    fn install(&mut self, region: Region, again: Again, planned_from: Vec<(Tuple, u64)>) {
         let key = (region.func, region.head);
-        let what = describe(self.program, region.func, region.head);
         if !self.pay(self.opts.compile_cost) {
             self.stats.compiles_deferred += 1;
             return;
         }
-        let compiled = match self.cache.compile(&region) {
-            Ok(c) => c,
-            Err(e) => {
-                self.stats.compile_failures += 1;
-                self.states.insert(key, HeadState::DontCompile);
-                self.log(
-                    index,
-                    format_args!("cannot compile {what}: {e}; left to the interpreter"),
-                );
-                return;
-            }
-        };
         let guards: Vec<String> = region
             .steps
             .iter()
@@ -292,6 +287,94 @@ impl Jit<'_> {
             loops: region.loops(),
             planned_from,
         };
+        self.submit(key, Job::Region(region), again, meta);
+    }
+
+    /// Whether a compile for `key` is on its way to being installed.
+    fn in_flight(&self, key: (u32, u32)) -> bool {
+        self.installs.iter().any(|i| i.key == key)
+    }
+
+    /// Hands a compile to the compiler; it is installed at the next
+    /// interval end (or, asynchronously, when ready), replacing the
+    /// region installed at `key` now, if any.
+    fn submit(&mut self, key: (u32, u32), job: Job, again: Again, meta: Meta) {
+        let replaces = match self.states.get(&key) {
+            Some(HeadState::Compiled { slot, .. }) => Some(*slot),
+            _ => None,
+        };
+        self.compiler.submit(job);
+        self.installs.push_back(Install {
+            due: self.tuples + self.opts.install_lag,
+            key,
+            again,
+            meta,
+            replaces,
+        });
+    }
+
+    /// Installs the compiles whose point the stream has reached, waiting
+    /// for the compiler thread if it is still at them.
+    pub(super) fn install_due(&mut self) {
+        let index = self.last_index;
+        while self.installs.front().is_some_and(|i| i.due <= self.tuples) {
+            let install = self.installs.pop_front().expect("just seen");
+            let done = self
+                .compiler
+                .wait()
+                .unwrap_or_else(|| Err("no result from the compiler".to_owned()));
+            self.finish_install(index, install, done);
+        }
+    }
+
+    /// Installs the compiles the compiler has finished, without waiting.
+    pub(super) fn install_ready(&mut self) {
+        while !self.installs.is_empty() {
+            let Some(done) = self.compiler.ready() else {
+                break;
+            };
+            let install = self.installs.pop_front().expect("one per job");
+            self.finish_install(self.last_index, install, done);
+        }
+    }
+
+    fn finish_install(&mut self, index: u64, install: Install, done: Done) {
+        let Install {
+            key,
+            again,
+            meta,
+            replaces,
+            ..
+        } = install;
+        let what = describe(self.program, key.0, key.1);
+        let compiled = match done {
+            Ok(c) => c,
+            Err(e) => {
+                self.stats.compile_failures += 1;
+                self.states.insert(key, HeadState::DontCompile);
+                self.log(
+                    index,
+                    format_args!("cannot compile {what}: {e}; left to the interpreter"),
+                );
+                return;
+            }
+        };
+        // What happened at the head while it compiled decides whether the
+        // code is still wanted.
+        let stale = match (self.states.get(&key), replaces) {
+            (Some(HeadState::DontCompile), _) => Some("its head was given up"),
+            (Some(HeadState::Compiled { slot, .. }), Some(old)) if *slot == old => None,
+            (_, Some(_)) => Some("the region it was to replace was dropped"),
+            (_, None) => None,
+        };
+        if let Some(why) = stale {
+            self.stats.discarded += 1;
+            self.log(
+                index,
+                format_args!("discard the compile of {what}: {why} while it compiled"),
+            );
+            return;
+        }
         self.install_compiled(index, key, compiled, again, meta);
     }
 
@@ -500,4 +583,17 @@ impl Jit<'_> {
             self.states.insert(key, state);
         }
     }
+}
+
+/// A submitted compile on its way to being installed.
+pub(super) struct Install {
+    /// Where it is installed (deterministic mode): at the first chance
+    /// once this many tuples have been handed over.
+    due: u64,
+    key: (u32, u32),
+    again: Again,
+    meta: Meta,
+    /// The slot installed at `key` when it was submitted: a recompile in
+    /// place, installed only if that region is still there.
+    replaces: Option<u32>,
 }
