@@ -28,6 +28,7 @@
 //! `toyvm profile`; [`verify`] is the two-pass verification of a model.
 
 pub mod compare;
+pub mod feedback;
 pub mod fuzzgen;
 pub mod import;
 pub mod output;

@@ -121,6 +121,65 @@ pub struct TraceTree {
     pub labels: Vec<BlockId>,
 }
 
+/// What trace-tree selection needs of a control-flow graph: blocks with
+/// weights, weighted out-arcs, sizes, and where compiled code must stop.
+/// toyvm's own functions ([`WeightedCfg`] with their code) implement it,
+/// and so does a foreign VM's graph (see [`crate::feedback`]), so both get
+/// their traces from one algorithm.
+pub trait TreeGraph {
+    /// Blocks `0..blocks()`.
+    fn blocks(&self) -> usize;
+    /// How often the block ran.
+    fn weight(&self, b: BlockId) -> u64;
+    /// The block's successors with how often each arc was taken.
+    fn out_arcs(&self, b: BlockId) -> &[(BlockId, u64)];
+    /// The block's size in instructions (what `max_instrs` caps).
+    fn size(&self, b: BlockId) -> usize;
+    /// Whether compiled code cannot go on past this block (it ends in, or
+    /// holds, something only the interpreter does).
+    fn stops(&self, b: BlockId) -> bool;
+    /// Whether compiled code cannot even start at this block (its first
+    /// instruction is the interpreter's): no trace is seeded there.
+    fn stops_at_once(&self, b: BlockId) -> bool;
+    /// Whether a trace may be seeded at the block (compiled code is entered
+    /// only where the interpreter looks for it).
+    fn seedable(&self, b: BlockId) -> bool;
+}
+
+/// A toyvm function's weighted CFG seen as a [`TreeGraph`].
+struct Own<'a> {
+    wcfg: &'a WeightedCfg,
+    f: &'a Function,
+    native: &'a NativeCallee<'a>,
+    seedable: &'a dyn Fn(u32) -> bool,
+}
+
+impl TreeGraph for Own<'_> {
+    fn blocks(&self) -> usize {
+        self.wcfg.cfg().blocks().len()
+    }
+    fn weight(&self, b: BlockId) -> u64 {
+        self.wcfg.weight(b)
+    }
+    fn out_arcs(&self, b: BlockId) -> &[(BlockId, u64)] {
+        self.wcfg.out_arcs(b)
+    }
+    fn size(&self, b: BlockId) -> usize {
+        self.wcfg.cfg().blocks()[b].len()
+    }
+    fn stops(&self, b: BlockId) -> bool {
+        let blk = &self.wcfg.cfg().blocks()[b];
+        stops_growth(self.f, blk.start, blk.end, self.native)
+    }
+    fn stops_at_once(&self, b: BlockId) -> bool {
+        let start = self.wcfg.cfg().blocks()[b].start;
+        stops(self.native, start, &self.f.code[start as usize])
+    }
+    fn seedable(&self, b: BlockId) -> bool {
+        (self.seedable)(self.wcfg.cfg().blocks()[b].start)
+    }
+}
+
 /// The traces of `wcfg` as lists of blocks, heaviest seed first.
 pub fn select_traces(
     wcfg: &WeightedCfg,
@@ -144,47 +203,60 @@ pub fn select_trees(
     native: &NativeCallee<'_>,
     seedable: &dyn Fn(u32) -> bool,
 ) -> Vec<TraceTree> {
-    let blocks = wcfg.cfg().blocks();
-    let mut order: Vec<BlockId> = (0..blocks.len())
-        .filter(|&b| wcfg.weight(b) >= cfg.min_weight.max(1))
+    grow_trees(
+        &Own {
+            wcfg,
+            f,
+            native,
+            seedable,
+        },
+        cfg,
+    )
+}
+
+/// The trace trees of any [`TreeGraph`], heaviest seed first (steps 1, 2
+/// and 4 of the module doc).
+pub fn grow_trees(g: &impl TreeGraph, cfg: &SuperblockConfig) -> Vec<TraceTree> {
+    let n = g.blocks();
+    let mut order: Vec<BlockId> = (0..n)
+        .filter(|&b| g.weight(b) >= cfg.min_weight.max(1))
         .collect();
     // Heaviest first; ties go to the earlier block (a loop header precedes
     // its body), so the result does not depend on hash order.
-    order.sort_by_key(|&b| (std::cmp::Reverse(wcfg.weight(b)), b));
-    let mut placed = vec![false; blocks.len()];
+    order.sort_by_key(|&b| (std::cmp::Reverse(g.weight(b)), b));
+    let mut placed = vec![false; n];
     let mut trees = Vec::new();
     for seed in order {
-        if placed[seed] || !seedable(blocks[seed].start) {
+        if placed[seed] || !g.seedable(seed) {
             continue;
         }
         placed[seed] = true;
         // A trace that would leave to the interpreter at once buys nothing.
-        let start = blocks[seed].start;
-        if stops(native, start, &f.code[start as usize]) {
+        if g.stops_at_once(seed) {
             continue;
         }
         let mut trace = vec![seed];
-        let mut size = blocks[seed].len();
+        let mut size = g.size(seed);
         loop {
             let cur = *trace.last().expect("a trace has its seed");
-            if stops_growth(f, blocks[cur].start, blocks[cur].end, native) {
+            if g.stops(cur) {
                 break;
             }
-            let Some((next, w)) = likeliest(wcfg, cur) else {
+            let Some((next, w)) = likeliest(g, cur) else {
                 break;
             };
-            let node = wcfg.weight(cur);
+            let node = g.weight(cur);
             if w == 0 || node == 0 || (w as f64) < cfg.threshold * node as f64 {
                 break;
             }
-            if next == seed || placed[next] || size + blocks[next].len() > cfg.max_instrs {
+            if next == seed || placed[next] || size + g.size(next) > cfg.max_instrs {
                 break;
             }
             placed[next] = true;
-            size += blocks[next].len();
+            size += g.size(next);
             trace.push(next);
         }
-        let (arms, labels) = grow_arms(wcfg, f, cfg, native, &trace, &mut placed, size);
+        let (arms, labels) = grow_arms(g, cfg, &trace, &mut placed, size);
         trees.push(TraceTree {
             trace,
             arms,
@@ -195,8 +267,8 @@ pub fn select_trees(
 }
 
 /// The heaviest out-arc of `b` (ties to the lower block).
-fn likeliest(wcfg: &WeightedCfg, b: BlockId) -> Option<(BlockId, u64)> {
-    wcfg.out_arcs(b)
+fn likeliest(g: &impl TreeGraph, b: BlockId) -> Option<(BlockId, u64)> {
+    g.out_arcs(b)
         .iter()
         .max_by_key(|&&(s, w)| (w, std::cmp::Reverse(s)))
         .copied()
@@ -214,18 +286,15 @@ fn likeliest(wcfg: &WeightedCfg, b: BlockId) -> Option<(BlockId, u64)> {
 /// duplication, as for the trace). Such an arc to a block already in the
 /// tree jumps to that block's first copy instead of starting an arm.
 fn grow_arms(
-    wcfg: &WeightedCfg,
-    f: &Function,
+    g: &impl TreeGraph,
     cfg: &SuperblockConfig,
-    native: &NativeCallee<'_>,
     trace: &[BlockId],
     placed: &mut [bool],
     mut size: usize,
 ) -> (Vec<Vec<BlockId>>, Vec<BlockId>) {
-    let blocks = wcfg.cfg().blocks();
     let head = trace[0];
-    let least = ((wcfg.weight(head) as f64 * cfg.arm_share).ceil() as u64).max(1);
-    let mut in_tree = vec![false; blocks.len()];
+    let least = ((g.weight(head) as f64 * cfg.arm_share).ceil() as u64).max(1);
+    let mut in_tree = vec![false; g.blocks()];
     for &b in trace {
         in_tree[b] = true;
     }
@@ -241,10 +310,10 @@ fn grow_arms(
     while k < from.len() && cfg.arm_share > 0.0 {
         let (b, on_path) = from[k];
         k += 1;
-        if stops_growth(f, blocks[b].start, blocks[b].end, native) {
+        if g.stops(b) {
             continue;
         }
-        let mut arcs: Vec<(BlockId, u64)> = wcfg.out_arcs(b).to_vec();
+        let mut arcs: Vec<(BlockId, u64)> = g.out_arcs(b).to_vec();
         arcs.sort_by_key(|&(s, w)| (std::cmp::Reverse(w), s));
         for (s, w) in arcs {
             if arms.len() >= cfg.max_arms {
@@ -261,12 +330,11 @@ fn grow_arms(
             if placed[s] {
                 continue;
             }
-            let Some((path, inner)) = grow_arm(
-                wcfg, f, cfg, native, s, head, &labels, placed, &in_tree, size,
-            ) else {
+            let Some((path, inner)) = grow_arm(g, cfg, s, head, &labels, placed, &in_tree, size)
+            else {
                 continue;
             };
-            size += path.iter().map(|&p| blocks[p].len()).sum::<usize>();
+            size += path.iter().map(|&p| g.size(p)).sum::<usize>();
             for (i, &p) in path.iter().enumerate() {
                 placed[p] = true;
                 in_tree[p] = true;
@@ -284,10 +352,8 @@ fn grow_arms(
 /// back to, if any; `None` if it does not get back.
 #[allow(clippy::too_many_arguments)]
 fn grow_arm(
-    wcfg: &WeightedCfg,
-    f: &Function,
+    g: &impl TreeGraph,
     cfg: &SuperblockConfig,
-    native: &NativeCallee<'_>,
     s: BlockId,
     head: BlockId,
     labels: &[BlockId],
@@ -295,17 +361,14 @@ fn grow_arm(
     in_tree: &[bool],
     size: usize,
 ) -> Option<(Vec<BlockId>, Option<BlockId>)> {
-    let blocks = wcfg.cfg().blocks();
     let mut path = vec![s];
-    let mut len = blocks[s].len();
+    let mut len = g.size(s);
     loop {
         let cur = *path.last().expect("an arm has its start");
-        if size + len > cfg.max_instrs
-            || stops_growth(f, blocks[cur].start, blocks[cur].end, native)
-        {
+        if size + len > cfg.max_instrs || g.stops(cur) {
             return None;
         }
-        let (next, w) = likeliest(wcfg, cur)?;
+        let (next, w) = likeliest(g, cur)?;
         if w == 0 {
             return None;
         }
@@ -318,7 +381,7 @@ fn grow_arm(
         if placed[next] && !in_tree[next] {
             return None;
         }
-        len += blocks[next].len();
+        len += g.size(next);
         path.push(next);
     }
 }
