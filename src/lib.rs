@@ -48,6 +48,25 @@ pub enum Error {
     Vm(#[from] toyvm_vm::Error),
     #[error(transparent)]
     Profiler(#[from] toyvm_profiler::Error),
+    /// The JIT could not be set up (Cranelift on this host, or the
+    /// program's native functions).
+    #[error("JIT: {0}")]
+    Jit(#[from] toyvm_optimizer::Error),
+    /// A file the run writes (e.g. a `--dump-clif` directory) could not be
+    /// created.
+    #[error("{path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// A thread of the run (the run's own, the model's, the compiler's)
+    /// could not be started.
+    #[error("cannot start the {what}'s thread: {source}")]
+    Thread {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    /// Bad arguments or configuration given by the caller.
     #[error("{0}")]
     Usage(String),
     /// The profiler model's thread panicked (a bug in a model, reported

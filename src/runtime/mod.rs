@@ -293,8 +293,9 @@ impl Runtime {
                     .name("toyvm".into())
                     .stack_size(JIT_STACK_BYTES)
                     .spawn_scoped(scope, || self.run_here(input, out))
-                    .map_err(|e| {
-                        crate::Error::Usage(format!("cannot start the run's thread: {e}"))
+                    .map_err(|source| crate::Error::Thread {
+                        what: "run",
+                        source,
                     })?
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -335,8 +336,9 @@ impl Runtime {
             let keep = self.keep_candidates;
             let make = move || Model::new(spec, keep);
             let link = if self.threads.model_thread() {
-                Link::spawn(scope, make, lag, want_ends).map_err(|e| {
-                    crate::Error::Usage(format!("cannot start the profiler model's thread: {e}"))
+                Link::spawn(scope, make, lag, want_ends).map_err(|source| crate::Error::Thread {
+                    what: "profiler model",
+                    source,
                 })?
             } else {
                 Link::inline(make(), lag, want_ends)

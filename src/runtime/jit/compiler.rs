@@ -97,8 +97,9 @@ impl Compiler {
                         }
                     }
                 })
-                .map_err(|e| {
-                    crate::Error::Usage(format!("cannot start the compiler's thread: {e}"))
+                .map_err(|source| crate::Error::Thread {
+                    what: "compiler",
+                    source,
                 })?;
             Mode::Thread {
                 jobs: Some(jobs),

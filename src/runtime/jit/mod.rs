@@ -236,14 +236,14 @@ impl<'p> Jit<'p> {
     /// `background`.
     pub fn new(program: &'p Program, opts: JitOptions, background: bool) -> crate::Result<Self> {
         let credit = opts.initial_credit;
-        let mut cache = CodeCache::new().map_err(|e| crate::Error::Usage(format!("JIT: {e}")))?;
+        let mut cache = CodeCache::new()?;
         // Every closed function, once: regions call them natively.
-        cache
-            .compile_natives(program)
-            .map_err(|e| crate::Error::Usage(format!("JIT: compiling native functions: {e}")))?;
+        cache.compile_natives(program)?;
         if let Some(dir) = &opts.dump_clif {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| crate::Error::Usage(format!("{}: {e}", dir.display())))?;
+            std::fs::create_dir_all(dir).map_err(|source| crate::Error::Io {
+                path: dir.clone(),
+                source,
+            })?;
             cache.set_dump_clif(true);
         }
         Ok(Jit {
