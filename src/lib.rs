@@ -33,6 +33,7 @@ pub mod fuzzgen;
 pub mod import;
 pub mod output;
 pub mod record;
+pub mod reproduce;
 pub mod runflags;
 pub mod runstats;
 pub mod runtime;

@@ -198,6 +198,10 @@ enum Command {
     /// call polymorphism, value locality, phases and noise are set by
     /// knobs, or (`--describe FILE`) measure a program's stream.
     Synth(toyvm::synth::SynthArgs),
+    /// Regenerate the papers' experiments on toyvm's own streams: each
+    /// claim beside our figure and a verdict, in DIR/REPORT.md with one
+    /// SVG per figure (`--list` names them).
+    Reproduce(toyvm::reproduce::ReproduceArgs),
     /// Work with traces: `toyvm trace import --from lackey IN -o OUT`.
     Trace(toyvm::import::TraceArgs),
     /// Disassemble a program into canonical text assembly.
@@ -583,6 +587,9 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
         }
         Command::Compare(args) => toyvm::compare::run(&args).map_err(Failure::usage),
         Command::Synth(args) => toyvm::synth::run(&args).map_err(Failure::usage),
+        Command::Reproduce(args) => {
+            toyvm::reproduce::run(&args).map_err(|e| Failure::usage(e.to_string()))
+        }
         Command::Trace(args) => toyvm::import::run(&args).map_err(Failure::usage),
         Command::Dis { file, output } => {
             if let Some(p) = &output {

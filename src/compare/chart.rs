@@ -613,6 +613,94 @@ fn study_panel<DB: DrawingBackend>(
     )
 }
 
+/// One line of [`lines`]: a name and its points `(x, y)`, joined in order.
+pub type Line = (String, Vec<(f64, f64)>);
+
+/// A plain line chart: `title` (first line large), one line per series
+/// with its legend beside the plot, a logarithmic x axis when `log_x`.
+/// What `toyvm reproduce` draws each paper's figure with.
+pub fn lines(
+    path: &Path,
+    title: &[String],
+    axes: (&str, &str),
+    log_x: bool,
+    series: &[Line],
+) -> Result<(), String> {
+    let err = fail(path);
+    let root = SVGBackend::new(path, (1100, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(&err)?;
+    let body = titled(&root, title).map_err(&err)?;
+    let (plot, side) = body.split_horizontally(body.dim_in_pixel().0 * 72 / 100);
+    let pts = || series.iter().flat_map(|(_, p)| p.iter().copied());
+    let finite = |v: f64| v.is_finite();
+    let xs: Vec<f64> = pts()
+        .map(|p| p.0)
+        .filter(|&x| finite(x) && (!log_x || x > 0.0))
+        .collect();
+    let ys: Vec<f64> = pts().map(|p| p.1).filter(|&y| finite(y)).collect();
+    let (x0, x1) = xs
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let (x0, x1) = if xs.is_empty() {
+        (0.0, 1.0)
+    } else if x0 == x1 {
+        (x0 * 0.5, x1 * 1.5 + 1.0)
+    } else {
+        (x0, x1)
+    };
+    let ymax = ys.iter().copied().fold(0.0f64, f64::max).max(1e-9) * 1.1;
+    let ymin = ys.iter().copied().fold(0.0f64, f64::min).min(0.0);
+    let draw = |area: &DrawingArea<SVGBackend<'_>, Shift>| -> DrawResult<SVGBackend<'_>> {
+        let mut cb = ChartBuilder::on(area);
+        cb.margin(15).x_label_area_size(40).y_label_area_size(60);
+        if log_x {
+            let mut chart = cb.build_cartesian_2d((x0..x1).log_scale(), ymin..ymax)?;
+            chart
+                .configure_mesh()
+                .x_desc(axes.0)
+                .y_desc(axes.1)
+                .draw()?;
+            for (i, (_, p)) in series.iter().enumerate() {
+                let c = color(i);
+                let p: Vec<(f64, f64)> = p
+                    .iter()
+                    .copied()
+                    .filter(|&(x, y)| x > 0.0 && finite(y))
+                    .collect();
+                chart.draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))?;
+                chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
+            }
+        } else {
+            let mut chart = cb.build_cartesian_2d(x0..x1, ymin..ymax)?;
+            chart
+                .configure_mesh()
+                .x_desc(axes.0)
+                .y_desc(axes.1)
+                .draw()?;
+            for (i, (_, p)) in series.iter().enumerate() {
+                let c = color(i);
+                let p: Vec<(f64, f64)> = p
+                    .iter()
+                    .copied()
+                    .filter(|&(x, y)| finite(x) && finite(y))
+                    .collect();
+                chart.draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))?;
+                chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
+            }
+        }
+        Ok(())
+    };
+    draw(&plot).map_err(&err)?;
+    let entries: Vec<(RGBColor, String, bool)> = series
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| (color(i), name.clone(), false))
+        .collect();
+    legend(&side, &[], &entries).map_err(&err)?;
+    root.present().map_err(&err)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,240 @@
+//! `toyvm reproduce`: the papers' experiments regenerated on toyvm's own
+//! streams, each claim beside our figure with a verdict computed from the
+//! measurement (never written in by hand).
+//!
+//! The experiments, by seed file (see `docs/papers.md` for the titles):
+//! - **000** (multi-hash, Narayanasamy et al.): Fig 7 (single hash with
+//!   resetting and retaining, section 5.6.2), Fig 9 (the false-positive
+//!   bound of section 6.2 beside measured rates), Figs 10-11 (tables x
+//!   conservative update x reset, section 6.3), Fig 12 (the best
+//!   configuration over table counts, 6.4.1), Fig 13 (error per interval),
+//!   Fig 14 (edge profiles, 6.4.2): [`multihash`].
+//! - **001** (stratified sampling, Sastry et al.): Fig 4 (the Monte Carlo
+//!   of the samplers' accuracy classes, section 3), Figs 7-9 (error
+//!   convergence over events and the tagged compressor's overhead), Fig 10
+//!   (A_16 and messages to software), Fig 11 (simultaneous edge and call
+//!   profiles, error and overhead at 30 cycles per message): [`stratified`].
+//! - **002** (Conte et al.): Table IV (arc-weight error by block-weight
+//!   bucket for the one-level, two-level and counter schemes, formula 2):
+//!   [`conte_rap`].
+//! - **004** (RAP, Mysore et al.): Figs 2-3 (branching factor and merge
+//!   period: memory and error), Fig 4 (the merging event buffer's speedup),
+//!   Fig 8 (nodes against eps), Fig 10 (hot-range error), the 2-D tree on
+//!   `<pc, value>` ranges: [`conte_rap`].
+//!
+//! Streams are synthetic ones with known distributions, the recorded
+//! streams of generated workloads (`toyvm synth`), and any `--trace` given
+//! ([`streams`]). Seeds are fixed, so a report's body is the same every run
+//! at the same sizes; `--quick` runs every figure at reduced sizes (what
+//! the tests run), and the report says which.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+mod conte_rap;
+mod multihash;
+mod report;
+mod stratified;
+pub mod streams;
+
+use streams::Ctx;
+
+/// `toyvm reproduce`'s arguments.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ReproduceArgs {
+    /// Figures to run: ids (`000-fig12`) or prefixes (`000`, `004-fig`);
+    /// all when none is given.
+    pub figures: Vec<String>,
+    /// Reduced sizes: every figure in a few minutes (what the tests run).
+    #[arg(long)]
+    pub quick: bool,
+    /// Where REPORT.md and the SVGs go (created if missing).
+    #[arg(long, default_value = "reproduce-out")]
+    pub out: PathBuf,
+    /// A trace (`toyvm profile` formats) to add to the streams.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Vec<PathBuf>,
+    /// List the figures and exit.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// How a claim fared.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    Holds,
+    /// With the reason: other workloads, a documented deviation, a defect.
+    Differs(String),
+    /// With why.
+    NotApplicable(String),
+}
+
+impl Verdict {
+    fn text(&self) -> String {
+        match self {
+            Verdict::Holds => "**holds**".to_owned(),
+            Verdict::Differs(why) => format!("**differs**: {why}"),
+            Verdict::NotApplicable(why) => format!("**not applicable**: {why}"),
+        }
+    }
+
+    fn word(&self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::Differs(_) => "differs",
+            Verdict::NotApplicable(_) => "n/a",
+        }
+    }
+
+    /// `Holds` when `ok`, else `Differs(why)`.
+    pub fn check(ok: bool, why: impl FnOnce() -> String) -> Verdict {
+        if ok {
+            Verdict::Holds
+        } else {
+            Verdict::Differs(why())
+        }
+    }
+}
+
+/// What one figure produced.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Our figure in one line (the numbers the verdict is drawn from).
+    pub ours: String,
+    pub verdict: Verdict,
+    /// A markdown table or list with the full numbers.
+    pub detail: String,
+    /// The chart's series, drawn into `<id>.svg`.
+    pub chart: Option<Chart>,
+}
+
+/// A figure's chart.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    pub x: String,
+    pub y: String,
+    pub log_x: bool,
+    pub series: Vec<crate::compare::chart::Line>,
+}
+
+/// One experiment.
+#[derive(Debug)]
+pub struct Figure {
+    /// `000-fig12`: the seed file's number, then the figure as numbered.
+    pub id: &'static str,
+    /// The paper's claim in one line, with its number.
+    pub claim: &'static str,
+    pub run: fn(&Ctx) -> crate::Result<Outcome>,
+}
+
+/// Every figure, in report order.
+pub fn figures() -> Vec<Figure> {
+    let mut v = multihash::figures();
+    v.extend(stratified::figures());
+    v.extend(conte_rap::figures());
+    v
+}
+
+/// Figures named by `wanted` (ids or prefixes; all when empty).
+pub fn select(wanted: &[String]) -> crate::Result<Vec<Figure>> {
+    let all = figures();
+    if wanted.is_empty() {
+        return Ok(all);
+    }
+    for w in wanted {
+        if !all.iter().any(|f| f.id.starts_with(w.as_str())) {
+            let ids: Vec<&str> = all.iter().map(|f| f.id).collect();
+            return Err(crate::Error::Usage(format!(
+                "no figure `{w}`; the figures are {}",
+                ids.join(", ")
+            )));
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|f| wanted.iter().any(|w| f.id.starts_with(w.as_str())))
+        .collect())
+}
+
+/// One figure's row of the report.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub id: &'static str,
+    pub claim: &'static str,
+    pub outcome: Outcome,
+    pub seconds: f64,
+}
+
+/// Runs `toyvm reproduce`; returns the process status.
+pub fn run(args: &ReproduceArgs) -> crate::Result<u8> {
+    if args.list {
+        for f in figures() {
+            println!("{:<11} {}", f.id, f.claim);
+        }
+        return Ok(0);
+    }
+    let chosen = select(&args.figures)?;
+    prepare_out(&args.out)?;
+    let start = Instant::now();
+    let ctx = Ctx::new(args.quick, &args.trace)?;
+    let mut rows = Vec::new();
+    for f in chosen {
+        let t = Instant::now();
+        eprintln!("reproduce: {} ...", f.id);
+        let outcome = (f.run)(&ctx)?;
+        if let Some(c) = &outcome.chart {
+            let path = args.out.join(format!("{}.svg", f.id));
+            let title = [
+                format!("{}: {}", f.id, f.claim),
+                format!("ours: {}", outcome.ours),
+            ];
+            crate::compare::chart::lines(&path, &title, (&c.x, &c.y), c.log_x, &c.series)
+                .map_err(crate::Error::Usage)?;
+        }
+        let row = Row {
+            id: f.id,
+            claim: f.claim,
+            outcome,
+            seconds: t.elapsed().as_secs_f64(),
+        };
+        eprintln!(
+            "reproduce: {} {} ({:.1} s)",
+            row.id,
+            row.outcome.verdict.word(),
+            row.seconds
+        );
+        rows.push(row);
+    }
+    let text = report::markdown(&rows, &ctx, start.elapsed().as_secs_f64());
+    let path = args.out.join("REPORT.md");
+    std::fs::write(&path, &text).map_err(|source| crate::Error::Io { path, source })?;
+    let table = report::summary_table(&rows);
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(table.as_bytes())
+        && !crate::output::is_closed_pipe(&e)
+    {
+        return Err(crate::Error::Usage(format!("writing the summary: {e}")));
+    }
+    Ok(0)
+}
+
+/// Creates `dir` and checks a file can be written there, before any work.
+fn prepare_out(dir: &Path) -> crate::Result<()> {
+    std::fs::create_dir_all(dir).map_err(|source| crate::Error::Io {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let probe = dir.join(".reproduce-write-check");
+    std::fs::write(&probe, b"").map_err(|source| crate::Error::Io {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+/// `x` as a percentage with two decimals.
+pub(crate) fn pct(x: f64) -> String {
+    format!("{:.2}%", x * 100.0)
+}
