@@ -267,9 +267,11 @@ pub struct BucketError {
     pub lo: u64,
     /// Highest block weight in the bucket (`u64::MAX` for the last).
     pub hi: u64,
-    /// Blocks in the bucket the model estimated (gave at least one outgoing arc).
+    /// Blocks in the bucket (every block the actual profile has).
     pub blocks: u64,
-    /// Blocks in the bucket the model gave no arc for (not in its WCFG; not summed).
+    /// Of those, blocks the model gave no arc for (no estimate: every
+    /// estimated arc weight is 0, so the block's difference is its largest
+    /// actual arc weight; summed like the others).
     pub missing: u64,
     /// Formula 2: the sum of the blocks' maximum arc-weight differences.
     pub sum: f64,
@@ -280,9 +282,10 @@ pub struct BucketError {
 /// Conte's formula 1-2: for each block i, `dw_i = max_j |w_ij - west_ij|` over its
 /// successors, with arc weights normalized to the block's out-flow; summed per bucket of
 /// actual block weight.  `bounds` are the bucket boundaries (Table IV uses `[10_000]`).
-/// Blocks the estimate has no arc for are counted as `missing`, not summed: a model that
-/// reports only hot arcs has no WCFG for cold blocks, and normalizing nothing would be
-/// charged as a 100% difference that says nothing about its estimates.
+/// A block the estimate has no arc for is the paper's case of a block the hardware lost
+/// (its buffer contention): every `west_ij` is 0, so `dw_i` is its largest actual arc
+/// weight. It is summed like every other block (the paper's definition: formula 2 runs
+/// over all blocks) and also counted in `missing`.
 pub fn arc_weight_error(
     actual: &TupleMap<u64>,
     estimate: &TupleMap<u64>,
@@ -320,7 +323,6 @@ pub fn arc_weight_error(
         let k = edges.partition_point(|&lo| lo <= wt) - 1;
         if eout == 0 {
             buckets[k].missing += 1;
-            continue;
         }
         let mut dw: f64 = 0.0;
         for b in arcs.keys().chain(e.keys()) {
@@ -480,6 +482,23 @@ mod tests {
         assert_eq!(b[0].blocks, 1);
         assert!((b[0].sum - 0.04).abs() < 1e-12);
         assert_eq!(b[1].blocks, 0);
+    }
+
+    #[test]
+    fn a_block_without_estimated_arcs_is_summed_at_its_largest_arc_weight() {
+        // Block 10 is estimated (4%); block 30 (70%/30%) was lost by the
+        // hardware: formula 2 runs over every block, so it adds 0.7.
+        let actual = map(&[
+            (Tuple::edge(10, 11), 40),
+            (Tuple::edge(10, 20), 60),
+            (Tuple::edge(30, 31), 70),
+            (Tuple::edge(30, 40), 30),
+        ]);
+        let est = map(&[(Tuple::edge(10, 11), 44), (Tuple::edge(10, 20), 56)]);
+        let b = arc_weight_error(&actual, &est, &[10_000]);
+        assert_eq!((b[0].blocks, b[0].missing), (2, 1));
+        assert!((b[0].sum - 0.74).abs() < 1e-12, "{}", b[0].sum);
+        assert!((b[0].mean_percent - 37.0).abs() < 1e-9);
     }
 
     #[test]

@@ -481,9 +481,10 @@ the model's own interval length and threshold):
   arc-weight error  Conte's error (002, 3.5): per block, the largest
                     difference between exact and estimated arc weights
                     (each normalized to the block's out-flow); the mean in
-                    percent per bucket of block weight; blocks the model
-                    has no arc for are counted apart (without estimates),
-                    not charged as 100%; edge tuples only
+                    percent per bucket of block weight, over every block
+                    (the paper's definition): a block the model has no arc
+                    for counts its largest actual arc weight, and is also
+                    counted apart (without estimates); edge tuples only
   range error       RAP's error (004, 5.3): per hot range, |exact -
                     estimate| / exact in percent, mean and largest
   hottest candidates  each candidate's reported count summed over the

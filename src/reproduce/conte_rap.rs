@@ -67,9 +67,8 @@ fn table4(ctx: &Ctx) -> crate::Result<Outcome> {
         let r = run_specs(prefix(s, ctx.sizes.short_len()), &specs)?;
         for (k, m) in r.models.iter().enumerate() {
             let buckets = m.summary.arc_weight_error.clone().unwrap_or_default();
-            // Formula 2 over every block: a block the scheme gave no arc
-            // counts as the largest difference, 1 (see the fidelity notes).
-            let sum: f64 = buckets.iter().map(|b| b.sum + b.missing as f64).sum();
+            // Formula 2 over every block, lost ones included.
+            let sum: f64 = buckets.iter().map(|b| b.sum).sum();
             let blocks: u64 = buckets.iter().map(|b| b.blocks).sum();
             let missing: u64 = buckets.iter().map(|b| b.missing).sum();
             totals[k] += sum;
