@@ -9,6 +9,7 @@
 
 use std::fmt::Write as _;
 
+use toyvm_profiler::multihash::false_positive_bound;
 use toyvm_profiler::report::Summary;
 
 use super::streams::{Ctx, Stream, prefix, run_specs};
@@ -208,13 +209,10 @@ fn fig7(ctx: &Ctx) -> crate::Result<Outcome> {
     })
 }
 
-/// Section 6.2's bound on the probability that a tuple becomes a false
-/// positive: `(100 n / (t Z))^n` for `n` tables sharing `z` counters at a
-/// threshold of `t` percent (capped at 1).
-pub fn fp_bound(n: u32, z: u32, t_percent: f64) -> f64 {
-    (100.0 * f64::from(n) / (t_percent * f64::from(z)))
-        .min(1.0)
-        .powi(n as i32)
+/// Section 6.2's bound ([`false_positive_bound`]) for `n` tables sharing
+/// `z` counters at a 1% threshold.
+fn fp_bound(n: u32, z: u32, t_percent: f64) -> f64 {
+    false_positive_bound(n as usize, z as usize, t_percent)
 }
 
 fn fig9(ctx: &Ctx) -> crate::Result<Outcome> {
