@@ -631,3 +631,24 @@ fn batch_ingest_equals_per_tuple_observe() {
         }
     }
 }
+
+/// Each of the multi-hash options changes what a model reports on a stream that
+/// stresses it (small tables, many aliasing tuples, hot tuples that persist across
+/// intervals), so the golden list pins options that really act.
+#[test]
+fn shielding_reset_and_retaining_each_change_the_output() {
+    // Persistent hot tuples (retaining carries them over; shielding keeps their
+    // counts out of the tables) over a wide, aliasing tail.
+    let mut stream = noisy_zipf_stream(60_000, 30_000, 0.9, 0.4, 91);
+    for (i, t) in stream.iter_mut().enumerate() {
+        if i % 5 == 0 {
+            *t = Tuple::value(0x9_0000_0000 + (i as u64 % 7) * 4, 1);
+        }
+    }
+    let base = "multihash:tables=2,entries=256,interval=5000,threshold=0.5%";
+    let want = golden(base, &stream);
+    for option in ["shield=off", "reset=on", "retain=off"] {
+        let got = golden(&format!("{base},{option}"), &stream);
+        assert_ne!(got, want, "{option} changed nothing");
+    }
+}
