@@ -671,3 +671,39 @@ fn the_command_line_refuses_a_mismatched_reference_and_applies_given_tolerances(
     }
     std::fs::remove_file(&path).unwrap();
 }
+
+/// The disclosure's effectiveness criterion: a model whose modeled software
+/// cost exceeds the budget fails it with evidence; the default models pass.
+#[test]
+fn the_overhead_criterion_passes_cheap_models_and_fails_a_costly_one() {
+    let case = common::load(&common::root().join("programs/hashtable.tasm"));
+    let program = asm::assemble(&case.source).unwrap();
+    let criterion = |spec: &str| {
+        let spec = parse_spec(spec).unwrap();
+        let reference = verify::record_reference(
+            &program,
+            "hashtable",
+            &case.args,
+            &[],
+            &spec,
+            Tolerances::default(),
+        )
+        .unwrap();
+        let verdict = verify::check(&program, &[], &spec, &reference).unwrap();
+        let c = verdict
+            .criteria
+            .iter()
+            .find(|c| c.name == "overhead within budget")
+            .cloned()
+            .unwrap_or_else(|| panic!("no overhead criterion:\n{}", verdict.to_text()));
+        (c, verdict.to_text())
+    };
+    for cheap in ["multihash", "stratified"] {
+        let (c, text) = criterion(cheap);
+        assert!(c.passed && c.checked > 20, "{cheap}:\n{text}");
+    }
+    // Sampling every event sends a message (30 cycles) per event.
+    let (c, text) = criterion("stratified:sampler=R_1,second=none");
+    assert!(!c.passed, "{text}");
+    assert!(c.evidence[0].contains("cycles per event"), "{text}");
+}
