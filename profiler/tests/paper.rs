@@ -26,7 +26,10 @@ const SAMPLERS: [&str; 6] = [
 ];
 
 /// Mean ERR = |100 (t - EST) / EST| per sampler for a stream of length `n`, each
-/// sampler run as a `stratified` model whose software side makes the estimate.
+/// sampler run as a `stratified` model whose software side makes the estimate. The
+/// counted samplers use `estimator=share`: with the paper's stated estimator (the sum of
+/// the messages' counts, the default) `CR` is not equivalent to `P` (see
+/// `the_paper_estimator_sums_counts_and_is_noisier_than_p`).
 fn monte_carlo(n: usize, trials: usize, seed: u64) -> [f64; 6] {
     let p = Tuple::value(0x1_0000_0004, 42);
     let t = (0.3 * n as f64) as usize;
@@ -44,7 +47,7 @@ fn monte_carlo(n: usize, trials: usize, seed: u64) -> [f64; 6] {
         for (k, expr) in SAMPLERS.iter().enumerate() {
             let seed = seed ^ (trial as u64 * 7919 + k as u64);
             let spec = format!(
-                "stratified:sampler={expr},second=none,interval={n},threshold=10%,seed={seed}"
+                "stratified:sampler={expr},second=none,estimator=share,interval={n},threshold=10%,seed={seed}"
             );
             let mut m = parse_spec(&spec).unwrap().build();
             m.observe_batch(&stream);
@@ -317,4 +320,54 @@ fn conte_schemes_rank_as_table_iv() {
         counter <= two && two <= one,
         "counter {counter}, twolevel {two}, onelevel {one}"
     );
+}
+
+/// The counted samplers' default estimator is the paper's text (section 3.3: the sum of
+/// the counts of the messages holding the tuple), and on the Figure 4 experiment it is
+/// noisier than `P_r`: the equivalence the paper reports needs `estimator=share`.
+#[test]
+fn the_paper_estimator_sums_counts_and_is_noisier_than_p() {
+    let s = parse_spec("stratified:sampler=CR_10").unwrap();
+    assert_eq!(
+        s.to_string(),
+        parse_spec("stratified:sampler=CR_10,estimator=sum")
+            .unwrap()
+            .to_string()
+    );
+    let share = parse_spec("stratified:sampler=CR_10,estimator=share").unwrap();
+    assert!(share.to_string().contains("estimator=share"));
+    assert_eq!(parse_spec(&share.to_string()).unwrap(), share);
+    // The Monte Carlo of Figure 4 at N = 2000 with each estimator.
+    let p = Tuple::value(0x1_0000_0004, 42);
+    let n = 2000;
+    let t = 600;
+    let mut rng = SplitMix64::new(5);
+    let (mut sum_err, mut share_err, mut p_err) = (0.0, 0.0, 0.0);
+    for trial in 0..200u64 {
+        let mut stream: Vec<Tuple> = std::iter::repeat_n(p, t).collect();
+        stream.extend((t..n).map(|i| Tuple::value(0x2_0000_0000 + (i as u64 % 97) * 4, i as u64)));
+        for i in (1..n).rev() {
+            let j = rng.below(i as u64 + 1) as usize;
+            stream.swap(i, j);
+        }
+        let err = |spec: &str| {
+            let mut m = parse_spec(&format!(
+                "{spec},second=none,interval={n},threshold=10%,seed={trial}"
+            ))
+            .unwrap()
+            .build();
+            m.observe_batch(&stream);
+            let est = m
+                .end_interval()
+                .iter()
+                .find(|c| c.tuple == p)
+                .map_or(0, |c| c.count);
+            (100.0 * (t as f64 - est as f64) / est.max(1) as f64).abs()
+        };
+        sum_err += err("stratified:sampler=CR_10");
+        share_err += err("stratified:sampler=CR_10,estimator=share");
+        p_err += err("stratified:sampler=P_10");
+    }
+    assert!(sum_err > 1.3 * p_err, "sum {sum_err} vs P {p_err}");
+    assert!(share_err < 1.3 * p_err, "share {share_err} vs P {p_err}");
 }

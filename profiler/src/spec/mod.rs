@@ -46,8 +46,8 @@ use std::fmt;
 mod model;
 
 pub use model::{
-    ConteOptions, ConteScheme, Model, MultiHashOptions, RapOptions, SamplerExpr, StratifiedOptions,
-    TaggedOptions,
+    ConteOptions, ConteScheme, Estimator, Model, MultiHashOptions, RapOptions, SamplerExpr,
+    StratifiedOptions, TaggedOptions,
 };
 
 /// A parsed, validated spec: the model, its options and the interval settings.
@@ -101,7 +101,8 @@ multihash:  tables=4 (1..=16), entries=2048 (>= tables, at most 65536 per table)
   65534), counter_bits=24 (1..=32)
 singlehash: the same keys; tables=1, cu=off, reset=on
 stratified: sampler=H[P_256]_2048 (R_r, P_r, CR_r, H[X]_n with n <= 65536, at most
-  2^20 substreams in all), second=A_16 (A_k with k <= 65536, or none)
+  2^20 substreams in all), second=A_16 (A_k with k <= 65536, or none),
+  estimator=sum (counted samplers: sum of message counts, the paper's; or share)
 tagged:     entries=2048 (at most 2^20), ways=2 (entries/ways a power of two up to
   65536), tag_bits=2 (1..=16), hit_bits=8 (2..=16), miss_bits=3 (1..=8), second=A_16
 rap:        eps=1% (in (0, 1)), branching=4 (2, 4, 16, 256; not 2 with dims=2),
@@ -293,6 +294,13 @@ fn set_model_key(model: &mut Model, key: &str, v: &str) -> std::result::Result<(
                 })?
             }
             "second" => o.second = parse_second(v).ok_or_else(|| bad("A_k (k >= 1) or none"))?,
+            "estimator" => {
+                o.estimator = match v {
+                    "sum" => Estimator::Sum,
+                    "share" => Estimator::Share,
+                    _ => return Err(bad("sum or share")),
+                }
+            }
             _ => return Err(None),
         },
         Model::Tagged(o) => match key {
@@ -560,7 +568,12 @@ impl fmt::Display for ProfilerSpec {
                 o.counter_bits
             )?,
             Model::Stratified(o) => {
-                write!(f, "sampler={},second={},", o.sampler, second(o.second))?
+                write!(f, "sampler={},second={},", o.sampler, second(o.second))?;
+                // Printed only when not the default, so the common spec
+                // strings stay as they were; it still round-trips.
+                if o.estimator == Estimator::Share {
+                    write!(f, "estimator=share,")?;
+                }
             }
             Model::Tagged(o) => write!(
                 f,

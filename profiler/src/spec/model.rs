@@ -123,6 +123,24 @@ pub struct StratifiedOptions {
     pub sampler: SamplerExpr,
     /// Entries of the associative second level A_k (`second=A_16` or `none`).
     pub second: Option<usize>,
+    /// How software estimates a tuple's count from a counted sampler's
+    /// (`CR_r`, `H[CR_r]_n`) messages (`estimator`).
+    pub estimator: Estimator,
+}
+
+/// The counted samplers' estimator (001 section 3.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Estimator {
+    /// The paper's: the sum of the counts the tuple's messages carry
+    /// (`estimator=sum`, the default).
+    #[default]
+    Sum,
+    /// The substream's length (the sum of its messages' counts) times the
+    /// tuple's share of the substream's messages (`estimator=share`): the
+    /// counter tells software the substream's length, and this estimate has
+    /// the variance of `P_r`'s, which is what makes `CR_r` equivalent to
+    /// `P_r` as the paper's Figure 4 reports. Not the paper's text.
+    Share,
 }
 
 /// Options of `tagged`.
@@ -272,6 +290,7 @@ impl Model {
             "stratified" => Model::Stratified(StratifiedOptions {
                 sampler: SamplerExpr::Hash(Box::new(SamplerExpr::Periodic(256)), 2048),
                 second: Some(16),
+                estimator: Estimator::Sum,
             }),
             "tagged" => Model::Tagged(TaggedOptions {
                 entries: 2048,

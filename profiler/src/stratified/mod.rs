@@ -22,7 +22,7 @@ pub use sampler::Sampler;
 pub use software::{CYCLES_PER_MESSAGE, Software};
 
 use crate::profiler::{Candidate, Overhead, Profiler};
-use crate::spec::{ProfilerSpec, SamplerExpr, StratifiedOptions};
+use crate::spec::{Estimator, ProfilerSpec, SamplerExpr, StratifiedOptions};
 
 fn leaf(x: &SamplerExpr) -> &SamplerExpr {
     match x {
@@ -49,7 +49,8 @@ impl Stratified {
             sampler: Sampler::new(&opts.sampler, spec.seed),
             software: Software::new(
                 opts.second,
-                matches!(leaf(&opts.sampler), SamplerExpr::CountedRandom(_)),
+                opts.estimator == Estimator::Share
+                    && matches!(leaf(&opts.sampler), SamplerExpr::CountedRandom(_)),
             ),
             spec,
         }
