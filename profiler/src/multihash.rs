@@ -19,15 +19,17 @@
 //!    reached T; the hash tables are zeroed.  With **retaining** (P, section 5.4.1) entries
 //!    at or over T stay, marked replaceable with count 0, and the others are flushed; a
 //!    retained entry whose count reaches T again becomes non-replaceable.  Without
-//!    retaining the accumulator is emptied.
+//!    retaining, the base design of section 5.2: the accumulator "is not flushed, and
+//!    instead all entries are marked as replaceable" (with their counts set to 0, which
+//!    the paper states for retaining only: a count carried over would make the entry a
+//!    candidate of the next interval without a single occurrence in it).
 //!
 //! `tables=1, reset=on, retain=on` is the paper's best single hash (BSH); the default
 //! `tables=4, entries=2048, cu=on, reset=off, retain=on` is its best multi-hash.
 //!
-//! Deviations.  (a) Section 5.2 says the base design marks all accumulator entries
-//! replaceable at the interval end without flushing them; we read "no retaining" as
-//! section 5.4.1 implies (the prior interval's entries are not kept), so `retain=off`
-//! empties the accumulator.  (b) When several replaceable entries could be reused, the
+//! Inferred where the paper is silent.  (a) A promoted entry's count starts at the
+//! minimum of its hash counters (the occurrences the tables saw; the paper says only that
+//! an entry is allocated).  (b) When several replaceable entries could be reused, the
 //! paper does not say which; we take the one with the lowest count.  (c) Mixed-kind
 //! streams: the kind is folded into the hash (see [`crate::hash`]).  (d) The paper's
 //! design sends nothing to software in the steady state, so messages and cycles are 0.
@@ -724,19 +726,18 @@ impl Accumulator {
     }
 
     fn end_interval(&mut self, retain: bool, threshold: u64) {
-        let kept: Vec<AccEntry> = if retain {
-            self.entries
-                .iter()
-                .filter(|e| e.count >= threshold)
-                .map(|e| AccEntry {
-                    count: 0,
-                    replaceable: true,
-                    ..*e
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        // Retaining (5.4.1) flushes the entries below T; the base design (5.2)
+        // flushes none. Either way what stays is replaceable, from a count of 0.
+        let kept: Vec<AccEntry> = self
+            .entries
+            .iter()
+            .filter(|e| !retain || e.count >= threshold)
+            .map(|e| AccEntry {
+                count: 0,
+                replaceable: true,
+                ..*e
+            })
+            .collect();
         self.entries.clear();
         self.index.fill(EMPTY);
         self.replaceable = kept.len();
@@ -785,7 +786,8 @@ mod tests {
     #[test]
     fn promotion_starts_at_the_minimum_counter() {
         // 2 tables of 1 counter: everything aliases; the second tuple is promoted with the
-        // shared count, which the paper's rule says it inherits.
+        // shared count (the minimum of its counters: our inference, see the module doc;
+        // the paper does not say what a new entry's count starts at).
         let mut s = vec![Tuple::value(1, 1); 5];
         s.extend(vec![Tuple::value(2, 2); 5]);
         let c = run(
@@ -818,6 +820,41 @@ mod tests {
         }
         let c = run("multihash:accumulator=2,interval=60,threshold=10%", &s);
         assert_eq!(c.len(), 2);
+    }
+
+    #[test]
+    fn without_retaining_every_entry_stays_replaceable_as_in_section_5_2() {
+        // One table of one counter (everything aliases), L = 20, T = 10, an accumulator
+        // of 100/50 = 2 entries.
+        let a = Tuple::value(1, 1);
+        let (b, c) = (Tuple::value(2, 2), Tuple::value(3, 3));
+        let third_interval = |retain: &str| {
+            let mut m = parse_spec(&format!(
+                "multihash:tables=1,entries=1,interval=20,threshold=50%,cu=off,retain={retain}"
+            ))
+            .unwrap()
+            .build();
+            // 1: A is promoted. 2: A (kept from 1, replaceable, count 0) occurs 5 times,
+            // below T; B is promoted into the free entry.
+            m.observe_batch(&[a; 20]);
+            m.end_interval();
+            let mut s = vec![a; 5];
+            s.extend([b; 15]);
+            m.observe_batch(&s);
+            m.end_interval();
+            // 3: C eight times, then A twelve. With A still in the accumulator (shielded)
+            // it counts exactly 12; flushed, it aliases with C in the counter and is
+            // promoted at the counter's 10, then counts on to 20.
+            let mut s = vec![c; 8];
+            s.extend([a; 12]);
+            m.observe_batch(&s);
+            m.end_interval()
+        };
+        let count = |v: &[Candidate]| v.iter().find(|x| x.tuple == a).map(|x| x.count);
+        // retain=off is section 5.2's base design: nothing flushed, so A stayed.
+        assert_eq!(count(&third_interval("off")), Some(12));
+        // retain=on flushes the entries that ended below T: A (5) went.
+        assert_eq!(count(&third_interval("on")), Some(20));
     }
 
     #[test]

@@ -168,7 +168,7 @@ const GOLDEN: &[(&str, &str, u64)] = &[
     (
         "multihash:interval=5000,threshold=1%,reset=on,retain=off",
         "edges",
-        0x67246c19e3202488,
+        0xb9677faf4c00de57,
     ),
     (
         "multihash:interval=5000,threshold=1%,reset=on,retain=off",
