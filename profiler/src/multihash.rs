@@ -35,7 +35,11 @@
 //! design sends nothing to software in the steady state, so messages and cycles are 0.
 //!
 //! Modeled state: `entries * counter_bits` bits of counters plus, per accumulator entry,
-//! a 128-bit tag, 2 kind bits, the replaceable bit and a 24-bit count (20 bytes).
+//! a 128-bit tag, 2 kind bits, the replaceable bit and a 24-bit count (20 bytes). The
+//! paper's 2K 3-byte counters are its 6 KB (section 7, as here); its accumulator is 1 KB
+//! per 100 entries, about 10 bytes an entry, which fits 32-bit pcs and values with a
+//! 16-bit count. toyvm's tuples are two 64-bit words, so an entry's tag is twice as wide
+//! and the modeled accumulator twice the paper's (2 KB at 1%, 20 KB at 0.1%).
 
 use crate::hash::{BLOCK, PaperHash, mix};
 use crate::profiler::{Candidate, Overhead, Profiler, sort_candidates};
