@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use toyvm_vm::isa::{Instr, Op};
 use toyvm_vm::{Function, Pc, Program};
@@ -74,6 +75,13 @@ pub struct Cfg {
     succs: Vec<Vec<BlockId>>,
     preds: Vec<Vec<BlockId>>,
     profiled: Vec<bool>,
+    /// Arcs numbered block by block in [`Cfg::succs`] order: block `b`'s
+    /// are `arc_start[b] .. arc_start[b + 1]` (`n + 1` entries).
+    arc_start: Vec<usize>,
+    /// Per arc, its source and its target.
+    arcs: Vec<(BlockId, BlockId)>,
+    /// Per block, the numbers of the arcs entering it.
+    in_arcs: Vec<Vec<usize>>,
 }
 
 impl Cfg {
@@ -128,11 +136,18 @@ impl Cfg {
             }
         }
         let mut preds = vec![Vec::new(); blocks.len()];
+        let mut in_arcs = vec![Vec::new(); blocks.len()];
+        let mut arc_start = Vec::with_capacity(blocks.len() + 1);
+        let mut arcs = Vec::new();
         for (b, ss) in succs.iter().enumerate() {
+            arc_start.push(arcs.len());
             for &s in ss {
                 preds[s].push(b);
+                in_arcs[s].push(arcs.len());
+                arcs.push((b, s));
             }
         }
+        arc_start.push(arcs.len());
         Cfg {
             func,
             blocks,
@@ -140,6 +155,9 @@ impl Cfg {
             succs,
             preds,
             profiled,
+            arc_start,
+            arcs,
+            in_arcs,
         }
     }
 
@@ -189,13 +207,13 @@ fn static_targets(f: &Function, i: &Instr) -> Vec<u32> {
 /// A [`Cfg`] with arc and node weights.
 #[derive(Clone, Debug)]
 pub struct WeightedCfg {
-    cfg: Cfg,
-    /// Per block, its successors with arc weights (the order of
-    /// [`Cfg::succs`]).
-    out: Vec<Vec<(BlockId, u64)>>,
-    /// Per block, whether each of `out`'s weights was recovered by flow
-    /// conservation rather than measured.
-    recovered: Vec<Vec<bool>>,
+    cfg: Arc<Cfg>,
+    /// Per arc (numbered as in [`Cfg`]), its target and weight: block
+    /// `b`'s successors in the order of [`Cfg::succs`].
+    out: Vec<(BlockId, u64)>,
+    /// Per arc, whether its weight was recovered by flow conservation
+    /// rather than measured.
+    recovered: Vec<bool>,
     weights: Vec<u64>,
 }
 
@@ -214,66 +232,67 @@ impl WeightedCfg {
         Ok(WeightedCfg::from_cfg(Cfg::new(func, f), edges))
     }
 
-    /// Weighs an existing CFG with `edges`.
-    pub fn from_cfg(cfg: Cfg, edges: &EdgeCounts) -> WeightedCfg {
+    /// Weighs an existing CFG with `edges` (a shared one is not copied).
+    pub fn from_cfg(cfg: impl Into<Arc<Cfg>>, edges: &EdgeCounts) -> WeightedCfg {
+        let cfg: Arc<Cfg> = cfg.into();
         let n = cfg.blocks.len();
         let func = cfg.func;
-        // `None` until known: measured (profiled blocks), or recovered.
-        let mut out: Vec<Vec<(BlockId, Option<u64>)>> = (0..n)
-            .map(|b| {
-                let from = Pc::new(func, cfg.blocks[b].last());
-                cfg.succs[b]
-                    .iter()
-                    .map(|&s| {
-                        let w = cfg.profiled[b].then(|| {
-                            let to = Pc::new(func, cfg.blocks[s].start);
-                            edges.get(&(from, to)).copied().unwrap_or(0)
-                        });
-                        (s, w)
-                    })
-                    .collect()
-            })
-            .collect();
-        let measured: Vec<Vec<bool>> = out
+        let arcs_of = |b: BlockId| cfg.arc_start[b]..cfg.arc_start[b + 1];
+        // Per arc, `None` until known: measured (profiled blocks), or
+        // recovered. Flat arrays: planning weighs every candidate function
+        // at every interval end.
+        let mut w: Vec<Option<u64>> = cfg
+            .arcs
             .iter()
-            .map(|v| v.iter().map(|(_, w)| w.is_some()).collect())
+            .map(|&(b, _)| cfg.profiled[b].then_some(0))
             .collect();
-        // Each block's incoming arcs as (pred, index into out[pred]).
-        let mut ins: Vec<Vec<(BlockId, usize)>> = vec![Vec::new(); n];
-        for (p, v) in out.iter().enumerate() {
-            for (k, &(s, _)) in v.iter().enumerate() {
-                ins[s].push((p, k));
+        // A profile holds few edges and a function many arcs: each of the
+        // function's edges finds its arc (one at most: successors are
+        // distinct), rather than every arc looking itself up.
+        for (&(from, to), &count) in edges {
+            if from.func() != func || to.func() != func {
+                continue;
+            }
+            let Some(b) = cfg.block_at(from.offset()).filter(|&b| cfg.profiled[b]) else {
+                continue;
+            };
+            if cfg.blocks[b].last() != from.offset() {
+                continue;
+            }
+            if let Some(a) = (cfg.arc_start[b]..cfg.arc_start[b + 1])
+                .find(|&a| cfg.blocks[cfg.arcs[a].1].start == to.offset())
+            {
+                w[a] = Some(count);
             }
         }
+        let recovered: Vec<bool> = w.iter().map(Option::is_none).collect();
         // Flow conservation, to a fixpoint. Block 0 is exempt on the way in:
         // calls enter it, and no arc records that.
         let mut changed = true;
         while changed {
             changed = false;
             for b in 1..n {
-                let known_in: Option<u64> = ins[b].iter().map(|&(p, k)| out[p][k].1).sum();
+                let ins = &cfg.in_arcs[b];
+                let known_in: Option<u64> = ins.iter().map(|&a| w[a]).sum();
+                let out = arcs_of(b);
                 // Forward: a block's single unmeasured exit carries its inflow.
-                if out[b].len() == 1
-                    && out[b][0].1.is_none()
+                if out.len() == 1
+                    && w[out.start].is_none()
                     && let Some(flow) = known_in
                 {
-                    out[b][0].1 = Some(flow);
+                    w[out.start] = Some(flow);
                     changed = true;
                 }
                 // Backward: with the outflow known, one unknown inflow arc
                 // carries the rest.
-                let known_out: Option<u64> = out[b].iter().map(|&(_, w)| w).sum();
-                if !out[b].is_empty()
+                let known_out: Option<u64> = w[out.clone()].iter().copied().sum();
+                if !out.is_empty()
                     && let Some(flow) = known_out
                 {
-                    let unknown: Vec<(BlockId, usize)> = ins[b]
-                        .iter()
-                        .copied()
-                        .filter(|&(p, k)| out[p][k].1.is_none())
-                        .collect();
-                    if let [(p, k)] = unknown[..] {
-                        let rest: u64 = ins[b].iter().filter_map(|&(q, j)| out[q][j].1).sum();
-                        out[p][k].1 = Some(flow.saturating_sub(rest));
+                    let mut unknown = ins.iter().copied().filter(|&a| w[a].is_none());
+                    if let (Some(a), None) = (unknown.next(), unknown.next()) {
+                        let rest: u64 = ins.iter().filter_map(|&a| w[a]).sum();
+                        w[a] = Some(flow.saturating_sub(rest));
                         changed = true;
                     }
                 }
@@ -282,20 +301,18 @@ impl WeightedCfg {
         // What conservation cannot pin down (e.g. a chain hanging off the
         // entry block) gets the lower bound its source's known inflow gives.
         for b in 0..n {
-            if out[b].iter().any(|(_, w)| w.is_none()) {
-                let flow: u64 = ins[b].iter().filter_map(|&(p, k)| out[p][k].1).sum();
-                for arc in out[b].iter_mut().filter(|(_, w)| w.is_none()) {
-                    arc.1 = Some(flow);
+            if w[arcs_of(b)].iter().any(Option::is_none) {
+                let flow: u64 = cfg.in_arcs[b].iter().filter_map(|&a| w[a]).sum();
+                for a in arcs_of(b) {
+                    w[a].get_or_insert(flow);
                 }
             }
         }
-        let out: Vec<Vec<(BlockId, u64)>> = out
-            .into_iter()
-            .map(|v| v.into_iter().map(|(s, w)| (s, w.unwrap_or(0))).collect())
-            .collect();
-        let recovered = measured
+        let out: Vec<(BlockId, u64)> = cfg
+            .arcs
             .iter()
-            .map(|v| v.iter().map(|m| !m).collect())
+            .zip(&w)
+            .map(|(&(_, s), w)| (s, w.unwrap_or(0)))
             .collect();
         let mut wcfg = WeightedCfg {
             cfg,
@@ -320,23 +337,23 @@ impl WeightedCfg {
 
     /// Successors with arc weights.
     pub fn out_arcs(&self, b: BlockId) -> &[(BlockId, u64)] {
-        &self.out[b]
+        &self.out[self.cfg.arc_start[b]..self.cfg.arc_start[b + 1]]
     }
 
     /// The weight of arc `from -> to` (0 when there is no such arc).
     pub fn arc(&self, from: BlockId, to: BlockId) -> u64 {
-        self.out[from]
+        self.out_arcs(from)
             .iter()
             .find(|&&(s, _)| s == to)
             .map_or(0, |&(_, w)| w)
     }
 
     pub fn flow_in(&self, b: BlockId) -> u64 {
-        self.cfg.preds[b].iter().map(|&p| self.arc(p, b)).sum()
+        self.cfg.in_arcs[b].iter().map(|&a| self.out[a].1).sum()
     }
 
     pub fn flow_out(&self, b: BlockId) -> u64 {
-        self.out[b].iter().map(|&(_, w)| w).sum()
+        self.out_arcs(b).iter().map(|&(_, w)| w).sum()
     }
 }
 
@@ -346,11 +363,12 @@ impl fmt::Display for WeightedCfg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (b, blk) in self.cfg.blocks.iter().enumerate() {
             write!(f, "{}..{} w={}", blk.start, blk.end, self.weights[b])?;
-            if !self.out[b].is_empty() {
+            if !self.out_arcs(b).is_empty() {
                 f.write_str(" ->")?;
             }
-            for (k, &(s, w)) in self.out[b].iter().enumerate() {
-                let mark = if self.recovered[b][k] { "~" } else { "" };
+            let first = self.cfg.arc_start[b];
+            for (k, &(s, w)) in self.out_arcs(b).iter().enumerate() {
+                let mark = if self.recovered[first + k] { "~" } else { "" };
                 write!(f, " {}:{mark}{w}", self.cfg.blocks[s].start)?;
             }
             writeln!(f)?;

@@ -86,7 +86,7 @@ pub use error::{Error, Result};
 pub use exit::{Exit, ExitKind, ExitReport, ExitSite};
 pub use jit::{CodeCache, CompiledRegion, DEFAULT_MAX_DEPTH, RegionFn};
 pub use native::{NativeTrap, closed_functions};
-pub use plan::{PlanConfig, Profile, hot_functions, plan_regions, plan_regions_at};
+pub use plan::{Analysis, PlanConfig, Profile, hot_functions, plan_regions, plan_regions_at};
 pub use region::{Region, Step, Target};
 pub use specialize::{CallCandidate, CallSite, Specializations, SpecializeConfig, ValueCandidate};
 pub use superblock::{SuperblockConfig, form_superblocks};

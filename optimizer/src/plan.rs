@@ -2,17 +2,55 @@
 //! point the runtime calls at each interval end.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use toyvm_vm::isa::Instr;
 use toyvm_vm::{Kind, Pc, Program, Tuple};
 
-use crate::cfg::{EdgeCounts, WeightedCfg};
+use crate::cfg::{Cfg, EdgeCounts, WeightedCfg};
 use crate::native::closed_functions;
 use crate::region::{Region, Step};
 use crate::specialize::{
     self, CallCandidate, CallSite, Specializations, SpecializeConfig, ValueCandidate,
 };
 use crate::superblock::{NativeCall, SuperblockConfig, form_superblocks_with};
+
+/// What planning needs of a program that never changes while it runs:
+/// each function's control-flow graph and which functions are closed
+/// ([`closed_functions`]). A runtime that plans at every interval end
+/// builds it once; rebuilding the graphs of every candidate function at
+/// every plan cost more than compiled code saved on programs with dozens
+/// of functions.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    cfgs: Vec<Arc<Cfg>>,
+    closed: Vec<bool>,
+}
+
+impl Analysis {
+    /// Analyses every function of `program`.
+    pub fn new(program: &Program) -> Analysis {
+        Analysis {
+            cfgs: program
+                .functions
+                .iter()
+                .enumerate()
+                .map(|(i, f)| Arc::new(Cfg::new(i as u32, f)))
+                .collect(),
+            closed: closed_functions(program),
+        }
+    }
+
+    /// The CFG of function `func` (shared, not copied).
+    pub fn cfg(&self, func: u32) -> Option<&Arc<Cfg>> {
+        self.cfgs.get(func as usize)
+    }
+
+    /// Whether function `func` is closed (false for one that does not exist).
+    pub fn is_closed(&self, func: u32) -> bool {
+        self.closed.get(func as usize).copied().unwrap_or(false)
+    }
+}
 
 /// A profile as the optimizer reads it.
 #[derive(Clone, Debug, Default)]
@@ -93,15 +131,16 @@ pub fn region_weight(r: &Region) -> u64 {
 /// The specialized superblocks of every function the profile's edges
 /// touch, heaviest head first. Each function's regions have distinct heads.
 pub fn plan_regions(program: &Program, profile: &Profile, cfg: &PlanConfig) -> Vec<Region> {
-    plan_regions_at(program, profile, cfg, &|_, _| true)
+    plan_regions_at(program, &Analysis::new(program), profile, cfg, &|_, _| true)
 }
 
 /// [`plan_regions`] with regions headed only where `head(func, offset)`
 /// allows (where the runtime can enter compiled code): a heavier block
 /// elsewhere does not seed a region of its own, so a tree can grow from a
-/// head before it through that block.
+/// head before it through that block. `analysis` is `program`'s.
 pub fn plan_regions_at(
     program: &Program,
+    analysis: &Analysis,
     profile: &Profile,
     cfg: &PlanConfig,
     head: &dyn Fn(u32, u32) -> bool,
@@ -116,7 +155,8 @@ pub fn plan_regions_at(
     let mut regions = Vec::new();
     let mut wcfgs = Vec::new();
     for f in funcs {
-        let w = WeightedCfg::build(program, f, &profile.edges).expect("function index checked");
+        let graph = analysis.cfg(f).expect("function index checked");
+        let w = WeightedCfg::from_cfg(Arc::clone(graph), &profile.edges);
         let code = &program.functions[f as usize].code;
         for c in &profile.values {
             let at = c.pc.offset() as usize;
@@ -131,12 +171,7 @@ pub fn plan_regions_at(
         wcfgs.push((f, w));
     }
     let spec = Specializations::decide(&profile.values, &profile.calls, &totals, &cfg.specialize);
-    let closed = if cfg.native_calls {
-        closed_functions(program)
-    } else {
-        vec![false; program.functions.len()]
-    };
-    let is_closed = |g: u32| closed.get(g as usize).copied().unwrap_or(false);
+    let is_closed = |g: u32| cfg.native_calls && analysis.is_closed(g);
     for (f, w) in &wcfgs {
         let func = &program.functions[*f as usize];
         // The arity must match too: otherwise the interpreter traps.
@@ -178,11 +213,10 @@ pub fn plan_regions_at(
 /// function like `fib`, whose time is all in calls, this is the only way
 /// into compiled code: its blocks end in calls and returns, and its
 /// superblocks' heads are not where the interpreter looks for regions.
-pub fn hot_functions(program: &Program, profile: &Profile, min_calls: u64) -> Vec<(u32, u64)> {
-    let closed = closed_functions(program);
+pub fn hot_functions(analysis: &Analysis, profile: &Profile, min_calls: u64) -> Vec<(u32, u64)> {
     let mut calls: HashMap<u32, u64> = HashMap::new();
     for c in &profile.calls {
-        if closed.get(c.callee as usize).copied().unwrap_or(false) {
+        if analysis.is_closed(c.callee) {
             *calls.entry(c.callee).or_insert(0) += c.count;
         }
     }
@@ -265,7 +299,10 @@ region f0:5
         let cands: Vec<(Tuple, u64)> = counts.into_iter().collect();
         let profile = Profile::from_candidates(&cands);
         // fib(15) makes 1973 calls of fib, main's included.
-        assert_eq!(hot_functions(&p, &profile, 100), [(0, 1973)]);
-        assert_eq!(hot_functions(&p, &profile, 2000), []);
+        assert_eq!(
+            hot_functions(&Analysis::new(&p), &profile, 100),
+            [(0, 1973)]
+        );
+        assert_eq!(hot_functions(&Analysis::new(&p), &profile, 2000), []);
     }
 }

@@ -183,6 +183,8 @@ enum HeadState {
 /// The JIT of one run.
 pub struct Jit<'p> {
     program: &'p Program,
+    /// The program's CFGs and closed functions, built once for planning.
+    analysis: toyvm_optimizer::Analysis,
     opts: JitOptions,
     compiler: Compiler,
     /// Compiled regions waiting for their point of installation, in the
@@ -248,6 +250,7 @@ impl<'p> Jit<'p> {
         }
         Ok(Jit {
             program,
+            analysis: toyvm_optimizer::Analysis::new(program),
             heads: program
                 .functions
                 .iter()

@@ -92,7 +92,7 @@ impl Jit<'_> {
         let profile = Profile::from_candidates(&pairs);
         // Hot closed functions run whole and native from their entry, so
         // recursion (fib) stays in machine code.
-        for (f, calls) in toyvm_optimizer::plan::hot_functions(self.program, &profile, 1) {
+        for (f, calls) in toyvm_optimizer::plan::hot_functions(&self.analysis, &profile, 1) {
             let key = (f, 0);
             let again = match self.states.get(&key) {
                 None => Again::default(),
@@ -119,7 +119,13 @@ impl Jit<'_> {
         }
         let entry_points = &self.entry_points;
         let head = |f: u32, o: u32| entry_points[f as usize].contains(&o);
-        for region in plan_regions_at(self.program, &profile, &self.opts.plan, &head) {
+        for region in plan_regions_at(
+            self.program,
+            &self.analysis,
+            &profile,
+            &self.opts.plan,
+            &head,
+        ) {
             let key = (region.func, region.head);
             // The interpreter looks for compiled code only where control
             // transfers (see `TupleSink`): a head nothing jumps to would
@@ -214,10 +220,15 @@ impl Jit<'_> {
             let profile = Profile::from_candidates(&merged);
             let entry_points = &self.entry_points;
             let head = |f: u32, o: u32| (f, o) == key && entry_points[f as usize].contains(&o);
-            let Some(region) = plan_regions_at(self.program, &profile, &self.opts.plan, &head)
-                .into_iter()
-                .find(|r| (r.func, r.head) == key)
-            else {
+            let Some(region) = plan_regions_at(
+                self.program,
+                &self.analysis,
+                &profile,
+                &self.opts.plan,
+                &head,
+            )
+            .into_iter()
+            .find(|r| (r.func, r.head) == key) else {
                 continue;
             };
             if region.instr_count() <= covered {
