@@ -26,7 +26,8 @@
 //! where carry is what E6 left); a hit counter that would overflow in the Evict state
 //! sends a message like E2; E5's inherited count that reaches the trigger is sent at
 //! once.  On a miss in a full set the miss transitions apply to the least recently used
-//! way; an Empty way is allocated first.  Messages go through the same software side as
+//! way, and the miss does not refresh its recency (hits and allocation do); an Empty way
+//! is allocated first.  Messages go through the same software side as
 //! the stratified sampler (optional A_k, 30 cycles per message).
 
 use crate::hash::{PaperHash, xor_fold};
@@ -158,8 +159,10 @@ impl Profiler for Tagged {
         let w = ways
             .min_by_key(|&w| self.entries[w].last_use)
             .expect("ways >= 1");
+        // A miss does not make the way recently used: only hits and (re)allocation do,
+        // so the misses of a full set keep landing on its least recently used entry
+        // until E5 replaces it.
         let mut e = self.entries[w];
-        e.last_use = self.clock;
         if e.misses == 0 {
             // E4
             e.misses = 1;
@@ -228,6 +231,36 @@ mod tests {
                 count: 512
             }]
         );
+    }
+
+    #[test]
+    fn misses_stay_on_the_least_recently_used_way() {
+        // One set, two ways, tags wide enough that these tuples differ.
+        let mut m = model("entries=2,ways=2,tag_bits=8,interval=100000,threshold=0.001%");
+        let (a, b, c, d) = (
+            Tuple::value(0, 1),
+            Tuple::value(0, 2),
+            Tuple::value(0, 3),
+            Tuple::value(0, 4),
+        );
+        m.observe_batch(&[a, a, a, b, b, b]);
+        // c misses on a's way (the LRU): E4.
+        m.observe(c);
+        let way_of = |m: &Tagged, t: Tuple| {
+            let tag = m.tag(&t);
+            (0..2).find(|&w| m.entries[w].valid && m.entries[w].tag == tag)
+        };
+        let wa = way_of(&m, a).expect("a kept");
+        assert_eq!(m.entries[wa].misses, 1);
+        // d misses too: the miss did not make a's way recent, so d lands on it again
+        // (E5a: hits 3 >= 2 * misses 2), and b's way stays untouched.
+        m.observe(d);
+        assert_eq!(
+            m.entries[wa].misses, 2,
+            "the second miss went to the LRU way"
+        );
+        let wb = way_of(&m, b).expect("b kept");
+        assert_eq!(m.entries[wb].misses, 0);
     }
 
     #[test]

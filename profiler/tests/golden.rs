@@ -403,17 +403,17 @@ const GOLDEN: &[(&str, &str, u64)] = &[
     (
         "tagged:interval=5000,threshold=1%",
         "zipf0.8",
-        0xc579d41106330b8d,
+        0x25d6eeafd102d9c7,
     ),
     (
         "tagged:interval=5000,threshold=1%",
         "zipf1.2",
-        0x2ab6dafa8e48ff0d,
+        0x1314291ef4da66b0,
     ),
     (
         "tagged:interval=5000,threshold=1%",
         "noisy",
-        0x86c10ea31777bdd9,
+        0xdaadb6dcbb6c530c,
     ),
     (
         "tagged:interval=5000,threshold=1%",

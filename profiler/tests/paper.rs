@@ -371,3 +371,53 @@ fn the_paper_estimator_sums_counts_and_is_noisier_than_p() {
     assert!(sum_err > 1.3 * p_err, "sum {sum_err} vs P {p_err}");
     assert!(share_err < 1.3 * p_err, "share {share_err} vs P {p_err}");
 }
+
+// 004 sections 2.2 and 5.2: with batched merges the tree's size stays independent of the
+// stream's length, within O(log_b(R)/eps) nodes, measured as the paper does (the largest
+// tree just before a merge, from the first merge with a split threshold of one event)
+// over 32-bit code keys (R = 2^32, h = 16). The paper gives the order, not a constant:
+// 2b (b nodes per split, twice for the growth between merges) is ours. Without merges
+// the same stream exceeds it (the hot code moves, and without merges the paths to code
+// that went cold stay), so the bound binds.
+#[test]
+fn rap_memory_within_the_papers_order() {
+    let (b, eps) = (4u32, 0.01);
+    let bound = 2.0 * f64::from(b) * 16.0 / eps;
+    let keys: Vec<u128> = {
+        let mut rng = SplitMix64::new(9);
+        let mut z = toyvm_profiler::synth::Zipf::new(200_000, 0.8, 4);
+        (0..2_000_000u32)
+            .map(|i| {
+                // The hot code moves every 40,000 events (phases): what a
+                // merge gives back is the paths of code that went cold.
+                let addr = if i % 2 == 0 {
+                    rng.next_u64() as u32
+                } else {
+                    0x0040_0000 + (i / 40_000) * 0x0010_0000 + 4 * z.next_rank() as u32
+                };
+                u128::from(addr) << 96
+            })
+            .collect()
+    };
+    let run = |merge_first: u64| {
+        let mut t = RapTree::with_key_bits(b, eps, 2, merge_first, 32);
+        for &k in &keys {
+            t.add(k, 1);
+        }
+        t
+    };
+    let merged = run(1024);
+    let (max, mean) = merged.nodes_before_merges().expect("merges ran");
+    assert!(
+        (max as f64) <= bound,
+        "{max} nodes before a merge > {bound}"
+    );
+    assert!(mean <= max as f64);
+    let unmerged = run(1 << 40);
+    assert!(unmerged.nodes_before_merges().is_none());
+    assert!(
+        unmerged.nodes() as f64 > bound,
+        "without merges {} nodes: the bound does not bind on this stream",
+        unmerged.nodes()
+    );
+}

@@ -18,7 +18,14 @@
 //!   plus its children's counts is below the threshold absorbs them (2.2.2); merges
 //!   cascade upward within the pass.  The period between merges then grows by `q` (3.1).
 //!
-//! One deviation: the split threshold is floored at one event.  With h = 64 the paper's
+//! When a split happens differs by one event from the paper's wording ("any node that
+//! grows larger than this threshold should sprout children", 2.2.1): the paper counts the
+//! event at the node and then splits it; here the event that would take a leaf over the
+//! threshold goes to the new child, so a node never holds more than the threshold.  The
+//! node's count differs by at most one event, the error bound is the paper's, and the
+//! invariant below holds without a "+1".
+//!
+//! A further deviation: the split threshold is floored at one event.  With h = 64 the paper's
 //! `eps * n / h` is below one for the first h/eps events, so every new key would split
 //! its way down all h levels at once (4h nodes a key); with the floor a leaf first takes
 //! one event, so the tree grows by at most one level per event until n reaches h/eps.
@@ -87,6 +94,10 @@ pub struct RapTree {
     next_merge: u64,
     live: usize,
     peak: usize,
+    /// Over the merges since the last reset: how many, the largest tree size just
+    /// before one, and the sum of those sizes (the paper's maximum and average memory,
+    /// 004 section 5.2).
+    before_merges: (u64, usize, u64),
     /// Event count at the last merge (0 before the first).
     last_merge: u64,
     /// Walk hints: node slots keyed by a hash of the full key (the leaf its last walk
@@ -133,16 +144,27 @@ impl RapTree {
     /// A tree with branching factor `b` (a power of two dividing 2^128's bit count into
     /// whole levels: 2, 4, 16, 256), error `eps`, merge growth `q` and first merge time.
     pub fn new(b: u32, eps: f64, q: u64, merge_first: u64) -> Self {
+        Self::with_key_bits(b, eps, q, merge_first, 128)
+    }
+
+    /// [`RapTree::new`] over the range R = 2^`bits` of the keys' top `bits` bits: the
+    /// height is `bits / log2 b`, and keys differing only below their top `bits` bits
+    /// share one point.  The paper's code profiles range over 32-bit PCs (R = 2^32, 16
+    /// levels for b = 4, 004 Fig 2); a tuple key is 128 bits (64 levels), which raises
+    /// both the split threshold's divisor and the nodes a hot key needs.  `bits` must be
+    /// a multiple of log2 b between log2 b and 128.
+    pub fn with_key_bits(b: u32, eps: f64, q: u64, merge_first: u64, bits: u32) -> Self {
         assert!(b.is_power_of_two() && (2..=256).contains(&b));
         let k = b.trailing_zeros();
+        assert!((k..=128).contains(&bits) && bits.is_multiple_of(k), "key bits {bits}");
         let mut t = RapTree {
             nodes: Vec::new(),
             free: Vec::new(),
             k,
             b: b as usize,
-            height: 128 / k,
+            height: bits / k,
             anchor: 64 / k,
-            prefix_fill: eps / (128 / k) as f64 <= 0.5,
+            prefix_fill: eps / (bits / k) as f64 <= 0.5,
             eps,
             n: 0,
             q,
@@ -151,6 +173,7 @@ impl RapTree {
             next_merge: 0,
             live: 0,
             peak: 0,
+            before_merges: (0, 0, 0),
             last_merge: 0,
             key_hints: Vec::new(),
             top_hints: Vec::new(),
@@ -177,6 +200,7 @@ impl RapTree {
         self.next_merge = self.merge_first;
         self.live = 1;
         self.peak = 1;
+        self.before_merges = (0, 0, 0);
         self.last_merge = 0;
         (self.lim, self.lim_lo, self.lim_hi) = (1, 1, 0);
     }
@@ -206,7 +230,7 @@ impl RapTree {
         self.n
     }
 
-    /// Tree height h = log_b(2^128).
+    /// Tree height h = log_b(R): 128 / log2 b unless built [`RapTree::with_key_bits`].
     pub fn height(&self) -> u32 {
         self.height
     }
@@ -221,7 +245,20 @@ impl RapTree {
         self.live
     }
 
-    /// Most nodes the tree has held since the last reset (the paper's maximum memory).
+    /// Memory as 004 section 5.2 measures it: "the maximum memory is the largest of the
+    /// tree sizes just before the merge operations", and their average, over the merges
+    /// since the last reset at which the split threshold eps n / h is at least one event
+    /// (`None` before the first).  Below one event the paper's threshold would refine
+    /// every new key to a point and ours (floored at one, see the module doc) nearly so:
+    /// the memory bound, like the error bound, holds from n = h / eps on.
+    pub fn nodes_before_merges(&self) -> Option<(usize, f64)> {
+        let (merges, largest, sum) = self.before_merges;
+        (merges > 0).then(|| (largest, sum as f64 / merges as f64))
+    }
+
+    /// Most nodes the tree has held at any moment since the last reset (at least
+    /// [`RapTree::nodes_before_merges`]'s maximum: splits before the first merge
+    /// count too).
     pub fn peak_nodes(&self) -> usize {
         self.peak
     }
@@ -546,6 +583,10 @@ impl RapTree {
     /// One batched merge pass.
     pub fn merge(&mut self) {
         let thr = self.threshold();
+        if thr >= 1.0 {
+            let (merges, largest, sum) = self.before_merges;
+            self.before_merges = (merges + 1, largest.max(self.live), sum + self.live as u64);
+        }
         self.merge_below(0, thr);
         self.last_merge = self.n;
         // Merged-away points are gone (their slots may be reused): list the live ones.

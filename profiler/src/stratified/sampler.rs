@@ -5,6 +5,11 @@
 //! `h_outer(t) * m + h_inner(t)`, each level with its own independent instance of the
 //! paper's hash.  Every substream has its own leaf state (one counter), which is exactly
 //! the paper's counter table for `H[P_r]_n` (Figure 5).
+//!
+//! A splitter whose `n` is not a power of two (the paper's are) takes the 16-bit hash
+//! modulo `n`: with q = floor(2^16 / n) the first 2^16 mod n substreams get q + 1 of
+//! the hash's values and the rest q, a bias of at most 1/q (about 0.1% for n = 100;
+//! none for powers of two).
 
 use crate::hash::{BLOCK, PaperHash, SplitMix64};
 use crate::spec::SamplerExpr;
