@@ -20,9 +20,13 @@
 //!    at or over T stay, marked replaceable with count 0, and the others are flushed; a
 //!    retained entry whose count reaches T again becomes non-replaceable.  Without
 //!    retaining, the base design of section 5.2: the accumulator "is not flushed, and
-//!    instead all entries are marked as replaceable" (with their counts set to 0, which
-//!    the paper states for retaining only: a count carried over would make the entry a
-//!    candidate of the next interval without a single occurrence in it).
+//!    instead all entries are marked as replaceable", with their counts: the paper
+//!    sets counts to 0 for retaining only, and says retaining "significantly" lowers the
+//!    false positives, "even more drastic" at 1M/0.1% (Fig 7). Carried counts are what
+//!    makes that so: an entry whose count was at T stays a candidate in later intervals
+//!    without an occurrence in them. (Clearing them instead, as this model did before,
+//!    made the base design shield more tuples than retaining and gave it fewer false
+//!    positives, the opposite of Fig 7; `toyvm reproduce 000-fig7` shows both effects.)
 //!
 //! `tables=1, reset=on, retain=on` is the paper's best single hash (BSH); the default
 //! `tables=4, entries=2048, cu=on, reset=off, retain=on` is its best multi-hash.
@@ -735,14 +739,18 @@ impl Accumulator {
     }
 
     fn end_interval(&mut self, retain: bool, threshold: u64) {
-        // Retaining (5.4.1) flushes the entries below T; the base design (5.2)
-        // flushes none. Either way what stays is replaceable, from a count of 0.
+        // Retaining (5.4.1) flushes the entries below T and sets the counts of those
+        // it keeps to 0; the base design (5.2) flushes none ("the accumulator table is
+        // not flushed, and instead all entries are marked as replaceable") and, unlike
+        // retaining, does not say the counts are cleared, so they are kept: an entry
+        // carries its count into the next interval until it is replaced. Either way
+        // what stays is replaceable.
         let kept: Vec<AccEntry> = self
             .entries
             .iter()
             .filter(|e| !retain || e.count >= threshold)
             .map(|e| AccEntry {
-                count: 0,
+                count: if retain { 0 } else { e.count },
                 replaceable: true,
                 ..*e
             })
@@ -843,8 +851,8 @@ mod tests {
             ))
             .unwrap()
             .build();
-            // 1: A is promoted. 2: A (kept from 1, replaceable, count 0) occurs 5 times,
-            // below T; B is promoted into the free entry.
+            // 1: A is promoted. 2: A (kept from 1, replaceable) occurs 5 times; B is
+            // promoted into the free entry.
             m.observe_batch(&[a; 20]);
             m.end_interval();
             let mut s = vec![a; 5];
@@ -852,16 +860,17 @@ mod tests {
             m.observe_batch(&s);
             m.end_interval();
             // 3: C eight times, then A twelve. With A still in the accumulator (shielded)
-            // it counts exactly 12; flushed, it aliases with C in the counter and is
-            // promoted at the counter's 10, then counts on to 20.
+            // its entry counts every occurrence; flushed, it aliases with C in the
+            // counter and is promoted at the counter's 10, then counts on to 20.
             let mut s = vec![c; 8];
             s.extend([a; 12]);
             m.observe_batch(&s);
             m.end_interval()
         };
         let count = |v: &[Candidate]| v.iter().find(|x| x.tuple == a).map(|x| x.count);
-        // retain=off is section 5.2's base design: nothing flushed, so A stayed.
-        assert_eq!(count(&third_interval("off")), Some(12));
+        // retain=off is section 5.2's base design: nothing flushed, so A stayed, and
+        // its count was not cleared either (20 + 5 + 12).
+        assert_eq!(count(&third_interval("off")), Some(37));
         // retain=on flushes the entries that ended below T: A (5) went.
         assert_eq!(count(&third_interval("on")), Some(20));
     }

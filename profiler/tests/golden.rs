@@ -153,27 +153,27 @@ const GOLDEN: &[(&str, &str, u64)] = &[
     (
         "multihash:interval=5000,threshold=1%,reset=on,retain=off",
         "zipf0.8",
-        0x58f87fd393dfcda6,
+        0xf9b4a30bf37ee861,
     ),
     (
         "multihash:interval=5000,threshold=1%,reset=on,retain=off",
         "zipf1.2",
-        0x3778c78f4c184bcd,
+        0xd717238c511f2298,
     ),
     (
         "multihash:interval=5000,threshold=1%,reset=on,retain=off",
         "noisy",
-        0x184599e708c45ece,
+        0xca6d32fb64b50b35,
     ),
     (
         "multihash:interval=5000,threshold=1%,reset=on,retain=off",
         "edges",
-        0xb9677faf4c00de57,
+        0x6f6b574204bdd11e,
     ),
     (
         "multihash:interval=5000,threshold=1%,reset=on,retain=off",
         "mixed",
-        0x885091742e531dc6,
+        0x675114cc53960b63,
     ),
     (
         "multihash:interval=5000,threshold=1%,shield=off",

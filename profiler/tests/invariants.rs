@@ -102,7 +102,7 @@ proptest! {
         // 64K counters per table for at most ~700 distinct tuples: no aliasing in practice,
         // so promotion counts are exact and shielding keeps them exact.
         let exact = run("perfect:interval=300,threshold=2%", &s);
-        let mh = run("multihash:tables=2,entries=131072,interval=300,threshold=2%,retain=off", &s);
+        let mh = run("multihash:tables=2,entries=131072,interval=300,threshold=2%", &s);
         prop_assert_eq!(exact, mh);
     }
 }

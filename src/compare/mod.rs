@@ -126,7 +126,7 @@ pub struct CompareArgs {
     /// Add generated workloads, one per point of a knob grid, e.g.
     /// `hot=16|64|256|1024,zipf=1.2`: keys are `toyvm synth`'s flags
     /// (seed, functions, blocks, hot, zipf, targets, value-share, phases,
-    /// noise) and `n`, the iterations (default 10000, 300000 with
+    /// noise, work) and `n`, the iterations (default 10000, 300000 with
     /// `--bench`). The report adds the study: each model's error and
     /// speedup relative to perfect against the workload's hot set over the
     /// model's capacity, and where E passes 1% and the speedup falls below

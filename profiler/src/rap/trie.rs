@@ -156,7 +156,10 @@ impl RapTree {
     pub fn with_key_bits(b: u32, eps: f64, q: u64, merge_first: u64, bits: u32) -> Self {
         assert!(b.is_power_of_two() && (2..=256).contains(&b));
         let k = b.trailing_zeros();
-        assert!((k..=128).contains(&bits) && bits.is_multiple_of(k), "key bits {bits}");
+        assert!(
+            (k..=128).contains(&bits) && bits.is_multiple_of(k),
+            "key bits {bits}"
+        );
         let mut t = RapTree {
             nodes: Vec::new(),
             free: Vec::new(),
