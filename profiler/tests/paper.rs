@@ -30,6 +30,17 @@ const SAMPLERS: [&str; 6] = [
 /// counted samplers use `estimator=share`: with the paper's stated estimator (the sum of
 /// the messages' counts, the default) `CR` is not equivalent to `P` (see
 /// `the_paper_estimator_sums_counts_and_is_noisier_than_p`).
+/// The count `spec` reports for tuple `p` after one interval over `stream` (0 when it
+/// reports none).
+fn estimate_of(spec: &str, stream: &[Tuple], p: Tuple) -> u64 {
+    let mut m = parse_spec(spec).unwrap().build();
+    m.observe_batch(stream);
+    m.end_interval()
+        .iter()
+        .find(|c| c.tuple == p)
+        .map_or(0, |c| c.count)
+}
+
 fn monte_carlo(n: usize, trials: usize, seed: u64) -> [f64; 6] {
     let p = Tuple::value(0x1_0000_0004, 42);
     let t = (0.3 * n as f64) as usize;
@@ -49,13 +60,7 @@ fn monte_carlo(n: usize, trials: usize, seed: u64) -> [f64; 6] {
             let spec = format!(
                 "stratified:sampler={expr},second=none,estimator=share,interval={n},threshold=10%,seed={seed}"
             );
-            let mut m = parse_spec(&spec).unwrap().build();
-            m.observe_batch(&stream);
-            let est = m
-                .end_interval()
-                .iter()
-                .find(|c| c.tuple == p)
-                .map_or(0, |c| c.count);
+            let est = estimate_of(&spec, &stream, p);
             // No estimate at all would be an infinite error; it does not happen at these
             // lengths, and counting it as 100% keeps the mean finite.
             sums[k] += if est == 0 {
@@ -351,17 +356,8 @@ fn the_paper_estimator_sums_counts_and_is_noisier_than_p() {
             stream.swap(i, j);
         }
         let err = |spec: &str| {
-            let mut m = parse_spec(&format!(
-                "{spec},second=none,interval={n},threshold=10%,seed={trial}"
-            ))
-            .unwrap()
-            .build();
-            m.observe_batch(&stream);
-            let est = m
-                .end_interval()
-                .iter()
-                .find(|c| c.tuple == p)
-                .map_or(0, |c| c.count);
+            let spec = format!("{spec},second=none,interval={n},threshold=10%,seed={trial}");
+            let est = estimate_of(&spec, &stream, p);
             (100.0 * (t as f64 - est as f64) / est.max(1) as f64).abs()
         };
         sum_err += err("stratified:sampler=CR_10");
