@@ -419,7 +419,12 @@ impl CodeCache {
             head: Pc::new(func, 0).to_string(),
             msg: msg.into(),
         };
-        if !native::closed_functions(program)[func as usize] {
+        // `compile_natives` compiled exactly the closed functions.
+        let closed = self
+            .natives
+            .as_ref()
+            .is_some_and(|n| n.ids[func as usize].is_some());
+        if !closed {
             return Err(invalid(
                 "the function is not closed: it cannot run natively",
             ));
