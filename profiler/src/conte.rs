@@ -254,7 +254,7 @@ impl Profiler for Conte {
         }
     }
 
-    fn end_interval(&mut self) -> Vec<Candidate> {
+    fn end_interval_with(&mut self, estimates: &mut dyn FnMut(Tuple, u64)) -> Vec<Candidate> {
         self.sample();
         let t = self.threshold;
         let mut out: Vec<Candidate> = self
@@ -263,6 +263,11 @@ impl Profiler for Conte {
             .map(|(tuple, w)| Candidate {
                 tuple,
                 count: w.round() as u64,
+            })
+            .inspect(|c| {
+                if c.count > 0 {
+                    estimates(c.tuple, c.count)
+                }
             })
             .filter(|c| c.count >= t)
             .collect();

@@ -270,7 +270,10 @@ impl Profiler for MultiHash {
         }
     }
 
-    fn end_interval(&mut self) -> Vec<Candidate> {
+    fn end_interval_with(&mut self, estimates: &mut dyn FnMut(Tuple, u64)) -> Vec<Candidate> {
+        for e in self.acc.entries.iter().filter(|e| e.count > 0) {
+            estimates(e.tuple, e.count);
+        }
         let mut out: Vec<Candidate> = self
             .acc
             .entries

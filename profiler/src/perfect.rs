@@ -75,8 +75,11 @@ impl Profiler for Perfect {
         *self.counts.entry(t).or_insert(0) += 1;
     }
 
-    fn end_interval(&mut self) -> Vec<Candidate> {
+    fn end_interval_with(&mut self, estimates: &mut dyn FnMut(Tuple, u64)) -> Vec<Candidate> {
         let all = self.end_interval_all();
+        for (t, n) in &all {
+            estimates(*t, *n);
+        }
         Perfect::candidates_of(&all, self.threshold)
     }
 

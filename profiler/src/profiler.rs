@@ -68,7 +68,9 @@ fn kind_word<S: serde::Serializer>(k: &Kind, s: S) -> Result<S::Ok, S::Error> {
 /// 2. A model is only handed tuples whose kind it [`supports`](Profiler::supports); the
 ///    [`IntervalDriver`](crate::IntervalDriver) filters.  A model that receives another
 ///    kind anyway ignores it.
-/// 3. [`end_interval`](Profiler::end_interval) closes the current interval and returns the
+/// 3. [`end_interval`](Profiler::end_interval) (or
+///    [`end_interval_with`](Profiler::end_interval_with), which also hands over every
+///    estimate below the threshold) closes the current interval and returns the
 ///    candidates `(tuple, estimated count)` the model reports for it: tuples whose estimate
 ///    reaches `ceil(threshold * interval)` from the spec.  Each tuple appears at most once.
 ///    The order is by count, highest first, then by tuple.  The model then starts the next
@@ -110,7 +112,20 @@ pub trait Profiler: Send + std::fmt::Debug {
     }
 
     /// Ends the interval; returns its candidates (see the trait contract).
-    fn end_interval(&mut self) -> Vec<Candidate>;
+    fn end_interval(&mut self) -> Vec<Candidate> {
+        self.end_interval_with(&mut |_, _| {})
+    }
+
+    /// Ends the interval like [`end_interval`](Profiler::end_interval) and first hands
+    /// `estimates` every estimate the model holds for the interval, below the threshold
+    /// too: each tuple once, with its estimated count (at least 1), in no particular
+    /// order.  This is the model's full profile, what a consumer reading the whole table
+    /// sees rather than only its candidates: the perfect profiler's counts, the
+    /// multi-hash accumulator's entries (its hash tables hold counts, not tuples), the
+    /// stratified and tagged software side's estimates, Conte's sampled arc weights,
+    /// RAP's point counts (for the cumulative tree, what the interval added to each
+    /// point).  Conte's arc-weight error and the invariance error are defined on it.
+    fn end_interval_with(&mut self, estimates: &mut dyn FnMut(Tuple, u64)) -> Vec<Candidate>;
 
     /// Modeled hardware state in bytes.
     fn state_bytes(&self) -> usize;

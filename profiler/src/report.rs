@@ -6,9 +6,11 @@
 //! with the same ones share one).  The summary holds the multi-hash paper's error split by
 //! category, precision/recall/F1, the modeled state and overhead and, where they apply,
 //! the stratified paper's invariance error (value tuples), Conte's arc-weight error
-//! (edges; Table IV's two buckets at 10^4) and RAP's per-range error.  Run-level
-//! estimates for the last three are the sums of each model's per-interval candidate
-//! counts: the part of the profile a consumer of the candidates would see.  RAP's range
+//! (edges; Table IV's two buckets at 10^4) and RAP's per-range error.  The run-level
+//! estimates behind the invariance and arc-weight errors are the sums of each model's
+//! full per-interval profiles ([`Profiler::end_interval_with`]: every estimate the model
+//! holds, below the threshold too), as both papers define them on the profile, not on
+//! the candidates a threshold lets through.  RAP's range
 //! error compares each interval's hot ranges with that interval (`reset=on`) or, for the
 //! default cumulative tree, the final hot ranges with the whole run, as 004 section 5.3
 //! measures it.
@@ -174,12 +176,12 @@ impl Group {
             *self.run_exact.entry(*t).or_insert(0) += n;
         }
         for l in &mut self.lanes {
-            let cands = l.model.end_interval();
+            let run_estimates = &mut l.estimates;
+            let cands = l.model.end_interval_with(&mut |t, n| {
+                *run_estimates.entry(t).or_insert(0) += n;
+            });
             let err = metrics::interval_error(&exact, l.threshold, &cands);
             l.errors.add(&err);
-            for c in &cands {
-                *l.estimates.entry(c.tuple).or_insert(0) += c.count;
-            }
             // A cumulative RAP tree's ranges cover the run so far: read and compared once,
             // at the end (reading them walks the whole tree).
             let ranges = if cumulative_ranges(&l.spec) {
@@ -538,6 +540,43 @@ mod tests {
         assert!(
             text.contains("hottest candidates") && text.contains("multihash:"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn arc_weight_and_invariance_come_from_the_full_profile() {
+        // One pc whose value is 7 in 60% of loads and 8 in 40%; one branch taken to 0x30
+        // 60% of the time and to 0x31 otherwise.  At a 50% threshold the minority value
+        // and arc are no candidates, but they are in every model's profile.
+        let mut tuples: Vec<Result<Tuple>> = Vec::new();
+        for i in 0..20_000u64 {
+            let minority = i % 5 < 2;
+            tuples.push(Ok(Tuple::value(0x10, if minority { 8 } else { 7 })));
+            tuples.push(Ok(Tuple::edge(0x20, if minority { 0x31 } else { 0x30 })));
+        }
+        let specs = parse_specs(
+            "perfect:interval=10000,threshold=50%;conte:interval=10000,threshold=50%,period=1;\
+             conte:interval=10000,threshold=0.01%,period=1",
+        )
+        .unwrap();
+        let r = profile_stream(tuples, &specs).unwrap();
+        let perfect = &r.models[0].summary;
+        // The perfect profile is exact, so both errors are zero with nothing missing.
+        assert_eq!(perfect.invariance_error, Some(0.0));
+        let buckets = perfect.arc_weight_error.as_ref().unwrap();
+        assert!(
+            buckets.iter().all(|b| b.sum == 0.0 && b.missing == 0),
+            "{buckets:?}"
+        );
+        // Conte's sampled weights do not depend on the candidate threshold.
+        let (high, low) = (&r.models[1].summary, &r.models[2].summary);
+        assert_eq!(high.arc_weight_error, low.arc_weight_error);
+        assert!(
+            high.arc_weight_error
+                .as_ref()
+                .unwrap()
+                .iter()
+                .all(|b| b.missing == 0)
         );
     }
 

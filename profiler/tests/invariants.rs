@@ -71,6 +71,34 @@ proptest! {
     }
 
     #[test]
+    fn full_profiles_are_the_candidates_before_the_threshold(s in stream()) {
+        for name in MODEL_NAMES {
+            let spec = parse_spec(&spec_for(name)).unwrap();
+            let t = spec.threshold_count();
+            let (mut with, mut without) = (spec.build(), spec.build());
+            for chunk in s.chunks(300) {
+                with.observe_batch(chunk);
+                without.observe_batch(chunk);
+                let mut full: Vec<(Tuple, u64)> = Vec::new();
+                let cands = with.end_interval_with(&mut |t, n| full.push((t, n)));
+                // Handing over the profile changes nothing the model reports.
+                prop_assert_eq!(&cands, &without.end_interval(), "{}", spec);
+                let mut seen = std::collections::HashSet::new();
+                for (tuple, n) in &full {
+                    prop_assert!(seen.insert(*tuple), "{} repeats {}", spec, tuple);
+                    prop_assert!(*n >= 1, "{} hands over a zero estimate", spec);
+                }
+                // The candidates are exactly the profile's entries at or over T.
+                let mut over: Vec<(Tuple, u64)> =
+                    full.iter().copied().filter(|(_, n)| *n >= t).collect();
+                over.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+                let got: Vec<(Tuple, u64)> = cands.iter().map(|c| (c.tuple, c.count)).collect();
+                prop_assert_eq!(got, over, "{}", spec);
+            }
+        }
+    }
+
+    #[test]
     fn perfect_is_exact_and_rap_never_over_counts(s in stream()) {
         let exact = run("perfect:interval=300,threshold=2%", &s);
         let mut pos = 0usize;

@@ -303,7 +303,7 @@ impl Profiler for Rap {
         }
     }
 
-    fn end_interval(&mut self) -> Vec<Candidate> {
+    fn end_interval_with(&mut self, estimates: &mut dyn FnMut(Tuple, u64)) -> Vec<Candidate> {
         let dims = self.opts.dims;
         self.set.flush();
         self.peak_nodes = self
@@ -316,16 +316,18 @@ impl Profiler for Rap {
             // merged away and split again starts from zero); a fresh tree its counts.
             let points = if self.opts.reset {
                 tree.points()
-                    .into_iter()
-                    .filter(|(_, c)| *c >= self.threshold)
-                    .collect()
             } else {
-                tree.take_point_growth(self.threshold)
+                tree.take_point_growth()
             };
-            out.extend(points.into_iter().map(|(k, count)| Candidate {
-                tuple: tuple_of(kind, k, dims),
-                count,
-            }));
+            for (k, count) in points {
+                let tuple = tuple_of(kind, k, dims);
+                if count > 0 {
+                    estimates(tuple, count);
+                }
+                if count >= self.threshold {
+                    out.push(Candidate { tuple, count });
+                }
+            }
         }
         sort_candidates(&mut out);
         if self.opts.reset {

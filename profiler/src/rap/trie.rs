@@ -719,15 +719,15 @@ impl RapTree {
         out
     }
 
-    /// Point nodes whose count grew by at least `min` since the previous call (or since
-    /// they were created), with the growth; marks every point's count as seen.
-    pub fn take_point_growth(&mut self, min: u64) -> Vec<(u128, u64)> {
+    /// Point nodes whose count grew since the previous call (or since they were
+    /// created), with the growth; marks every point's count as seen.
+    pub fn take_point_growth(&mut self) -> Vec<(u128, u64)> {
         // Only touched points can have grown; every other point's count equals its mark.
         let mut out = Vec::new();
         for (node, key) in self.touched.drain(..) {
             let node = node as usize;
             let grown = self.nodes[node].count - self.marks[node];
-            if grown >= min && grown > 0 {
+            if grown > 0 {
                 out.push((key, grown));
             }
             self.marks[node] = self.nodes[node].count;

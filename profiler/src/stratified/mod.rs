@@ -85,8 +85,8 @@ impl Profiler for Stratified {
         });
     }
 
-    fn end_interval(&mut self) -> Vec<Candidate> {
-        self.software.end_interval(self.threshold)
+    fn end_interval_with(&mut self, estimates: &mut dyn FnMut(Tuple, u64)) -> Vec<Candidate> {
+        self.software.end_interval(self.threshold, estimates)
     }
 
     fn state_bytes(&self) -> usize {

@@ -124,8 +124,13 @@ impl Software {
         self.deliver(old);
     }
 
-    /// Drains A_k and returns the interval's tuples whose estimate reaches `threshold`.
-    pub fn end_interval(&mut self, threshold: u64) -> Vec<Candidate> {
+    /// Drains A_k and returns the interval's tuples whose estimate reaches `threshold`,
+    /// handing `estimates` every nonzero estimate first.
+    pub fn end_interval(
+        &mut self,
+        threshold: u64,
+        estimates: &mut dyn FnMut(Tuple, u64),
+    ) -> Vec<Candidate> {
         if let Some((_, table)) = &mut self.second {
             let drained: Vec<Entry> = std::mem::take(table);
             for e in drained {
@@ -145,6 +150,11 @@ impl Software {
                     x
                 };
                 Candidate { tuple, count }
+            })
+            .inspect(|c| {
+                if c.count > 0 {
+                    estimates(c.tuple, c.count)
+                }
             })
             .filter(|c| c.count >= threshold)
             .collect();
@@ -187,7 +197,10 @@ mod tests {
                 with.message(t, 10 + i as u64, 0);
                 without.message(t, 10 + i as u64, 0);
             }
-            assert_eq!(with.end_interval(1), without.end_interval(1));
+            assert_eq!(
+                with.end_interval(1, &mut |_, _| {}),
+                without.end_interval(1, &mut |_, _| {})
+            );
             assert!(with.overhead().messages < without.overhead().messages);
             assert_eq!(without.overhead().cycles, 5 * CYCLES_PER_MESSAGE);
         }
@@ -202,7 +215,7 @@ mod tests {
             s.message(t, c, 0);
         }
         assert_eq!(
-            s.end_interval(1),
+            s.end_interval(1, &mut |_, _| {}),
             vec![
                 Candidate {
                     tuple: a,
