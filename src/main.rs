@@ -13,7 +13,7 @@ use toyvm::record::RecordSink;
 use toyvm::runstats::{Mode, StatsOut};
 use toyvm_profiler::trace::Format;
 use toyvm_vm::interp::{self, Config, Input};
-use toyvm_vm::{KindMask, Program, asm};
+use toyvm_vm::{KindSet, Program, asm};
 
 /// toyvm: a bytecode VM whose execution feeds models of hardware profilers.
 #[derive(Parser, Debug)]
@@ -105,7 +105,7 @@ enum Command {
         /// Tuple kinds `--record` writes: `all` (the default), `none`, or a
         /// list of value,edge,call.
         #[arg(long, value_parser = parse_kinds)]
-        kinds: Option<KindMask>,
+        kinds: Option<KindSet>,
         /// Print run statistics on standard error when the program ends.
         #[arg(long)]
         stats: bool,
@@ -222,7 +222,7 @@ enum TraceFormat {
     Binary,
 }
 
-fn parse_kinds(s: &str) -> Result<KindMask, String> {
+fn parse_kinds(s: &str) -> Result<KindSet, String> {
     s.parse()
 }
 
@@ -363,7 +363,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             if input.is_none() {
                 warn_if_input_named(&file)?;
             }
-            let kinds = kinds.unwrap_or(KindMask::ALL);
+            let kinds = kinds.unwrap_or(KindSet::ALL);
             if record.is_none() {
                 let jit = (!no_jit).then(|| {
                     let mut o = toyvm::runtime::JitOptions {
@@ -795,8 +795,7 @@ fn run_profiled(
                 i.candidates.len()
             );
             for c in &i.candidates {
-                let t = toyvm::record::to_vm(&c.tuple);
-                let _ = writeln!(text, "  {:>10}  {t}", c.count);
+                let _ = writeln!(text, "  {:>10}  {}", c.count, c.tuple);
             }
         }
     }

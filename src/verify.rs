@@ -97,7 +97,7 @@ use serde::Serialize;
 use toyvm_profiler::spec::{Model, RapOptions};
 use toyvm_profiler::{Candidate, HotRange, IntervalDriver, IntervalEnd, Kind, ProfilerSpec, Tuple};
 use toyvm_vm::interp::{self, Config, Input};
-use toyvm_vm::{KindMask, Program, TupleSink};
+use toyvm_vm::{Program, TupleSink};
 
 mod reference;
 
@@ -117,17 +117,12 @@ fn rap_options(spec: &ProfilerSpec) -> Option<&RapOptions> {
 /// host without a JIT) and hands every ended interval to `on_interval`.
 struct DriverSink<F> {
     driver: IntervalDriver,
-    scratch: Vec<Tuple>,
     on_interval: F,
 }
 
 impl<F: FnMut(IntervalEnd<'_>)> TupleSink for DriverSink<F> {
     fn accept(&mut self, batch: &[toyvm_vm::Tuple]) {
-        self.scratch.clear();
-        self.scratch
-            .extend(batch.iter().map(crate::record::to_profiler));
-        self.driver
-            .observe_batch(&self.scratch, &mut self.on_interval);
+        self.driver.observe_batch(batch, &mut self.on_interval);
     }
 }
 
@@ -141,23 +136,12 @@ fn drive(
     spec: &ProfilerSpec,
     on_interval: impl FnMut(IntervalEnd<'_>),
 ) -> crate::Result<()> {
-    let mut kinds = KindMask::NONE;
-    for (k, p) in [
-        (toyvm_vm::Kind::Value, Kind::Value),
-        (toyvm_vm::Kind::Edge, Kind::Edge),
-        (toyvm_vm::Kind::Call, Kind::Call),
-    ] {
-        if spec.kinds.contains(p) {
-            kinds = kinds.with(k);
-        }
-    }
     let cfg = Config {
-        kinds,
+        kinds: spec.kinds,
         ..Config::default()
     };
     let mut sink = DriverSink {
         driver: IntervalDriver::new(spec),
-        scratch: Vec::with_capacity(toyvm_vm::tuple::BATCH),
         on_interval,
     };
     interp::run_with_sink(
@@ -408,14 +392,14 @@ impl Verdict {
 
 /// A tuple as every command prints one: `E f0:7 f0:2`.
 fn show(t: &Tuple) -> String {
-    crate::record::to_vm(t).to_string()
+    t.to_string()
 }
 
 /// A RAP box, its corners printed as tuples are: `E [f0:4..f0:9 x f0:2]`.
 fn show_range(kind: Kind, p: u128, bits: u32, dims: u32) -> String {
     let (a_lo, a_hi, b_lo, b_hi) = toyvm_profiler::rap::box_of(p, bits, dims);
-    let lo = crate::record::to_vm(&Tuple::new(kind, a_lo, b_lo));
-    let hi = crate::record::to_vm(&Tuple::new(kind, a_hi, b_hi));
+    let lo = Tuple::new(kind, a_lo, b_lo);
+    let hi = Tuple::new(kind, a_hi, b_hi);
     let part = |lo: String, hi: String| {
         if lo == hi { lo } else { format!("{lo}..{hi}") }
     };

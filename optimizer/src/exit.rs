@@ -131,7 +131,7 @@ impl ExitReport {
         func: u32,
         resume: u32,
         regs: &[i64; 256],
-        kinds: toyvm_vm::KindMask,
+        kinds: toyvm_vm::KindSet,
     ) -> Option<toyvm_vm::Tuple> {
         use toyvm_vm::{Kind, Pc, Tuple};
         let at = |o: u32| Pc::new(func, o).0;

@@ -177,8 +177,11 @@ impl Group {
         }
         for l in &mut self.lanes {
             let run_estimates = &mut l.estimates;
+            // Only value and edge estimates feed a run-level metric.
             let cands = l.model.end_interval_with(&mut |t, n| {
-                *run_estimates.entry(t).or_insert(0) += n;
+                if t.kind != Kind::Call {
+                    *run_estimates.entry(t).or_insert(0) += n;
+                }
             });
             let err = metrics::interval_error(&exact, l.threshold, &cands);
             l.errors.add(&err);
@@ -415,8 +418,9 @@ impl Report {
             if !hot.is_empty() {
                 let _ = writeln!(s, "  hottest candidates (count summed over intervals):");
             }
+            // The trace's own form (hex pcs): a trace need not come from toyvm.
             for (t, n) in hot.iter().take(top) {
-                let _ = writeln!(s, "    {:>12}  {t}", n);
+                let _ = writeln!(s, "    {:>12}  {}", n, t.text());
             }
             if let Some(last) = m.intervals.iter().rev().find(|i| !i.ranges.is_empty()) {
                 let _ = writeln!(s, "  hot ranges of interval {}:", last.index);

@@ -78,7 +78,7 @@ impl<W: Write> TraceWriter<W> {
     /// Writes one tuple.
     pub fn write(&mut self, t: &Tuple) -> Result<()> {
         match self.format {
-            Format::Text => writeln!(self.out, "{t}")?,
+            Format::Text => writeln!(self.out, "{}", t.text())?,
             Format::Binary => {
                 let mut buf = [0u8; 21];
                 buf[0] = t.kind as u8;

@@ -80,7 +80,7 @@ impl Runner for RuntimeRunner {
 
 /// Hands the interpreter's batches to the thread that profiles them.
 struct ChannelSink {
-    tx: mpsc::SyncSender<Vec<toyvm_profiler::Tuple>>,
+    tx: mpsc::SyncSender<Vec<Tuple>>,
     closed: bool,
 }
 
@@ -89,7 +89,7 @@ impl TupleSink for ChannelSink {
         if self.closed {
             return;
         }
-        let b = batch.iter().map(crate::record::to_profiler).collect();
+        let b = batch.to_vec();
         // The receiver only goes away when profiling failed; the run goes
         // on (its output is not used) and the error is reported.
         self.closed = self.tx.send(b).is_err();

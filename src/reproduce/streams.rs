@@ -211,7 +211,7 @@ fn record_synth(len: usize) -> crate::Result<(Vec<Tuple>, (u64, u64))> {
         // A few instructions per tuple: enough fuel for `len` of them; the
         // fuel trap ends the run, and the tuples before it stand.
         fuel: Some(fuel),
-        kinds: toyvm_vm::KindMask::ALL,
+        kinds: toyvm_vm::KindSet::ALL,
         ..Default::default()
     };
     let input = toyvm_vm::interp::Input {
@@ -222,7 +222,7 @@ fn record_synth(len: usize) -> crate::Result<(Vec<Tuple>, (u64, u64))> {
         toyvm_vm::interp::run_with_sink(&program, input, &mut std::io::sink(), &mut tuples, &cfg);
     let run = (fuel, tuples.len() as u64);
     tuples.truncate(len);
-    Ok((tuples.iter().map(crate::record::to_profiler).collect(), run))
+    Ok((tuples, run))
 }
 
 /// Runs `specs` over `tuples` (the oracle beside them) and returns the

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use toyvm_profiler::{Candidate, ProfilerSpec};
 use toyvm_vm::interp::{self, Config, Input, Outcome};
-use toyvm_vm::{Kind, KindMask, Program, Tuple, TupleSink};
+use toyvm_vm::{KindSet, Program, Tuple, TupleSink};
 
 mod jit;
 mod link;
@@ -206,7 +206,7 @@ struct JitHost<'p, 's> {
     jit: Jit<'p>,
     compile_time: Duration,
     /// The profiled kinds: what exits report.
-    kinds: KindMask,
+    kinds: KindSet,
     /// Tuples the last region run's exits reported.
     exit_tuples: Vec<Tuple>,
 }
@@ -244,20 +244,6 @@ impl TupleSink for JitHost<'_, '_> {
         }
         resume
     }
-}
-
-fn kind_mask(spec: &ProfilerSpec) -> KindMask {
-    let mut m = KindMask::NONE;
-    for (k, p) in [
-        (Kind::Value, toyvm_profiler::Kind::Value),
-        (Kind::Edge, toyvm_profiler::Kind::Edge),
-        (Kind::Call, toyvm_profiler::Kind::Call),
-    ] {
-        if spec.kinds.contains(p) {
-            m = m.with(k);
-        }
-    }
-    m
 }
 
 impl Runtime {
@@ -308,7 +294,7 @@ impl Runtime {
         let cfg = Config {
             fuel: self.fuel,
             count_steps: self.count,
-            kinds: self.profile.as_ref().map_or(KindMask::NONE, kind_mask),
+            kinds: self.profile.as_ref().map_or(KindSet::EMPTY, |p| p.kinds),
             ..Config::default()
         };
         let start = Instant::now();

@@ -15,7 +15,6 @@ use toyvm_profiler::{Candidate, IntervalDriver, ProfilerSpec};
 use toyvm_vm::Tuple;
 
 use super::IntervalCandidates;
-use crate::record::to_profiler;
 
 /// One interval end as the model side reports it.
 #[derive(Debug)]
@@ -61,7 +60,6 @@ pub(super) trait ModelSide {
 #[derive(Debug)]
 pub(super) struct Model {
     driver: IntervalDriver,
-    scratch: Vec<toyvm_profiler::Tuple>,
     /// Tuples observed so far; also the end of the last interval that
     /// ended (the driver has one lane, so intervals tile the stream).
     seen: u64,
@@ -74,7 +72,6 @@ impl Model {
     pub fn new(spec: &ProfilerSpec, keep: bool) -> Self {
         Model {
             driver: IntervalDriver::new(spec),
-            scratch: Vec::with_capacity(toyvm_vm::tuple::BATCH),
             seen: 0,
             ended_at: 0,
             summary: ModelSummary::default(),
@@ -99,16 +96,13 @@ impl ModelSide for Model {
         let start = Instant::now();
         let Model {
             driver,
-            scratch,
             seen,
             ended_at,
             summary,
             keep,
         } = self;
         *seen += batch.len() as u64;
-        scratch.clear();
-        scratch.extend(batch.iter().map(to_profiler));
-        driver.observe_batch(scratch, |end| {
+        driver.observe_batch(batch, |end| {
             *ended_at += end.tuples;
             Self::count(summary, *keep, end.index, end.candidates);
             ended(Ending {

@@ -8,7 +8,7 @@ use serde::Serialize;
 use toyvm_profiler::perfect::Perfect;
 use toyvm_profiler::{Kind, Tuple};
 use toyvm_vm::interp::{self, Config, Input};
-use toyvm_vm::{KindMask, Program, TupleSink};
+use toyvm_vm::{KindSet, Program, TupleSink};
 
 use crate::Result;
 
@@ -63,7 +63,6 @@ struct Counter {
     interval: u64,
     threshold: u64,
     seen: u64,
-    scratch: Vec<Tuple>,
     stats: StreamStats,
     previous: Option<HashSet<Tuple>>,
     changes: u64,
@@ -147,10 +146,7 @@ impl Counter {
 impl TupleSink for Counter {
     fn accept(&mut self, batch: &[toyvm_vm::Tuple]) {
         self.stats.tuples += batch.len() as u64;
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
-        scratch.extend(batch.iter().map(crate::record::to_profiler));
-        let mut rest = &scratch[..];
+        let mut rest = batch;
         while !rest.is_empty() {
             let room = (self.interval - self.seen).min(rest.len() as u64) as usize;
             toyvm_profiler::Profiler::observe_batch(&mut self.model, &rest[..room]);
@@ -160,7 +156,6 @@ impl TupleSink for Counter {
                 self.end();
             }
         }
-        self.scratch = scratch;
     }
 }
 
@@ -184,7 +179,6 @@ pub fn describe(
         model: Perfect::new(spec.clone()),
         interval: spec.interval,
         seen: 0,
-        scratch: Vec::new(),
         stats: StreamStats {
             interval: spec.interval,
             threshold: spec.threshold,
@@ -201,7 +195,7 @@ pub fn describe(
     };
     let mut out = Vec::new();
     let cfg = Config {
-        kinds: KindMask::ALL,
+        kinds: KindSet::ALL,
         ..Config::default()
     };
     interp::run_with_sink(

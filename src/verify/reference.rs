@@ -417,10 +417,7 @@ impl Reference {
                 }
                 kind_sum[e.kind as usize] += e.count;
                 if !seen.insert(e.tuple()) {
-                    return bad(format!(
-                        "{at} lists the entry {} twice",
-                        crate::record::to_vm(&e.tuple())
-                    ));
+                    return bad(format!("{at} lists the entry {} twice", e.tuple()));
                 }
             }
             for kind in Kind::ALL {

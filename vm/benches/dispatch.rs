@@ -10,7 +10,7 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use toyvm_vm::interp::{self, Config, Input};
 use toyvm_vm::tuple::{Discard, NoSink};
-use toyvm_vm::{KindMask, Program, asm};
+use toyvm_vm::{KindSet, Program, asm};
 
 const PROGRAMS: &[(&str, &[i64])] = &[
     ("fib", &[24]),
@@ -57,7 +57,7 @@ fn dispatch(c: &mut Criterion) {
             })
         });
         let masked = Config {
-            kinds: KindMask::NONE,
+            kinds: KindSet::EMPTY,
             ..Config::default()
         };
         g.bench_function(BenchmarkId::new(name, "masked"), |b| {

@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use toyvm_vm::interp::{self, Config, Input};
 use toyvm_vm::tuple::{Discard, NoSink};
-use toyvm_vm::{KindMask, Program, asm};
+use toyvm_vm::{KindSet, Program, asm};
 
 const PROGRAMS: &[(&str, &[i64])] = &[
     ("fib", &[25]),
@@ -46,7 +46,7 @@ fn run(p: &Program, args: &[i64], mode: usize) -> f64 {
         0 => interp::run_with_sink(p, input, out, &mut NoSink, &Config::default()),
         1 => {
             let cfg = Config {
-                kinds: KindMask::NONE,
+                kinds: KindSet::EMPTY,
                 ..Config::default()
             };
             interp::run_with_sink(p, input, out, &mut Discard::default(), &cfg)

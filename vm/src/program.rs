@@ -93,43 +93,6 @@ impl Program {
     }
 }
 
-/// A program counter: function index in the high 32 bits, instruction
-/// offset in the low 32.  This packing is the tuple encoding's, so a pc
-/// read from a trace names the same instruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Pc(pub u64);
-
-/// Offsets at or above this mark name a function's arguments at entry
-/// (`ARG_OFFSET | i` is argument `i`), not instructions.
-pub const ARG_OFFSET: u32 = 0x8000_0000;
-
-impl Pc {
-    #[inline(always)]
-    pub const fn new(func: u32, offset: u32) -> Pc {
-        Pc(((func as u64) << 32) | offset as u64)
-    }
-    /// The pseudo-pc of argument `i` of `func`, used by its Value tuples.
-    #[inline(always)]
-    pub const fn arg(func: u32, i: u32) -> Pc {
-        Pc::new(func, ARG_OFFSET | i)
-    }
-    pub const fn func(self) -> u32 {
-        (self.0 >> 32) as u32
-    }
-    pub const fn offset(self) -> u32 {
-        self.0 as u32
-    }
-    pub const fn is_arg(self) -> bool {
-        self.offset() & ARG_OFFSET != 0
-    }
-}
-
-impl std::fmt::Display for Pc {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.is_arg() {
-            write!(f, "f{}:arg{}", self.func(), self.offset() & !ARG_OFFSET)
-        } else {
-            write!(f, "f{}:{}", self.func(), self.offset())
-        }
-    }
-}
+/// A program counter ([`toyvm_event::Pc`]): function index in the high 32
+/// bits, instruction offset in the low 32, the tuple encoding's packing.
+pub use toyvm_event::{ARG_OFFSET, Pc};

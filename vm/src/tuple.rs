@@ -7,136 +7,18 @@
 //!   and every `jtab`, so arc weights can be recovered from edge counts;
 //! - **Call** `<call-site pc, callee index>`: every `call` and `calli`.
 //!
-//! Which kinds are emitted is chosen by a [`KindMask`] (Sastry's "selection
-//! by opcode"). The interpreter writes tuples into a fixed buffer of
+//! The tuple types are `toyvm-event`'s, shared with the profiler models, so
+//! a batch reaches a model as the interpreter wrote it.  Which kinds are
+//! emitted is chosen by a [`KindSet`] (Sastry's "selection by opcode"). The interpreter writes tuples into a fixed buffer of
 //! [`BATCH`] entries and hands each full buffer to a [`TupleSink`]. A sink
 //! whose `ACTIVE` is false compiles every emission site away, so running
 //! without a profiler costs nothing.
 //!
-//! [`Pc::arg`]: crate::program::Pc::arg
-
-use std::fmt;
-use std::str::FromStr;
+//! [`Pc::arg`]: toyvm_event::Pc::arg
 
 use crate::interp::Trap;
-use crate::program::Pc;
 
-/// What a tuple describes.  The discriminants are the trace encoding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[repr(u8)]
-pub enum Kind {
-    Value = 0,
-    Edge = 1,
-    Call = 2,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Value, Kind::Edge, Kind::Call];
-
-    /// `V`, `E` or `C`, as tuples print.
-    pub const fn letter(self) -> char {
-        match self {
-            Kind::Value => 'V',
-            Kind::Edge => 'E',
-            Kind::Call => 'C',
-        }
-    }
-}
-
-/// One profiled event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Tuple {
-    pub kind: Kind,
-    pub a: u64,
-    pub b: u64,
-}
-
-/// The one way tuples are printed for people (`--candidates`, verify's
-/// evidence): `V f0:4 -3` (a value at a pc, as the signed integer the
-/// program computed), `E f0:7 f0:2` (an arc between pcs), `C f0:12 f3` (a
-/// call site and its callee). Pcs print as [`Pc`]'s `Display` does.
-impl fmt::Display for Tuple {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} {}", self.kind.letter(), Pc(self.a), self.second())
-    }
-}
-
-impl Tuple {
-    /// The second part as [`Tuple`]'s `Display` prints it: a value, a pc or
-    /// a callee.
-    pub fn second(&self) -> impl fmt::Display + use<> {
-        let (kind, b) = (self.kind, self.b);
-        fmt::from_fn(move |f| match kind {
-            Kind::Value => write!(f, "{}", b as i64),
-            Kind::Edge => write!(f, "{}", Pc(b)),
-            Kind::Call => write!(f, "f{b}"),
-        })
-    }
-}
-
-/// Which tuple kinds to emit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KindMask(u8);
-
-impl KindMask {
-    pub const NONE: KindMask = KindMask(0);
-    pub const ALL: KindMask = KindMask(0b111);
-
-    pub const fn only(k: Kind) -> KindMask {
-        KindMask(1 << k as u8)
-    }
-    pub const fn with(self, k: Kind) -> KindMask {
-        KindMask(self.0 | 1 << k as u8)
-    }
-    pub const fn contains(self, k: Kind) -> bool {
-        self.0 & (1 << k as u8) != 0
-    }
-}
-
-impl FromStr for KindMask {
-    type Err = String;
-    /// `all`, `none`, or a comma list of `value`, `edge`, `call`.
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "all" => return Ok(KindMask::ALL),
-            "none" => return Ok(KindMask::NONE),
-            _ => {}
-        }
-        let mut m = KindMask::NONE;
-        for part in s.split(',') {
-            m = m.with(match part.trim() {
-                "value" | "values" => Kind::Value,
-                "edge" | "edges" => Kind::Edge,
-                "call" | "calls" => Kind::Call,
-                other => {
-                    return Err(format!(
-                        "unknown tuple kind `{other}` (expected value, edge, call, all or none)"
-                    ));
-                }
-            });
-        }
-        Ok(m)
-    }
-}
-
-impl fmt::Display for KindMask {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = [
-            ("value", Kind::Value),
-            ("edge", Kind::Edge),
-            ("call", Kind::Call),
-        ]
-        .iter()
-        .filter(|(_, k)| self.contains(*k))
-        .map(|(n, _)| *n)
-        .collect();
-        if names.is_empty() {
-            f.write_str("none")
-        } else {
-            f.write_str(&names.join(","))
-        }
-    }
-}
+pub use toyvm_event::{Kind, KindSet, Tuple};
 
 /// Tuples per batch handed to a sink.
 pub const BATCH: usize = 1024;
@@ -253,7 +135,7 @@ pub(crate) struct Emitter<'s, S: TupleSink> {
 }
 
 impl<'s, S: TupleSink> Emitter<'s, S> {
-    pub(crate) fn new(sink: &'s mut S, mask: KindMask) -> Self {
+    pub(crate) fn new(sink: &'s mut S, mask: KindSet) -> Self {
         Emitter {
             buf: Box::new(
                 [Tuple {
@@ -308,35 +190,4 @@ fn hand_over<S: TupleSink>(sink: &mut S, batch: &[Tuple], counts: &mut [u64; 3],
         }
     }
     sink.accept(batch);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kind_mask_parses_and_prints() {
-        let m: KindMask = "edge,call".parse().unwrap();
-        assert!(m.contains(Kind::Edge) && m.contains(Kind::Call) && !m.contains(Kind::Value));
-        assert_eq!(m.to_string(), "edge,call");
-        assert_eq!("all".parse::<KindMask>().unwrap(), KindMask::ALL);
-        assert!(
-            "edges,bogus"
-                .parse::<KindMask>()
-                .unwrap_err()
-                .contains("bogus")
-        );
-    }
-
-    #[test]
-    fn tuples_print_their_pcs_as_pc_does() {
-        let t = |kind, a, b| Tuple { kind, a, b }.to_string();
-        assert_eq!(t(Kind::Value, Pc::new(0, 4).0, -3i64 as u64), "V f0:4 -3");
-        assert_eq!(t(Kind::Value, Pc::arg(2, 1).0, 7), "V f2:arg1 7");
-        assert_eq!(
-            t(Kind::Edge, Pc::new(1, 7).0, Pc::new(1, 2).0),
-            "E f1:7 f1:2"
-        );
-        assert_eq!(t(Kind::Call, Pc::new(0, 12).0, 3), "C f0:12 f3");
-    }
 }

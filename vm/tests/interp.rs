@@ -1,7 +1,7 @@
 //! Interpreter behaviour: results, traps, tuple emission, verifier rules.
 
 use toyvm_vm::interp::{self, Config, Input, TrapKind};
-use toyvm_vm::{Error, Kind, KindMask, Pc, Tuple, asm};
+use toyvm_vm::{Error, Kind, KindSet, Pc, Tuple, asm};
 
 fn run_src(src: &str, args: &[i64]) -> (Result<i64, Error>, String) {
     let p = asm::assemble(src).unwrap_or_else(|e| panic!("{e}"));
@@ -208,7 +208,7 @@ fn tuples_follow_the_documented_encoding() {
     // Kind selection: only calls.
     let mut calls: Vec<Tuple> = Vec::new();
     let cfg = Config {
-        kinds: KindMask::only(Kind::Call),
+        kinds: KindSet::only(Kind::Call),
         ..Config::default()
     };
     interp::run_with_sink(
@@ -262,7 +262,7 @@ fn every_kind_selection_sees_the_same_stream() {
             ret c
         .end";
     let p = asm::assemble(src).unwrap();
-    let run = |kinds: KindMask| {
+    let run = |kinds: KindSet| {
         let mut tuples: Vec<Tuple> = Vec::new();
         let cfg = Config {
             kinds,
@@ -275,17 +275,17 @@ fn every_kind_selection_sees_the_same_stream() {
         interp::run_with_sink(&p, input, &mut std::io::sink(), &mut tuples, &cfg).unwrap();
         tuples
     };
-    let all = run(KindMask::ALL);
+    let all = run(KindSet::ALL);
     assert!(all.len() > 3 * toyvm_vm::tuple::BATCH, "{}", all.len());
     for k in Kind::ALL {
         let only: Vec<Tuple> = all.iter().copied().filter(|t| t.kind == k).collect();
         assert!(!only.is_empty());
-        assert_eq!(run(KindMask::only(k)), only, "{k:?} alone");
+        assert_eq!(run(KindSet::only(k)), only, "{k:?} alone");
         let others: Vec<Tuple> = all.iter().copied().filter(|t| t.kind != k).collect();
         let mask = Kind::ALL
             .into_iter()
             .filter(|&j| j != k)
-            .fold(KindMask::NONE, |m, j| m.with(j));
+            .fold(KindSet::EMPTY, |m, j| m.with(j));
         assert_eq!(run(mask), others, "all but {k:?}");
     }
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use toyvm_optimizer::{CodeCache, CompiledRegion, ExitKind, PlanConfig};
-use toyvm_vm::{KindMask, Program, Tuple};
+use toyvm_vm::{KindSet, Program, Tuple};
 
 /// Knobs of the JIT policy.
 #[derive(Clone, Debug)]
@@ -358,7 +358,7 @@ impl<'p> Jit<'p> {
         regs: &mut [i64; 256],
         mem: &mut [i64],
         depth: usize,
-        kinds: KindMask,
+        kinds: KindSet,
         report: &mut Vec<Tuple>,
     ) -> Result<u32, toyvm_vm::interp::Trap> {
         let start = self.opts.timing.then(Instant::now);

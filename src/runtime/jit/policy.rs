@@ -50,7 +50,7 @@ use std::collections::HashMap;
 
 use toyvm_optimizer::{CompiledRegion, ExitKind, Profile, Region, Step, plan_regions_at};
 use toyvm_profiler::Candidate;
-use toyvm_vm::{Kind, Pc, Tuple};
+use toyvm_vm::{Pc, Tuple};
 
 use super::compiler::{Done, Job};
 use super::{Again, HeadState, Installed, Jit, Meta, describe};
@@ -68,16 +68,7 @@ impl Jit<'_> {
     /// not planned yet), and submits what they call for to the compiler.
     fn plan(&mut self, index: u64, candidates: &[Candidate]) {
         for c in candidates {
-            let kind = match c.tuple.kind {
-                toyvm_profiler::Kind::Value => Kind::Value,
-                toyvm_profiler::Kind::Edge => Kind::Edge,
-                toyvm_profiler::Kind::Call => Kind::Call,
-            };
-            let t = Tuple {
-                kind,
-                a: c.tuple.a,
-                b: c.tuple.b,
-            };
+            let t = c.tuple;
             *self.pending.entry(t).or_insert(0) += c.count;
         }
         if self.pending.is_empty() {

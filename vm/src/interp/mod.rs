@@ -23,7 +23,7 @@ pub use trap::{Trap, TrapKind};
 use crate::isa::Instr;
 use crate::program::{ARG_OFFSET, Pc, Program};
 use crate::semantics::{ArithError, BinOp};
-use crate::tuple::{BATCH, Emitter, Kind, KindMask, NoSink, Tuple, TupleSink, flush_full};
+use crate::tuple::{BATCH, Emitter, Kind, KindSet, NoSink, Tuple, TupleSink, flush_full};
 use crate::{Error, Result};
 
 /// How to run a program.
@@ -37,7 +37,7 @@ pub struct Config {
     /// Deepest call nesting before a stack-overflow trap.
     pub max_depth: usize,
     /// Which tuple kinds to emit into the sink.
-    pub kinds: KindMask,
+    pub kinds: KindSet,
 }
 
 impl Default for Config {
@@ -46,7 +46,7 @@ impl Default for Config {
             fuel: None,
             count_steps: false,
             max_depth: 1 << 16,
-            kinds: KindMask::ALL,
+            kinds: KindSet::ALL,
         }
     }
 }
