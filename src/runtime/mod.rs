@@ -212,8 +212,6 @@ struct JitHost<'p, 's> {
 }
 
 impl TupleSink for JitHost<'_, '_> {
-    const JIT: bool = true;
-
     fn accept(&mut self, batch: &[Tuple]) {
         // Tuples that compiled code's exits reported since the last batch
         // go first: they happened before the batch's last tuples, so the
@@ -223,6 +221,10 @@ impl TupleSink for JitHost<'_, '_> {
         }
         self.feed(batch);
     }
+}
+
+impl interp::Host for JitHost<'_, '_> {
+    const JIT: bool = true;
 
     #[inline(always)]
     fn region_at(&mut self, func: u32, pc: u32) -> Option<u32> {
@@ -339,7 +341,7 @@ impl Runtime {
                         kinds: cfg.kinds,
                         exit_tuples: Vec::new(),
                     };
-                    let r = interp::run_with_sink(&self.program, input, out, &mut jh, &cfg);
+                    let r = interp::run_with_host(&self.program, input, out, &mut jh, &cfg);
                     jh.flush_exit_tuples();
                     (r, jh.link, Some(jh.jit.finish()), jh.compile_time)
                 }

@@ -16,59 +16,22 @@
 //!
 //! [`Pc::arg`]: toyvm_event::Pc::arg
 
-use crate::interp::Trap;
-
 pub use toyvm_event::{Kind, KindSet, Tuple};
 
 /// Tuples per batch handed to a sink.
 pub const BATCH: usize = 1024;
 
-/// Where the interpreter's tuples go, and (for a runtime with a JIT) where
-/// its compiled code comes from.
+/// Where the interpreter's tuples go.
 ///
-/// Contract:
-/// 1. `accept` receives every emitted tuple exactly once, in execution
-///    order, in batches of at most [`BATCH`].
-/// 2. If `JIT` is true, the interpreter calls `region_at` after every taken
-///    branch, `jmp`, `jtab` and call entry, with the pc it is about to run;
-///    when it answers `Some(id)`, the interpreter calls `run_region` with
-///    the current frame's registers and the memory instead of
-///    interpreting, and resumes interpreting the same function at the
-///    returned instruction offset.  The instruction there is interpreted
-///    without another `region_at` check.
-/// 3. `run_region` must leave registers and memory exactly as interpreting
-///    from that pc up to the returned offset would have; or, if
-///    interpreting would have trapped (possibly in a callee compiled code
-///    called natively), return that trap, which ends the run exactly as the
-///    interpreter's own trap would.
+/// Contract: `accept` receives every emitted tuple exactly once, in
+/// execution order, in batches of at most [`BATCH`].  (A runtime that also
+/// supplies compiled code implements [`Host`](crate::interp::Host) on top.)
 pub trait TupleSink {
     /// `false` only for sinks that never want a tuple; the interpreter is
     /// then compiled without any emission code.
     const ACTIVE: bool = true;
-    /// Whether this sink supplies compiled code; when `false` the
-    /// interpreter contains no region checks at all.
-    const JIT: bool = false;
     /// Takes one batch (at most [`BATCH`] tuples, in execution order).
     fn accept(&mut self, batch: &[Tuple]);
-    /// The compiled region that starts at `func`'s instruction `pc`, if any.
-    #[inline(always)]
-    fn region_at(&mut self, func: u32, pc: u32) -> Option<u32> {
-        let _ = (func, pc);
-        None
-    }
-    /// Runs compiled region `id` with the current call depth; returns the
-    /// instruction offset in the same function where interpretation
-    /// resumes, or the trap that ends the run.
-    fn run_region(
-        &mut self,
-        id: u32,
-        regs: &mut [i64; 256],
-        mem: &mut [i64],
-        depth: usize,
-    ) -> Result<u32, Trap> {
-        let _ = (regs, mem, depth);
-        unreachable!("region {id} was never offered: this sink has no compiled code")
-    }
 }
 
 /// No profiling: emission compiles away.
@@ -102,22 +65,8 @@ impl TupleSink for Vec<Tuple> {
 
 impl<S: TupleSink + ?Sized> TupleSink for &mut S {
     const ACTIVE: bool = S::ACTIVE;
-    const JIT: bool = S::JIT;
     fn accept(&mut self, batch: &[Tuple]) {
         (**self).accept(batch)
-    }
-    #[inline(always)]
-    fn region_at(&mut self, func: u32, pc: u32) -> Option<u32> {
-        (**self).region_at(func, pc)
-    }
-    fn run_region(
-        &mut self,
-        id: u32,
-        regs: &mut [i64; 256],
-        mem: &mut [i64],
-        depth: usize,
-    ) -> Result<u32, Trap> {
-        (**self).run_region(id, regs, mem, depth)
     }
 }
 

@@ -356,8 +356,7 @@ fn verifier_names_function_offset_and_problem() {
     assert!(window.contains("run past the 2 registers"), "{window}");
 }
 
-/// A host that "compiles" one loop by hand: the protocol of `TupleSink`'s
-/// `JIT` side, checked without a real JIT.
+/// A host that "compiles" one loop by hand: the protocol of `interp::Host`, checked without a real JIT.
 #[test]
 fn hosts_can_run_compiled_regions_and_resume() {
     struct Host {
@@ -365,10 +364,12 @@ fn hosts_can_run_compiled_regions_and_resume() {
         edges: u64,
     }
     impl toyvm_vm::TupleSink for Host {
-        const JIT: bool = true;
         fn accept(&mut self, batch: &[Tuple]) {
             self.edges += batch.iter().filter(|t| t.kind == Kind::Edge).count() as u64;
         }
+    }
+    impl interp::Host for Host {
+        const JIT: bool = true;
         fn region_at(&mut self, func: u32, pc: u32) -> Option<u32> {
             (func == 0 && pc == 2).then_some(7)
         }
@@ -398,7 +399,7 @@ fn hosts_can_run_compiled_regions_and_resume() {
         entered: 0,
         edges: 0,
     };
-    let o = interp::run_with_sink(
+    let o = interp::run_with_host(
         &p,
         Input {
             args: &[100],

@@ -14,10 +14,13 @@
 //! Traps (division by zero, memory out of bounds, call depth, fuel, a bad
 //! function value) stop the program with the pc and a message.
 
+mod host;
 mod trap;
 
 use std::io::Write;
 
+pub use host::Host;
+use host::NoJit;
 pub use trap::{Trap, TrapKind};
 
 use crate::isa::Instr;
@@ -84,7 +87,19 @@ pub fn run(p: &Program, input: Input<'_>, out: &mut dyn Write, cfg: &Config) -> 
 }
 
 /// Runs a program to completion, streaming tuples into `sink`.
-pub fn run_with_sink<S: TupleSink>(
+pub fn run_with_sink<S: TupleSink + ?Sized>(
+    p: &Program,
+    input: Input<'_>,
+    out: &mut dyn Write,
+    sink: &mut S,
+    cfg: &Config,
+) -> Result<Outcome> {
+    run_with_host(p, input, out, &mut NoJit(sink), cfg)
+}
+
+/// Runs a program to completion, streaming tuples into `host` and running
+/// the compiled code it supplies (see [`Host`]).
+pub fn run_with_host<S: Host>(
     p: &Program,
     input: Input<'_>,
     out: &mut dyn Write,
@@ -268,7 +283,7 @@ impl<'p, 'o> Machine<'p, 'o> {
     /// and (with an active sink) the tuple buffer and its fill level, which
     /// go back into the emitter only when the loop exits.
     #[inline(never)]
-    fn exec<S: TupleSink, const COUNT: bool, const EMIT: u8>(
+    fn exec<S: Host, const COUNT: bool, const EMIT: u8>(
         &mut self,
         em: &mut Emitter<'_, S>,
         fuel: u64,
@@ -368,7 +383,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             }};
         }
         // After a control transfer to `pc`: run compiled code if a region
-        // starts there (only in hosts with a JIT; see `TupleSink`).
+        // starts there (only in hosts with a JIT; see `Host`).
         macro_rules! transfer {
             () => {
                 // Compiled code emits no tuples, so the buffered ones stay

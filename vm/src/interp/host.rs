@@ -1,0 +1,71 @@
+//! The interpreter's host: a tuple sink that may also supply compiled code.
+
+use super::Trap;
+use crate::tuple::{Tuple, TupleSink};
+
+/// A [`TupleSink`] that may also hand the interpreter compiled code (the
+/// runtime's JIT).  [`run_with_host`](super::run_with_host) takes one;
+/// [`run_with_sink`](super::run_with_sink) wraps a plain sink in a host
+/// without compiled code.
+///
+/// Contract:
+/// 1. If `JIT` is true, the interpreter calls `region_at` after every taken
+///    branch, `jmp`, `jtab` and call entry, with the pc it is about to run;
+///    when it answers `Some(id)`, the interpreter calls `run_region` with
+///    the current frame's registers and the memory instead of
+///    interpreting, and resumes interpreting the same function at the
+///    returned instruction offset.  The instruction there is interpreted
+///    without another `region_at` check.  When `JIT` is false the
+///    interpreter contains no region checks at all.
+/// 2. `run_region` must leave registers and memory exactly as interpreting
+///    from that pc up to the returned offset would have; or, if
+///    interpreting would have trapped (possibly in a callee compiled code
+///    called natively), return that trap, which ends the run exactly as the
+///    interpreter's own trap would.
+/// 3. Compiled code emits no tuples through `accept`; a host that reports
+///    what compiled code did (exit tuples) hands them over in `accept`
+///    calls of its own, in the same stream.
+pub trait Host: TupleSink {
+    /// Whether this host supplies compiled code.
+    const JIT: bool;
+    /// The compiled region that starts at `func`'s instruction `pc`, if any.
+    fn region_at(&mut self, func: u32, pc: u32) -> Option<u32>;
+    /// Runs compiled region `id` with the current call depth; returns the
+    /// instruction offset in the same function where interpretation
+    /// resumes, or the trap that ends the run.
+    fn run_region(
+        &mut self,
+        id: u32,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        depth: usize,
+    ) -> Result<u32, Trap>;
+}
+
+/// A plain sink as a host without compiled code.
+pub(crate) struct NoJit<'s, S: ?Sized>(pub &'s mut S);
+
+impl<S: TupleSink + ?Sized> TupleSink for NoJit<'_, S> {
+    const ACTIVE: bool = S::ACTIVE;
+    #[inline(always)]
+    fn accept(&mut self, batch: &[Tuple]) {
+        self.0.accept(batch)
+    }
+}
+
+impl<S: TupleSink + ?Sized> Host for NoJit<'_, S> {
+    const JIT: bool = false;
+    #[inline(always)]
+    fn region_at(&mut self, _: u32, _: u32) -> Option<u32> {
+        None
+    }
+    fn run_region(
+        &mut self,
+        id: u32,
+        _: &mut [i64; 256],
+        _: &mut [i64],
+        _: usize,
+    ) -> Result<u32, Trap> {
+        unreachable!("region {id} was never offered: this host has no compiled code")
+    }
+}
