@@ -28,6 +28,7 @@
 //! `toyvm profile`; [`verify`] is the two-pass verification of a model.
 
 pub mod compare;
+pub mod conformance;
 pub mod feedback;
 pub mod fuzzgen;
 pub mod import;
@@ -38,7 +39,6 @@ pub mod runflags;
 pub mod runstats;
 pub mod runtime;
 pub mod synth;
-pub mod verify;
 
 pub use runtime::{RunReport, Runtime, Stats};
 

@@ -528,21 +528,21 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 output::check_writable(path, "the reference").map_err(Failure::usage)?;
             }
             let fail = |e: toyvm::Error| Failure::usage(format!("{}: {e}", file.display()));
-            let given = toyvm::verify::GivenTolerances {
+            let given = toyvm::conformance::GivenTolerances {
                 margin,
                 tolerance,
                 quorum,
             };
             let (reference_data, notes) = match &reference {
                 Some(path) if path.exists() => {
-                    let r = toyvm::verify::reuse(path, &program, &args, &input_bytes, given)
+                    let r = toyvm::conformance::reuse(path, &program, &args, &input_bytes, given)
                         .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
                     diag(&format!("pass 1: reusing {}\n", path.display()))?;
                     r
                 }
                 _ => {
                     let tol = given.resolve().map_err(|e| Failure::usage(e.to_string()))?;
-                    let r = toyvm::verify::record_reference(
+                    let r = toyvm::conformance::record_reference(
                         &program,
                         &file.display().to_string(),
                         &args,
@@ -558,7 +558,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                                 path.display()
                             ))
                         })?;
-                        toyvm::verify::save(&r, &mut f).map_err(|e| {
+                        toyvm::conformance::save(&r, &mut f).map_err(|e| {
                             Failure::usage(format!(
                                 "writing the reference to {}: {e}",
                                 path.display()
@@ -570,9 +570,9 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 }
             };
             let mut verdict = if jit {
-                toyvm::verify::check_jit(&program, &input_bytes, &spec, &reference_data)
+                toyvm::conformance::check_jit(&program, &input_bytes, &spec, &reference_data)
             } else {
-                toyvm::verify::check(&program, &input_bytes, &spec, &reference_data)
+                toyvm::conformance::check(&program, &input_bytes, &spec, &reference_data)
             }
             .map_err(fail)?;
             verdict.notes.extend(notes);

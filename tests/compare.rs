@@ -78,10 +78,10 @@ fn a_small_comparison_reports_every_column_as_json() {
     assert_eq!(v["failures"], 0);
     // The JSON reads back as a report (what --baseline loads).
     // (JSON keeps floats to the last digit or so; compare the rest.)
-    let back: compare::Report = serde_json::from_str(&text).unwrap();
+    let back: compare::CompareReport = serde_json::from_str(&text).unwrap();
     assert_eq!(back.specs, c.report.specs);
     assert_eq!(back.programs, c.report.programs);
-    let statuses = |r: &compare::Report| r.rows.iter().map(|x| x.status).collect::<Vec<_>>();
+    let statuses = |r: &compare::CompareReport| r.rows.iter().map(|x| x.status).collect::<Vec<_>>();
     assert_eq!(statuses(&back), statuses(&c.report));
     // The table names every pair.
     let table = render::table(&c.report);
@@ -417,7 +417,7 @@ fn synth_workloads_add_the_study_its_crossings_and_its_chart() {
         "{svg:.200}"
     );
     let json = std::fs::read_to_string(temp("study.json")).unwrap();
-    let back: compare::Report = serde_json::from_str(&json).unwrap();
+    let back: compare::CompareReport = serde_json::from_str(&json).unwrap();
     assert_eq!(back.study.unwrap().points.len(), 2);
     let _ = std::fs::remove_file(chart);
     let _ = std::fs::remove_file(temp("study.json"));

@@ -115,7 +115,7 @@ pub struct ModelReport {
 
 /// The whole report.
 #[derive(Clone, Debug, Serialize)]
-pub struct Report {
+pub struct ProfileReport {
     /// Tuples read from the stream.
     pub tuples: u64,
     /// One entry per spec, in the order given.
@@ -215,7 +215,7 @@ impl Group {
 pub fn profile_stream(
     tuples: impl IntoIterator<Item = Result<Tuple>>,
     specs: &[ProfilerSpec],
-) -> Result<Report> {
+) -> Result<ProfileReport> {
     let mut groups: Vec<Group> = Vec::new();
     let mut order = Vec::new();
     for spec in specs {
@@ -279,7 +279,7 @@ pub fn profile_stream(
         let lane = &group.lanes[l];
         models.push(summarize(lane, &group.run_exact));
     }
-    Ok(Report {
+    Ok(ProfileReport {
         tuples: total,
         models,
     })
@@ -343,7 +343,7 @@ fn summarize(l: &Lane, run_exact: &TupleMap<u64>) -> ModelReport {
     }
 }
 
-impl Report {
+impl ProfileReport {
     /// The JSON form (item 9's shape).
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("the report holds only serializable data")

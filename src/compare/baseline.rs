@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::report::{ProgramInfo, Report, Status};
+use super::report::{CompareReport, ProgramInfo, Status};
 
 /// One pair against an earlier report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -78,7 +78,7 @@ fn size_of(p: &ProgramInfo) -> String {
 /// Refuses a baseline whose runs did other work: other sizes, or a program
 /// of the same name run with other arguments or input.
 pub fn check_sizes(
-    old: &Report,
+    old: &CompareReport,
     file: &str,
     bench: bool,
     programs: &[ProgramInfo],
@@ -110,7 +110,7 @@ pub fn check_sizes(
 }
 
 /// What differs between the two runs besides the code and the sizes.
-fn warnings(before: &Report, after: &Report, changes: &[Change]) -> Vec<String> {
+fn warnings(before: &CompareReport, after: &CompareReport, changes: &[Change]) -> Vec<String> {
     let mut w = Vec::new();
     let mut respecified: Vec<(&str, &str, &str)> = Vec::new();
     for c in changes {
@@ -161,7 +161,7 @@ fn warnings(before: &Report, after: &Report, changes: &[Change]) -> Vec<String> 
 /// Matches pairs by program and canonical spec (or, when the spec's
 /// defaults changed, by program and label) and reports what moved, with
 /// [`BaselineDiff::warnings`] for everything else that differs.
-pub fn diff(before: &Report, after: &Report, file: &str) -> BaselineDiff {
+pub fn diff(before: &CompareReport, after: &CompareReport, file: &str) -> BaselineDiff {
     let mut used = vec![false; before.rows.len()];
     let mut changes = Vec::new();
     for r in &after.rows {

@@ -13,7 +13,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::report::{IntervalSeries, ProgramInfo, Report, Status};
+use super::report::{CompareReport, IntervalSeries, ProgramInfo, Status};
 
 /// Plotters words a failed write as `backend error: Drawing backend error:
 /// <the I/O error>`: keep only the cause, for a person.
@@ -79,7 +79,7 @@ fn hsl(h: f64, s: f64, l: f64) -> RGBColor {
 
 /// What the sizes were, for a title: test sizes are for checking, not
 /// timing.
-fn sizes_word(report: &Report) -> String {
+fn sizes_word(report: &CompareReport) -> String {
     let runs = report.settings.repeat;
     if report.settings.bench {
         format!("benchmark sizes, median of {runs} runs")
@@ -150,7 +150,7 @@ fn legend<DB: DrawingBackend>(
 }
 
 /// Speedup bars and the error-vs-state scatter in one SVG.
-pub fn summary(report: &Report, path: &Path) -> Result<(), String> {
+pub fn summary(report: &CompareReport, path: &Path) -> Result<(), String> {
     let err = fail(path);
     let root = SVGBackend::new(path, (1400, 1150)).into_drawing_area();
     root.fill(&WHITE).map_err(&err)?;
@@ -165,7 +165,7 @@ type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::Er
 
 /// The configurations drawn (every one but the interpreter), in column
 /// order: a configuration's index here is its colour in both panels.
-fn drawn_models(report: &Report) -> Vec<&str> {
+fn drawn_models(report: &CompareReport) -> Vec<&str> {
     report
         .summary
         .iter()
@@ -175,7 +175,7 @@ fn drawn_models(report: &Report) -> Vec<&str> {
 }
 
 fn speedup_bars<DB: DrawingBackend>(
-    report: &Report,
+    report: &CompareReport,
     area: &DrawingArea<DB, Shift>,
 ) -> DrawResult<DB> {
     let programs: Vec<&str> = report.programs.iter().map(|p| p.name.as_str()).collect();
@@ -283,7 +283,7 @@ fn speedup_bars<DB: DrawingBackend>(
 }
 
 fn error_vs_state<DB: DrawingBackend>(
-    report: &Report,
+    report: &CompareReport,
     area: &DrawingArea<DB, Shift>,
 ) -> DrawResult<DB> {
     let models = drawn_models(report);
@@ -367,7 +367,7 @@ fn error_vs_state<DB: DrawingBackend>(
 pub fn intervals(
     series: &[IntervalSeries],
     models: [&str; 2],
-    report: &Report,
+    report: &CompareReport,
     path: &Path,
 ) -> Result<(), String> {
     let err = fail(path);

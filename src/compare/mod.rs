@@ -50,7 +50,7 @@ pub mod study;
 pub mod suite;
 
 pub use measure::{Run, Runner, RuntimeRunner};
-pub use report::{Column, IntervalSeries, Report, Row, Status, SummaryRow};
+pub use report::{Column, CompareReport, IntervalSeries, Row, Status, SummaryRow};
 
 /// How the report is printed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -166,7 +166,7 @@ impl Default for CompareArgs {
 /// A finished comparison: the report and the per-interval error series.
 #[derive(Clone, Debug)]
 pub struct Comparison {
-    pub report: Report,
+    pub report: CompareReport,
     pub series: Vec<IntervalSeries>,
     pub columns: Vec<Column>,
 }
@@ -437,7 +437,7 @@ pub fn build(
     let baseline = match &args.baseline {
         Some(p) => {
             let bytes = read_baseline(p)?;
-            let old: Report = serde_json::from_slice(&bytes)
+            let old: CompareReport = serde_json::from_slice(&bytes)
                 .map_err(|e| format!("{}: not a compare JSON report: {e}", p.display()))?;
             Some((p.display().to_string(), old))
         }
@@ -454,7 +454,7 @@ pub fn build(
     let (rows, series) = compare(&cases, &columns, args.repeat, jobs, runner, progress);
     let summary = report::summarize(&columns, &rows);
     let failures = rows.iter().filter(|r| r.status != Status::Ok).count() as u64;
-    let mut report = Report {
+    let mut report = CompareReport {
         toyvm_version: env!("CARGO_PKG_VERSION").to_owned(),
         date: meta::now_utc(),
         machine: meta::Machine::this(),

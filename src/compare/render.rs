@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::report::{COLUMNS, IntervalSeries, Report, Row, Status, SummaryRow};
+use super::report::{COLUMNS, CompareReport, IntervalSeries, Row, Status, SummaryRow};
 
 fn pct(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_owned(), |x| format!("{:.2}", 100.0 * x))
@@ -230,7 +230,7 @@ const CHANGE_HEAD: &[&str] = &[
     "status",
 ];
 
-fn change_cells(r: &Report) -> Vec<Vec<String>> {
+fn change_cells(r: &CompareReport) -> Vec<Vec<String>> {
     let Some(b) = &r.baseline else {
         return Vec::new();
     };
@@ -314,7 +314,7 @@ fn md_table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
     }
 }
 
-fn preamble(r: &Report) -> Vec<String> {
+fn preamble(r: &CompareReport) -> Vec<String> {
     let m = &r.machine;
     let mut v = vec![
         format!(
@@ -354,7 +354,7 @@ fn preamble(r: &Report) -> Vec<String> {
 /// Said wherever test-size times are shown.
 pub const TEST_SIZES: &str = "test sizes: these runs check that every configuration computes what the interpreter does; many last a few milliseconds, too short to time (use --bench to time)";
 
-fn specs_list(r: &Report) -> Vec<String> {
+fn specs_list(r: &CompareReport) -> Vec<String> {
     r.summary
         .iter()
         .filter(|s| s.label != s.spec)
@@ -362,7 +362,7 @@ fn specs_list(r: &Report) -> Vec<String> {
         .collect()
 }
 
-fn failures(r: &Report) -> Vec<String> {
+fn failures(r: &CompareReport) -> Vec<String> {
     r.rows
         .iter()
         .filter(|x| x.status != Status::Ok)
@@ -492,7 +492,7 @@ fn shortfalls(rows: &[Row]) -> Vec<String> {
 }
 
 /// The human table.
-pub fn table(r: &Report) -> String {
+pub fn table(r: &CompareReport) -> String {
     let mut s = String::new();
     for l in preamble(r) {
         let _ = writeln!(s, "{l}");
@@ -546,7 +546,7 @@ pub fn table(r: &Report) -> String {
 }
 
 /// The same as Markdown.
-pub fn markdown(r: &Report) -> String {
+pub fn markdown(r: &CompareReport) -> String {
     let mut s = String::new();
     for l in preamble(r) {
         let _ = writeln!(s, "{l}  ");
@@ -603,7 +603,7 @@ pub fn markdown(r: &Report) -> String {
 }
 
 /// The report as pretty JSON.
-pub fn json(r: &Report) -> String {
+pub fn json(r: &CompareReport) -> String {
     serde_json::to_string_pretty(r).expect("a report holds only serializable data") + "\n"
 }
 
@@ -616,7 +616,7 @@ fn csv_field(s: &str) -> String {
 }
 
 /// One line per row, the columns of [`COLUMNS`]; absent values are empty.
-pub fn csv(r: &Report) -> String {
+pub fn csv(r: &CompareReport) -> String {
     let mut s = COLUMNS.join(",") + "\n";
     for row in &r.rows {
         let v = serde_json::to_value(row).expect("rows serialize");

@@ -240,7 +240,7 @@ pub struct Settings {
 
 /// A whole comparison.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Report {
+pub struct CompareReport {
     pub toyvm_version: String,
     /// When it ran (UTC, ISO 8601).
     pub date: String,

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use toyvm_profiler::report::{Report, profile_stream};
+use toyvm_profiler::report::{ProfileReport, profile_stream};
 use toyvm_profiler::synth::{noisy_zipf_stream, program_edges, zipf_stream};
 use toyvm_profiler::{Kind, Tuple, parse_spec};
 
@@ -227,7 +227,7 @@ fn record_synth(len: usize) -> crate::Result<(Vec<Tuple>, (u64, u64))> {
 
 /// Runs `specs` over `tuples` (the oracle beside them) and returns the
 /// report: per spec, per interval and summary errors.
-pub fn run_specs(tuples: &[Tuple], specs: &[String]) -> crate::Result<Report> {
+pub fn run_specs(tuples: &[Tuple], specs: &[String]) -> crate::Result<ProfileReport> {
     let parsed = specs
         .iter()
         .map(|s| parse_spec(s))

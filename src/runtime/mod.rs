@@ -15,20 +15,20 @@ use toyvm_profiler::{Candidate, ProfilerSpec};
 use toyvm_vm::interp::{self, Config, Input, Outcome};
 use toyvm_vm::{KindSet, Program, Tuple, TupleSink};
 
-mod jit;
 mod link;
 mod model;
+mod tiering;
 
 /// Stack of the thread a JIT run uses: room for native recursion to the
 /// interpreter's default depth limit of 65,536 frames (the optimizer
 /// measures a few MiB for `fib`-like frames) with a wide margin.
 const JIT_STACK_BYTES: usize = 256 << 20;
 
-use jit::Jit;
-pub use jit::{JitOptions, JitStats};
 use link::Link;
 pub use link::{BUFFER_TUPLES, FeedStats, QUEUE_BUFFERS, Threads};
 use model::Model;
+use tiering::Jit;
+pub use tiering::{JitOptions, JitStats};
 
 /// Configures and runs a program.
 #[derive(Clone, Debug)]

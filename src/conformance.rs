@@ -1,5 +1,6 @@
-//! Two-pass verification of a profiler model (IPCOM000235487D, "Verification
-//! method for hardware based profiling").
+//! Model conformance: `toyvm verify`'s two-pass verification of a profiler
+//! model (IPCOM000235487D, "Verification method for hardware based
+//! profiling").  Not the bytecode verifier, which is `toyvm_vm::verify`.
 //!
 //! **Pass 1** runs the program with the perfect profiler and records, per
 //! interval, every tuple whose exact count reaches `(1 - margin) * T` (T the

@@ -3,7 +3,7 @@
 
 mod common;
 
-use toyvm::verify::{self, Tolerances};
+use toyvm::conformance::{self, Tolerances};
 use toyvm_profiler::parse_spec;
 use toyvm_vm::asm;
 
@@ -12,7 +12,7 @@ fn verify_passes_multihash_and_fails_a_broken_configuration() {
     let case = common::load(&common::root().join("programs/hashtable.tasm"));
     let program = asm::assemble(&case.source).unwrap();
     let good = parse_spec("multihash").unwrap();
-    let reference = verify::record_reference(
+    let reference = conformance::record_reference(
         &program,
         "hashtable",
         &case.args,
@@ -28,14 +28,14 @@ fn verify_passes_multihash_and_fails_a_broken_configuration() {
 
     // The reference survives a save/load round trip and is reused for both.
     let mut saved = Vec::new();
-    verify::save(&reference, &mut saved).unwrap();
-    let reference = verify::load(&saved).unwrap();
+    conformance::save(&reference, &mut saved).unwrap();
+    let reference = conformance::load(&saved).unwrap();
 
-    let verdict = verify::check(&program, &[], &good, &reference).unwrap();
+    let verdict = conformance::check(&program, &[], &good, &reference).unwrap();
     assert!(verdict.passed(), "{}", verdict.to_text());
 
     let broken = parse_spec("multihash:tables=1,entries=16,reset=on").unwrap();
-    let verdict = verify::check(&program, &[], &broken, &reference).unwrap();
+    let verdict = conformance::check(&program, &[], &broken, &reference).unwrap();
     assert!(!verdict.passed(), "{}", verdict.to_text());
     let fp = verdict
         .criteria
@@ -55,10 +55,10 @@ fn verify_passes_multihash_and_fails_a_broken_configuration() {
 
     // The same saved reference serves runs with the JIT on: the good model
     // passes what can be checked there, the broken one fails with evidence.
-    let verdict = verify::check_jit(&program, &[], &good, &reference).unwrap();
+    let verdict = conformance::check_jit(&program, &[], &good, &reference).unwrap();
     assert!(verdict.passed(), "{}", verdict.to_text());
     assert!(verdict.spec.ends_with("(JIT on)"));
-    let verdict = verify::check_jit(&program, &[], &broken, &reference).unwrap();
+    let verdict = conformance::check_jit(&program, &[], &broken, &reference).unwrap();
     assert!(!verdict.passed(), "{}", verdict.to_text());
     let hot = verdict
         .criteria
@@ -73,7 +73,7 @@ fn verify_passes_multihash_and_fails_a_broken_configuration() {
 
     // A spec with another interval cannot be checked against this reference.
     let other = parse_spec("multihash:interval=5000").unwrap();
-    let e = verify::check(&program, &[], &other, &reference)
+    let e = conformance::check(&program, &[], &other, &reference)
         .unwrap_err()
         .to_string();
     assert!(e.contains("different interval"), "{e}");
@@ -81,12 +81,15 @@ fn verify_passes_multihash_and_fails_a_broken_configuration() {
 
 /// Pass 1 then pass 2 of `spec` on one program of the suite (`None` when
 /// its input is absent).
-fn verify_program(name: &str, spec: &str) -> Option<(verify::Reference, verify::Verdict)> {
+fn verify_program(
+    name: &str,
+    spec: &str,
+) -> Option<(conformance::Reference, conformance::Verdict)> {
     let case = common::load(&common::root().join(format!("programs/{name}.tasm")));
     let program = asm::assemble(&case.source).unwrap();
     let input = case.input_or_skip()?;
     let spec = parse_spec(spec).unwrap();
-    let reference = verify::record_reference(
+    let reference = conformance::record_reference(
         &program,
         name,
         &case.args,
@@ -95,7 +98,7 @@ fn verify_program(name: &str, spec: &str) -> Option<(verify::Reference, verify::
         Tolerances::default(),
     )
     .unwrap();
-    let verdict = verify::check(&program, &input, &spec, &reference).unwrap();
+    let verdict = conformance::check(&program, &input, &spec, &reference).unwrap();
     Some((reference, verdict))
 }
 
@@ -149,7 +152,7 @@ fn verify_fails_a_rap_that_breaks_its_error_bound() {
     let case = common::load(&common::root().join("programs/sieve.tasm"));
     let program = asm::assemble(&case.source).unwrap();
     let spec = parse_spec("rap:reset=on").unwrap();
-    let reference = verify::record_reference(
+    let reference = conformance::record_reference(
         &program,
         "sieve",
         &case.args,
@@ -159,7 +162,7 @@ fn verify_fails_a_rap_that_breaks_its_error_bound() {
     )
     .unwrap();
     assert!(
-        verify::check(&program, &[], &spec, &reference)
+        conformance::check(&program, &[], &spec, &reference)
             .unwrap()
             .passed()
     );
@@ -175,7 +178,7 @@ fn verify_fails_a_rap_that_breaks_its_error_bound() {
                 r.count = (r.count as f64 * scale) as u64;
             }
         }
-        let verdict = verify::check(&program, &[], &spec, &tampered).unwrap();
+        let verdict = conformance::check(&program, &[], &spec, &tampered).unwrap();
         assert!(!verdict.passed(), "{what}: {}", verdict.to_text());
         for name in ["counts within tolerance", "hot ranges"] {
             let c = verdict.criteria.iter().find(|c| c.name == name).unwrap();
@@ -196,7 +199,7 @@ fn verify_fails_a_rap_that_breaks_its_error_bound() {
     fake.bits = 128;
     fake.top = 128;
     tampered.intervals[0].ranges.push(fake);
-    let verdict = verify::check(&program, &[], &spec, &tampered).unwrap();
+    let verdict = conformance::check(&program, &[], &spec, &tampered).unwrap();
     let c = verdict
         .criteria
         .iter()
@@ -211,7 +214,7 @@ fn verify_fails_a_rap_that_breaks_its_error_bound() {
     );
 
     // A reference without range counts cannot check RAP.
-    let plain = verify::record_reference(
+    let plain = conformance::record_reference(
         &program,
         "sieve",
         &case.args,
@@ -220,7 +223,7 @@ fn verify_fails_a_rap_that_breaks_its_error_bound() {
         Tolerances::default(),
     )
     .unwrap();
-    let e = verify::check(&program, &[], &spec, &plain)
+    let e = conformance::check(&program, &[], &spec, &plain)
         .unwrap_err()
         .to_string();
     assert!(e.contains("no range counts"), "{e}");
@@ -256,9 +259,9 @@ fn suite(name: &str) -> (toyvm_vm::Program, Vec<i64>, Vec<u8>) {
     (asm::assemble(&case.source).unwrap(), case.args, input)
 }
 
-fn record(name: &str, spec: &str) -> verify::Reference {
+fn record(name: &str, spec: &str) -> conformance::Reference {
     let (program, args, input) = suite(name);
-    verify::record_reference(
+    conformance::record_reference(
         &program,
         name,
         &args,
@@ -272,17 +275,17 @@ fn record(name: &str, spec: &str) -> verify::Reference {
 #[test]
 fn a_reference_is_refused_for_another_program_arguments_or_input() {
     let fib = record("fib", "multihash");
-    assert_eq!(fib.format, verify::FORMAT);
+    assert_eq!(fib.format, conformance::FORMAT);
     assert_eq!(fib.input_hash, None);
     let (fib_program, fib_args, _) = suite("fib");
     let (ht, ht_args, _) = suite("hashtable");
     let spec = parse_spec("multihash").unwrap();
-    let err = |r: toyvm::Result<verify::Verdict>| r.unwrap_err().to_string();
+    let err = |r: toyvm::Result<conformance::Verdict>| r.unwrap_err().to_string();
 
     // Another program: refused by check and check_jit alike, not judged.
-    let e = err(verify::check(&ht, &[], &spec, &fib));
+    let e = err(conformance::check(&ht, &[], &spec, &fib));
     assert!(e.contains("recorded for another program (`fib`"), "{e}");
-    let e = err(verify::check_jit(&ht, &[], &spec, &fib));
+    let e = err(conformance::check_jit(&ht, &[], &spec, &fib));
     assert!(e.contains("another program"), "{e}");
     // Other arguments, another input: each named, all at once.
     let e = fib
@@ -319,9 +322,9 @@ fn a_reference_is_refused_for_another_program_arguments_or_input() {
     );
     let mut other = input.clone();
     other[0] ^= 1;
-    let e = err(verify::check(&tok_program, &other, &spec, &tok));
+    let e = err(conformance::check(&tok_program, &other, &spec, &tok));
     assert!(e.contains("another input file"), "{e}");
-    assert!(verify::check(&tok_program, &input, &spec, &tok).is_ok());
+    assert!(conformance::check(&tok_program, &input, &spec, &tok).is_ok());
     tok.ensure_recorded_for(&tok_program, &tok_args, &input)
         .unwrap();
 }
@@ -336,7 +339,7 @@ fn a_reference_whose_intervals_do_not_match_its_run_is_refused() {
     let mut events = good.clone();
     events.intervals[0].events[1] -= 1;
     for r in [short, events] {
-        let e = verify::check(&program, &[], &spec, &r)
+        let e = conformance::check(&program, &[], &spec, &r)
             .unwrap_err()
             .to_string();
         assert!(e.contains("does not match the run it names"), "{e}");
@@ -345,12 +348,12 @@ fn a_reference_whose_intervals_do_not_match_its_run_is_refused() {
 
 /// `reference` saved, edited as JSON by `change`, and loaded again.
 fn load_edited(
-    reference: &verify::Reference,
+    reference: &conformance::Reference,
     change: impl FnOnce(&mut serde_json::Value),
-) -> toyvm::Result<verify::Reference> {
+) -> toyvm::Result<conformance::Reference> {
     let mut v = serde_json::to_value(reference).unwrap();
     change(&mut v);
-    verify::load(&serde_json::to_vec(&v).unwrap())
+    conformance::load(&serde_json::to_vec(&v).unwrap())
 }
 
 type Edit = Box<dyn FnOnce(&mut serde_json::Value)>;
@@ -494,9 +497,9 @@ fn altered_references_are_rejected_not_run() {
 
     // Truncated anywhere: rejected with a "record a new one" message.
     let mut saved = Vec::new();
-    verify::save(&fib, &mut saved).unwrap();
+    conformance::save(&fib, &mut saved).unwrap();
     for cut in [0, 1, saved.len() / 2, saved.len() - 3] {
-        let e = verify::load(&saved[..cut]).unwrap_err().to_string();
+        let e = conformance::load(&saved[..cut]).unwrap_err().to_string();
         assert!(e.contains("not a readable reference"), "cut at {cut}: {e}");
     }
 }
@@ -507,7 +510,7 @@ fn reference_files_are_read_with_a_size_bound() {
     for dev in ["/dev/zero", "/dev/full"] {
         let path = std::path::Path::new(dev);
         if path.exists() {
-            let e = verify::read_file(path).unwrap_err().to_string();
+            let e = conformance::read_file(path).unwrap_err().to_string();
             assert!(e.contains("found byte 0x00"), "{dev}: {e}");
         }
     }
@@ -517,19 +520,19 @@ fn reference_files_are_read_with_a_size_bound() {
         use std::io::Write;
         let mut f = std::fs::File::create(&big).unwrap();
         f.write_all(b"{").unwrap();
-        f.set_len(verify::MAX_REFERENCE_BYTES + 1).unwrap();
+        f.set_len(conformance::MAX_REFERENCE_BYTES + 1).unwrap();
     }
-    let e = verify::read_file(&big).unwrap_err().to_string();
+    let e = conformance::read_file(&big).unwrap_err().to_string();
     assert!(e.contains("larger than the"), "{e}");
     std::fs::remove_file(&big).unwrap();
-    let e = verify::read_file(&tmp("missing.ref.json"))
+    let e = conformance::read_file(&tmp("missing.ref.json"))
         .unwrap_err()
         .to_string();
     assert!(e.contains("No such file"), "{e}");
     // An empty file is not a reference either.
     let empty = tmp("empty.ref.json");
     std::fs::write(&empty, b"").unwrap();
-    let e = verify::read_file(&empty).unwrap_err().to_string();
+    let e = conformance::read_file(&empty).unwrap_err().to_string();
     assert!(e.contains("not a readable reference"), "{e}");
 }
 
@@ -680,7 +683,7 @@ fn the_overhead_criterion_passes_cheap_models_and_fails_a_costly_one() {
     let program = asm::assemble(&case.source).unwrap();
     let criterion = |spec: &str| {
         let spec = parse_spec(spec).unwrap();
-        let reference = verify::record_reference(
+        let reference = conformance::record_reference(
             &program,
             "hashtable",
             &case.args,
@@ -689,7 +692,7 @@ fn the_overhead_criterion_passes_cheap_models_and_fails_a_costly_one() {
             Tolerances::default(),
         )
         .unwrap();
-        let verdict = verify::check(&program, &[], &spec, &reference).unwrap();
+        let verdict = conformance::check(&program, &[], &spec, &reference).unwrap();
         let c = verdict
             .criteria
             .iter()

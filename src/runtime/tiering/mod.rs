@@ -1,4 +1,5 @@
-//! The runtime's JIT: the code table (installed regions by slot, the
+//! Tiering, the runtime's JIT (named apart from `toyvm_optimizer::jit`, the
+//! code cache it drives): the code table (installed regions by slot, the
 //! per-instruction head index, entering compiled code and chaining between
 //! regions, reporting the tuples of their exits) and its statistics. What
 //! to compile, recompile or drop at each interval end, and what the JIT's
