@@ -490,7 +490,10 @@ the model's own interval length and threshold):
                     percent per bucket of block weight, over every block
                     (the paper's definition): a block the model has no arc
                     for counts its largest actual arc weight, and is also
-                    counted apart (without estimates); edge tuples only
+                    counted apart (without estimates); edge tuples only.
+                    Both errors use each model's full profile per interval
+                    (every estimate it holds, below the threshold too), not
+                    only its candidates
   range error       RAP's error (004, 5.3): per hot range, |exact -
                     estimate| / exact in percent, mean and largest
   hottest candidates  each candidate's reported count summed over the
