@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use toyvm_vm::isa::Instr;
-use toyvm_vm::{Kind, Pc, Program, Tuple};
+use toyvm_vm::{Candidate, Kind, Pc, Program};
 
 use crate::cfg::{Cfg, EdgeCounts, WeightedCfg};
 use crate::native::closed_functions;
@@ -65,10 +65,10 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Groups candidates `(tuple, estimated count)` by kind.
-    pub fn from_candidates<'a>(candidates: impl IntoIterator<Item = &'a (Tuple, u64)>) -> Profile {
+    /// Groups a model's candidates (tuple and estimated count) by kind.
+    pub fn from_candidates<'a>(candidates: impl IntoIterator<Item = &'a Candidate>) -> Profile {
         let mut p = Profile::default();
-        for &(t, count) in candidates {
+        for &Candidate { tuple: t, count } in candidates {
             match t.kind {
                 Kind::Edge => *p.edges.entry((Pc(t.a), Pc(t.b))).or_insert(0) += count,
                 Kind::Value => p.values.push(ValueCandidate {
@@ -229,6 +229,7 @@ pub fn hot_functions(analysis: &Analysis, profile: &Profile, min_calls: u64) -> 
 mod tests {
     use super::*;
     use crate::testing::tuples;
+    use toyvm_vm::Tuple;
     use toyvm_vm::asm::assemble;
 
     #[test]
@@ -262,7 +263,10 @@ mod tests {
         for t in tuples(&p, &[160], &[]) {
             *counts.entry(t).or_insert(0) += 1;
         }
-        let cands: Vec<(Tuple, u64)> = counts.into_iter().collect();
+        let cands: Vec<Candidate> = counts
+            .into_iter()
+            .map(|(tuple, count)| Candidate { tuple, count })
+            .collect();
         let profile = Profile::from_candidates(&cands);
         let regions = plan_regions(&p, &profile, &PlanConfig::default());
         assert_eq!(
@@ -296,7 +300,10 @@ region f0:5
         for t in tuples(&p, &[15], &[]) {
             *counts.entry(t).or_insert(0) += 1;
         }
-        let cands: Vec<(Tuple, u64)> = counts.into_iter().collect();
+        let cands: Vec<Candidate> = counts
+            .into_iter()
+            .map(|(tuple, count)| Candidate { tuple, count })
+            .collect();
         let profile = Profile::from_candidates(&cands);
         // fib(15) makes 1973 calls of fib, main's included.
         assert_eq!(

@@ -4,14 +4,7 @@ use crate::spec::ProfilerSpec;
 use crate::tuple::{Kind, KindSet, Tuple};
 use serde::Serialize;
 
-/// A tuple a model reports as hot at the end of an interval, with its estimated count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct Candidate {
-    /// The hot tuple.
-    pub tuple: Tuple,
-    /// The model's estimate of its occurrences in the interval.
-    pub count: u64,
-}
+pub use toyvm_event::Candidate;
 
 /// Modeled cost of a profiler to the software it feeds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]

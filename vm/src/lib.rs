@@ -44,4 +44,4 @@ pub mod verify;
 
 pub use error::{Error, Result};
 pub use program::{Function, Pc, Program};
-pub use tuple::{Kind, KindSet, Tuple, TupleSink};
+pub use tuple::{Candidate, Kind, KindSet, Tuple, TupleSink};

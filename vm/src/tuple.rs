@@ -16,7 +16,7 @@
 //!
 //! [`Pc::arg`]: toyvm_event::Pc::arg
 
-pub use toyvm_event::{Kind, KindSet, Tuple};
+pub use toyvm_event::{Candidate, Kind, KindSet, Tuple};
 
 /// Tuples per batch handed to a sink.
 pub const BATCH: usize = 1024;

@@ -66,7 +66,10 @@ fn profile_and_plan(p: &Program, args: &[i64], file: &[u8]) -> Vec<Region> {
     for x in t {
         *counts.entry(x).or_insert(0) += 1;
     }
-    let cands: Vec<(toyvm_vm::Tuple, u64)> = counts.into_iter().collect();
+    let cands: Vec<toyvm_vm::Candidate> = counts
+        .into_iter()
+        .map(|(tuple, count)| toyvm_vm::Candidate { tuple, count })
+        .collect();
     plan_regions(p, &Profile::from_candidates(&cands), &PlanConfig::default())
 }
 

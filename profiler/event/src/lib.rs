@@ -1,6 +1,7 @@
 //! The profiled event, defined once for the VM that emits it and the profiler models
 //! that consume it: a `(kind, a, b)` [`Tuple`], its [`Kind`], sets of kinds
-//! ([`KindSet`]) and the packed program counter ([`Pc`]) tuples carry.
+//! ([`KindSet`]), the packed program counter ([`Pc`]) tuples carry, and the
+//! [`Candidate`] a model reports (a tuple and its estimated count).
 //!
 //! The interpreter (`toyvm-vm`) writes these tuples into its batches and the models
 //! (`toyvm-profiler`) read the same batches: no conversion or copy between the two.
@@ -205,6 +206,17 @@ impl fmt::Display for Tuple {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {} {}", self.kind.letter(), Pc(self.a), self.second())
     }
+}
+
+/// A tuple a profiler model reports as hot at the end of an interval, with its
+/// estimated count: what the optimizer plans from, one shape from model to
+/// optimizer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Candidate {
+    /// The hot tuple.
+    pub tuple: Tuple,
+    /// The model's estimate of its occurrences in the interval.
+    pub count: u64,
 }
 
 /// A set of tuple kinds, as a 3-bit mask: which kinds the interpreter emits

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use toyvm_optimizer::{CodeCache, CompiledRegion, ExitKind, PlanConfig};
-use toyvm_vm::{KindSet, Program, Tuple};
+use toyvm_vm::{Candidate, KindSet, Program, Tuple};
 
 /// Knobs of the JIT policy.
 #[derive(Clone, Debug)]
@@ -143,7 +143,7 @@ struct Meta {
     loops: bool,
     /// The candidates the region was planned from (empty for a whole
     /// native function).
-    planned_from: Vec<(Tuple, u64)>,
+    planned_from: Vec<Candidate>,
 }
 
 struct Installed {
@@ -154,7 +154,7 @@ struct Installed {
     loops: bool,
     /// The candidates it was planned from: a later interval's are added
     /// to them to see whether the tree would grow (see `grow`).
-    planned_from: Vec<(Tuple, u64)>,
+    planned_from: Vec<Candidate>,
     /// Side exits taken in the last reviewed interval.
     recent_side_exits: u64,
     counters: Vec<u64>,

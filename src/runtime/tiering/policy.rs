@@ -78,8 +78,12 @@ impl Jit<'_> {
             self.stats.plans_deferred += 1;
             return;
         }
-        let mut pairs: Vec<(Tuple, u64)> = self.pending.drain().collect();
-        pairs.sort_unstable_by_key(|&(t, _)| (t.kind as u8, t.a, t.b));
+        let mut pairs: Vec<Candidate> = self
+            .pending
+            .drain()
+            .map(|(tuple, count)| Candidate { tuple, count })
+            .collect();
+        pairs.sort_unstable_by_key(|c| c.tuple);
         let profile = Profile::from_candidates(&pairs);
         // Hot closed functions run whole and native from their entry, so
         // recursion (fib) stays in machine code.
@@ -160,7 +164,7 @@ impl Jit<'_> {
     /// planned again; if the tree at its head grows, it is recompiled in
     /// place. Each growth counts toward the head's recompile limit, and a
     /// tree only grows (up to the size cap), so this ends.
-    fn grow(&mut self, index: u64, pairs: &[(Tuple, u64)]) {
+    fn grow(&mut self, index: u64, pairs: &[Candidate]) {
         let mut candidates: Vec<((u32, u32), u32, Again)> = self
             .states
             .iter()
@@ -191,14 +195,14 @@ impl Jit<'_> {
             // function the candidates touch, once per installed loop and
             // interval, cost seconds on programs with dozens of loops.
             let mine = |t: &Tuple| Pc(t.a).func() == key.0;
-            let mut merged: HashMap<Tuple, u64> = r
+            let mut merged: HashMap<Tuple, u64> = HashMap::new();
+            for c in r
                 .planned_from
                 .iter()
-                .copied()
-                .filter(|(t, _)| mine(t))
-                .collect();
-            for &(t, n) in pairs.iter().filter(|(t, _)| mine(t)) {
-                *merged.entry(t).or_insert(0) += n;
+                .chain(pairs)
+                .filter(|c| mine(&c.tuple))
+            {
+                *merged.entry(c.tuple).or_insert(0) += c.count;
             }
             let (covered, recent) = (r.covers.len(), r.recent_side_exits);
             // Planning is paid for like the first plan (see `pay`).
@@ -206,8 +210,11 @@ impl Jit<'_> {
                 self.stats.plans_deferred += 1;
                 return;
             }
-            let mut merged: Vec<(Tuple, u64)> = merged.into_iter().collect();
-            merged.sort_unstable_by_key(|&(t, _)| (t.kind as u8, t.a, t.b));
+            let mut merged: Vec<Candidate> = merged
+                .into_iter()
+                .map(|(tuple, count)| Candidate { tuple, count })
+                .collect();
+            merged.sort_unstable_by_key(|c| c.tuple);
             let profile = Profile::from_candidates(&merged);
             let entry_points = &self.entry_points;
             let head = |f: u32, o: u32| (f, o) == key && entry_points[f as usize].contains(&o);
@@ -244,7 +251,7 @@ impl Jit<'_> {
     }
 
     /// Pays for compiling `region` and submits it.
-    fn install(&mut self, region: Region, again: Again, planned_from: Vec<(Tuple, u64)>) {
+    fn install(&mut self, region: Region, again: Again, planned_from: Vec<Candidate>) {
         let key = (region.func, region.head);
         if !self.pay(self.opts.compile_cost) {
             self.stats.compiles_deferred += 1;
