@@ -45,8 +45,11 @@ pub use runtime::{RunReport, Runtime, Stats};
 /// Everything that can go wrong in the runtime.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// Loading, verifying or running the program failed (a trap included:
+    /// `Vm(toyvm_vm::Error::Trap(_))`).
     #[error(transparent)]
     Vm(#[from] toyvm_vm::Error),
+    /// A profiler spec, trace or model failed.
     #[error(transparent)]
     Profiler(#[from] toyvm_profiler::Error),
     /// The JIT could not be set up (Cranelift on this host, or the
@@ -57,14 +60,18 @@ pub enum Error {
     /// created.
     #[error("{path}: {source}")]
     Io {
+        /// The file or directory.
         path: std::path::PathBuf,
+        /// Why it failed.
         source: std::io::Error,
     },
     /// A thread of the run (the run's own, the model's, the compiler's)
     /// could not be started.
     #[error("cannot start the {what}'s thread: {source}")]
     Thread {
+        /// Whose thread: `run`, `profiler model`, `compiler`.
         what: &'static str,
+        /// Why the system refused it.
         source: std::io::Error,
     },
     /// Bad arguments or configuration given by the caller.
@@ -76,6 +83,7 @@ pub enum Error {
     Model(String),
 }
 
+/// The runtime's result, with [`Error`] by default.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 pub use toyvm_optimizer as optimizer;

@@ -115,14 +115,16 @@ pub struct FeedStats {
     pub lag_wait_seconds: f64,
     /// Batches the interpreter handed over.
     pub batches: u64,
-    /// Buffers sent to the model thread, and how many times the
-    /// interpreter found every buffer with the model.
+    /// Buffers sent to the model thread.
     pub buffers_sent: u64,
+    /// Times the interpreter found every buffer with the model.
     pub queue_full: u64,
-    /// Buffers the queue holds; the most and the mean with the model when
-    /// one was sent (the one sent included).
+    /// Buffers the queue holds.
     pub queue_capacity: u64,
+    /// The most buffers with the model when one was sent (the one sent
+    /// included).
     pub queue_peak: u64,
+    /// The mean of the same over every send.
     pub queue_mean: f64,
 }
 

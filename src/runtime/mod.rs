@@ -106,6 +106,7 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The configured runtime.
     pub fn build(self) -> Runtime {
         self.rt
     }
@@ -114,6 +115,7 @@ impl RuntimeBuilder {
 /// Where a run's time went and what the profiler did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Stats {
+    /// Wall time of the whole run, set-up included.
     pub wall_seconds: f64,
     /// Wall time minus time inside the profiler model on the interpreter's
     /// thread (or waiting for the model thread), the JIT's decisions and
@@ -128,6 +130,7 @@ pub struct Stats {
     pub tuples: TupleCounts,
     /// The profiler spec, canonical form (`none` without one).
     pub profile: String,
+    /// Intervals the model ended (the last, partial one included).
     pub intervals: u64,
     /// Candidates reported over all intervals.
     pub candidates: u64,
@@ -135,6 +138,7 @@ pub struct Stats {
     pub state_bytes: u64,
     /// Messages the model delivered to software, and their modeled cycles.
     pub messages: u64,
+    /// The modeled cycles of those messages.
     pub cycles: u64,
     /// What the JIT did (absent when it was off).
     pub jit: Option<JitStats>,
@@ -142,24 +146,32 @@ pub struct Stats {
     pub feed: Option<FeedStats>,
 }
 
+/// Tuples the interpreter emitted, per kind (compiled code emits none).
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct TupleCounts {
+    /// `<pc, value>` tuples.
     pub value: u64,
+    /// `<branch pc, next pc>` tuples.
     pub edge: u64,
+    /// `<call site, callee>` tuples.
     pub call: u64,
 }
 
 /// One interval's candidates.
 #[derive(Clone, Debug, Serialize)]
 pub struct IntervalCandidates {
+    /// 0-based interval number.
     pub index: u64,
+    /// The model's candidates for it, highest count first.
     pub candidates: Vec<Candidate>,
 }
 
 /// The result of a run.
 #[derive(Clone, Debug)]
 pub struct RunReport {
+    /// What the program returned, and the interpreter's counts.
     pub outcome: Outcome,
+    /// Where the time went and what the profiler and the JIT did.
     pub stats: Stats,
     /// Per-interval candidates, when asked for.
     pub intervals: Vec<IntervalCandidates>,
@@ -249,6 +261,9 @@ impl interp::Host for JitHost<'_, '_> {
 }
 
 impl Runtime {
+    /// A builder for running `program`: no profiler model, the JIT on
+    /// (it acts once a model is set), the model on its own thread where
+    /// there are two cores, a lag of one interval.
     pub fn builder(program: Program) -> RuntimeBuilder {
         RuntimeBuilder {
             rt: Runtime {
@@ -264,6 +279,7 @@ impl Runtime {
         }
     }
 
+    /// The program this runtime runs.
     pub fn program(&self) -> &Program {
         &self.program
     }

@@ -96,9 +96,15 @@ impl Default for JitOptions {
 /// What the JIT did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct JitStats {
+    /// Regions and whole functions compiled and installed.
     pub compiles: u64,
+    /// Of those, compiles of a head compiled before (after a drop, or a
+    /// tree that grew).
     pub recompiles: u64,
+    /// Installed regions dropped (idle, or leaving too often).
     pub drops: u64,
+    /// Regions Cranelift or the code generator refused (the head stays
+    /// interpreted).
     pub compile_failures: u64,
     /// Heads left to the interpreter for good by `max_recompiles` or
     /// `max_revivals`.
@@ -107,8 +113,11 @@ pub struct JitStats {
     pub plans_deferred: u64,
     /// Compiles put off for lack of credit.
     pub compiles_deferred: u64,
+    /// Times the interpreter entered compiled code.
     pub region_entries: u64,
+    /// Exits off a region's trace (a branch direction not compiled).
     pub side_exits: u64,
+    /// Exits through a failing specialization guard.
     pub guard_failures: u64,
     /// Exits that hand one instruction (a call, `ret`, output, a trap) to
     /// the interpreter.
@@ -116,6 +125,7 @@ pub struct JitStats {
     /// Tuples reported for compiled code by its side exits and failing
     /// guards (see [`Jit::run`]).
     pub exit_tuples: u64,
+    /// Time spent compiling, on whichever thread compiled.
     pub compile_seconds: f64,
     /// Time the interpreter waited for the compiler thread to finish a
     /// region due to be installed (0 when compiling on its own thread).
@@ -127,7 +137,9 @@ pub struct JitStats {
     pub discarded: u64,
     /// Time inside compiled code (when timed).
     pub compiled_seconds: f64,
+    /// Machine code bytes of every region compiled (dropped ones included).
     pub code_bytes: u64,
+    /// Regions installed at the end of the run.
     pub live_regions: u64,
     /// The first failure to write the JIT log (`--jit-log`) or a
     /// `--dump-clif` file: the run goes on, and the command reports it.
