@@ -104,11 +104,14 @@ use crate::runtime::JitOptions;
 /// A function and a block or instruction site in it (contract item 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Loc {
+    /// The host's function id.
     pub func: u32,
+    /// The host's block or instruction id within that function.
     pub at: u32,
 }
 
 impl Loc {
+    /// Site `at` of function `func`.
     pub const fn new(func: u32, at: u32) -> Self {
         Loc { func, at }
     }
@@ -153,7 +156,11 @@ pub trait HostGraph {
 /// Thresholds; the defaults are toyvm's own JIT's.
 #[derive(Clone, Debug)]
 pub struct FeedbackConfig {
+    /// How traces grow (contract item 5): the likelihood a successor must
+    /// have to extend a trace, tree arms, and the size cap.
     pub superblock: SuperblockConfig,
+    /// When a value or a call site is worth specializing (contract item 5:
+    /// `value_share`, `call_share`).
     pub specialize: SpecializeConfig,
     /// Intervals without an entry before a trace is dropped.
     pub idle_intervals: u32,
@@ -198,7 +205,9 @@ pub struct TraceDecision {
 /// A value worth a guard.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValueDecision {
+    /// The site whose value the host reported.
     pub site: Loc,
+    /// The dominant value there.
     pub value: i64,
     /// Its share of the site's profiled executions.
     pub share: f64,
@@ -208,16 +217,41 @@ pub struct ValueDecision {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallDecision {
     /// One callee dominates: guard on it and call it directly.
-    Monomorphic { site: Loc, callee: u32, share: f64 },
+    Monomorphic {
+        /// The call site.
+        site: Loc,
+        /// The dominant callee's function id.
+        callee: u32,
+        /// Its share of the site's profiled calls.
+        share: f64,
+    },
     /// No callee dominates: the callees with their shares, heaviest first.
-    Polymorphic { site: Loc, callees: Vec<(u32, f64)> },
+    Polymorphic {
+        /// The call site.
+        site: Loc,
+        /// Each callee's function id and share of the site's calls.
+        callees: Vec<(u32, f64)>,
+    },
 }
 
 /// What to do with a compiled trace (contract item 6).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Review {
-    Drop { head: Loc, reason: String },
-    Recompile { head: Loc, reason: String },
+    /// Throw the trace away: it ran no entry for `idle_intervals`.
+    Drop {
+        /// The trace's head.
+        head: Loc,
+        /// Why, in words (for logs).
+        reason: String,
+    },
+    /// Compile the trace again from the current profile: an exit to a
+    /// block of the tree itself took `hot_exit_share` of its entries.
+    Recompile {
+        /// The trace's head.
+        head: Loc,
+        /// Why, in words (for logs).
+        reason: String,
+    },
 }
 
 /// One interval's decisions.
@@ -227,8 +261,11 @@ pub struct Decisions {
     pub interval: u64,
     /// Heaviest head first.
     pub traces: Vec<TraceDecision>,
+    /// Values worth a guard, by site.
     pub values: Vec<ValueDecision>,
+    /// What each profiled call site's callees say.
     pub calls: Vec<CallDecision>,
+    /// Installed traces to drop or recompile (contract item 6).
     pub reviews: Vec<Review>,
 }
 
