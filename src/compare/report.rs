@@ -25,6 +25,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// How the status prints in tables: `ok`, `MISMATCH`, `ERROR`.
     pub fn word(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -37,6 +38,7 @@ impl Status {
 /// One (program, configuration) pair.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Row {
+    /// The program's name.
     pub program: String,
     /// The model's name (`none`: the interpreter alone).
     pub model: String,
@@ -44,6 +46,7 @@ pub struct Row {
     pub label: String,
     /// The canonical spec (every key).
     pub spec: String,
+    /// Whether every run matched the interpreter.
     pub status: Status,
     /// What went wrong, when something did.
     pub detail: Option<String>,
@@ -52,7 +55,9 @@ pub struct Row {
     /// Median wall time; absent when the pair failed (a wrong result is
     /// never timed).
     pub median_seconds: Option<f64>,
+    /// Fastest timed run.
     pub min_seconds: Option<f64>,
+    /// Slowest timed run.
     pub max_seconds: Option<f64>,
     /// Interpreter time over this time.
     pub speedup_vs_interpreter: Option<f64>,
@@ -60,6 +65,7 @@ pub struct Row {
     /// to this time (the error bars of the summary chart).
     #[serde(default)]
     pub speedup_vs_interpreter_low: Option<f64>,
+    /// See `speedup_vs_interpreter_low`.
     #[serde(default)]
     pub speedup_vs_interpreter_high: Option<f64>,
     /// The perfect-profile JIT's time over this time.
@@ -69,6 +75,7 @@ pub struct Row {
     /// runs met the same machine).
     #[serde(default)]
     pub speedup_vs_perfect_low: Option<f64>,
+    /// See `speedup_vs_perfect_low`.
     #[serde(default)]
     pub speedup_vs_perfect_high: Option<f64>,
     /// This pair's run times and perfect's overlap (min-max): the
@@ -79,17 +86,26 @@ pub struct Row {
     /// Error E against the perfect profiler on the interpreter's stream
     /// (a fraction), and its four parts.
     pub error: Option<f64>,
+    /// E's false-positive part (reported, not hot).
     pub false_positive: Option<f64>,
+    /// E's false-negative part (hot, not reported).
     pub false_negative: Option<f64>,
+    /// E's neutral-positive part (hot, reported, over-counted).
     pub neutral_positive: Option<f64>,
+    /// E's neutral-negative part (hot, reported, under-counted).
     pub neutral_negative: Option<f64>,
+    /// Precision of the candidate sets against perfect's.
     pub precision: Option<f64>,
+    /// Recall of the candidate sets against perfect's.
     pub recall: Option<f64>,
+    /// The harmonic mean of precision and recall.
     pub f1: Option<f64>,
     /// Modeled hardware state, messages to software and their cycles, in
     /// the timed run.
     pub state_bytes: u64,
+    /// Messages the modeled hardware delivered to software.
     pub messages: u64,
+    /// The modeled cycles of those messages.
     pub cycles: u64,
     /// Time inside the model in the timed run.
     pub model_seconds: f64,
@@ -97,11 +113,17 @@ pub struct Row {
     /// timed run.
     #[serde(default)]
     pub compile_seconds: f64,
+    /// Profiling intervals the timed run ended.
     pub intervals: u64,
+    /// Regions the JIT compiled in the timed run.
     pub compiles: u64,
+    /// Of those, compiles of a head compiled before.
     pub recompiles: u64,
+    /// Compiled regions dropped.
     pub drops: u64,
+    /// Exits off compiled traces.
     pub side_exits: u64,
+    /// Exits through failing specialization guards.
     pub guard_failures: u64,
 }
 
@@ -192,23 +214,31 @@ pub const COLUMNS: &[&str] = &[
 /// One configuration over every program.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SummaryRow {
+    /// The model's name (`none`: the interpreter alone).
     pub model: String,
+    /// The configuration as given.
     pub label: String,
+    /// The canonical spec.
     pub spec: String,
     /// Programs whose runs all succeeded (the means are over these).
     pub programs: u64,
+    /// Programs with a mismatch or an error.
     pub failures: u64,
     /// Geometric means of the speedups.
     pub speedup_vs_interpreter: Option<f64>,
+    /// Geometric mean of the speedups over the perfect-profile JIT.
     pub speedup_vs_perfect: Option<f64>,
     /// Arithmetic means over programs.
     pub error: Option<f64>,
+    /// Mean precision.
     pub precision: Option<f64>,
+    /// Mean recall.
     pub recall: Option<f64>,
     /// The largest state over programs.
     pub state_bytes: u64,
     /// Totals over programs.
     pub messages: u64,
+    /// Time inside the model, summed over programs.
     pub model_seconds: f64,
     /// No other hardware model has both less error and less state (the
     /// perfect profiler is the reference, not a candidate: its exact table
@@ -219,9 +249,13 @@ pub struct SummaryRow {
 /// A program as it was run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProgramInfo {
+    /// The program's name.
     pub name: String,
+    /// Where it was read from.
     pub path: String,
+    /// The arguments it ran with.
     pub args: Vec<i64>,
+    /// The input file it read, if any.
     pub input: Option<String>,
 }
 
@@ -241,18 +275,25 @@ pub struct Settings {
 /// A whole comparison.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CompareReport {
+    /// The toyvm version that measured.
     pub toyvm_version: String,
     /// When it ran (UTC, ISO 8601).
     pub date: String,
+    /// The machine it ran on.
     pub machine: Machine,
+    /// How it was run.
     pub settings: Settings,
+    /// The programs, in row order.
     pub programs: Vec<ProgramInfo>,
     /// Canonical specs in column order (`none` first).
     pub specs: Vec<String>,
+    /// One row per (program, configuration).
     pub rows: Vec<Row>,
+    /// One row per configuration.
     pub summary: Vec<SummaryRow>,
     /// Pairs that mismatched or failed.
     pub failures: u64,
+    /// The changes against `--baseline`, when one was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineDiff>,
     /// The study of `--synth` workloads.
@@ -263,28 +304,41 @@ pub struct CompareReport {
 /// One interval's error, for `--intervals`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct IntervalPoint {
+    /// 0-based interval number.
     pub index: u64,
+    /// Tuples in the interval.
     pub tuples: u64,
+    /// Error E in the interval (a fraction).
     pub error: f64,
+    /// E's false-positive part.
     pub false_positive: f64,
+    /// E's false-negative part.
     pub false_negative: f64,
+    /// E's neutral-positive part.
     pub neutral_positive: f64,
+    /// E's neutral-negative part.
     pub neutral_negative: f64,
 }
 
 /// The per-interval error of one (program, model) pair.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct IntervalSeries {
+    /// The program's name.
     pub program: String,
+    /// The configuration as given.
     pub label: String,
+    /// The canonical spec.
     pub spec: String,
+    /// One point per interval, in order.
     pub points: Vec<IntervalPoint>,
 }
 
 /// A configuration with the name it was given.
 #[derive(Clone, Debug)]
 pub struct Column {
+    /// The name it was given on the command line.
     pub label: String,
+    /// What it runs: the interpreter alone, or a model driving the JIT.
     pub config: Config,
 }
 
