@@ -6,7 +6,9 @@
 //! code's instructions are not counted (counting them would slow the code
 //! being measured), so `instructions` and the nanoseconds per instruction
 //! are the interpreter's alone, and the time in compiled code is shown
-//! beside them. The interpreter's time is the wall time less the other
+//! beside them; except with a fuel limit, where compiled code counts its
+//! instructions too (exactly) and the nanoseconds per instruction are not
+//! given. The interpreter's time is the wall time less the other
 //! parts, so it holds the run's set-up too (allocating the program's
 //! memory): on a run that compiled code dominates, its nanoseconds per
 //! instruction are mostly set-up, and the line says it is included. Lines
@@ -77,8 +79,9 @@ impl<'a> StatsOut<'a> {
         StatsOut {
             mode,
             stats,
-            ns_per_interpreted_instruction: (stats.instructions > 0)
-                .then(|| stats.interpreter_seconds * 1e9 / stats.instructions as f64),
+            ns_per_interpreted_instruction: (stats.instructions > 0
+                && !(stats.fuel.is_some() && stats.jit.is_some()))
+            .then(|| stats.interpreter_seconds * 1e9 / stats.instructions as f64),
             result,
         }
     }
@@ -100,7 +103,13 @@ impl<'a> StatsOut<'a> {
         line(&mut t, "profile", s.profile.clone());
         line(&mut t, "wall time", format!("{:.3} s", s.wall_seconds));
         let per = self.ns_per_interpreted_instruction.map_or_else(
-            || "no instructions counted".to_owned(),
+            || {
+                if s.fuel.is_some() && s.jit.is_some() {
+                    "no ns per instruction: the count holds compiled code's".to_owned()
+                } else {
+                    "no instructions counted".to_owned()
+                }
+            },
             |ns| format!("{ns:.2} ns per interpreted instruction"),
         );
         // The interpreter's time is what the other lines leave of the
@@ -120,10 +129,17 @@ impl<'a> StatsOut<'a> {
                 line(
                     &mut t,
                     "  compiled code",
-                    format!(
-                        "{:.3} s (its instructions are not counted)",
-                        j.compiled_seconds
-                    ),
+                    if s.fuel.is_some() {
+                        format!(
+                            "{:.3} s (its instructions are counted: a fuel limit is set)",
+                            j.compiled_seconds
+                        )
+                    } else {
+                        format!(
+                            "{:.3} s (its instructions are not counted)",
+                            j.compiled_seconds
+                        )
+                    },
                 );
                 line(
                     &mut t,
@@ -152,7 +168,9 @@ impl<'a> StatsOut<'a> {
                 "- (no model)".to_owned()
             },
         );
-        let interpreted = if s.jit.is_some() {
+        let interpreted = if s.jit.is_some() && s.fuel.is_some() {
+            " (the interpreter's and compiled code's: a fuel limit is set)"
+        } else if s.jit.is_some() {
             " (by the interpreter; compiled code's are not counted)"
         } else {
             ""

@@ -23,6 +23,15 @@
 //!   and their folds through [`BinOp::eval`], the semantics the interpreter
 //!   uses) removes checks, folds branches and jump tables, and hands
 //!   Cranelift constant divisors it strength-reduces.
+//! - With fuel metering (`CodeCache::set_fuel_metering`), a fuel variable
+//!   is loaded from `ctx` at entry. Each [`Step::Block`] first leaves with
+//!   an `Interpret` exit at its offset when no fuel is left (the
+//!   interpreter then traps there, out of fuel), then charges the original
+//!   block's whole length; an exit before the block's end gives back the
+//!   instructions it did not run (an `Interpret` exit at `pc` or a guard
+//!   resuming at `pc`: `end - pc`). Every exit stores what is left to
+//!   `ctx`, and native calls hand it over and take it back. So the count is
+//!   exact, and a run stops at most one basic block past the limit.
 //! - A [`Step::Call`] calls the callee's native function (see [`func`]) with
 //!   `depth` (the interpreter's frame count for the region's frame) after
 //!   the interpreter's depth check; a trap there or inside leaves through a
@@ -42,6 +51,7 @@ use toyvm_vm::isa::{Instr, Reg};
 use toyvm_vm::semantics::{ArithError, BinOp, Cond, Rhs, as_binary, as_branch};
 
 use crate::exit::{Exit, ExitKind, ExitReport, ExitSite};
+use crate::native::ctx_offset;
 use crate::region::{Region, Step, Target};
 use crate::{Error, Result};
 
@@ -80,6 +90,7 @@ pub(crate) fn lower(
     isa: &dyn TargetIsa,
     fctx: &mut FunctionBuilderContext,
     declare: &mut DeclareCallee<'_>,
+    metering: bool,
 ) -> Result<Lowered> {
     let mut func = ir::Function::with_name_signature(ir::UserFuncName::default(), signature(isa));
     let mut refs = HashMap::new();
@@ -96,7 +107,7 @@ pub(crate) fn lower(
     }
     let exits = {
         let b = FunctionBuilder::new(&mut func, fctx);
-        let mut l = Lower::new(region, b, isa.pointer_type(), refs);
+        let mut l = Lower::new(region, b, isa.pointer_type(), refs, metering);
         if let Err(e) = l.region() {
             // The builder context holds the half-built function's state.
             drop(l);
@@ -261,6 +272,12 @@ struct Lower<'r, 'b> {
     done: bool,
     /// What exits of the step being lowered report (see [`ExitReport`]).
     report: Option<ExitReport>,
+    /// Fuel left, with metering on (see the module docs).
+    fuel: Option<Variable>,
+    /// The original block being lowered, `(offset, end)`, once charged.
+    charged: Option<(u32, u32)>,
+    /// Per exit site: instructions it gives back to fuel.
+    refunds: Vec<u32>,
 }
 
 impl<'r, 'b> Lower<'r, 'b> {
@@ -269,6 +286,7 @@ impl<'r, 'b> Lower<'r, 'b> {
         mut b: FunctionBuilder<'b>,
         ptr: ir::Type,
         refs: HashMap<u32, ir::FuncRef>,
+        metering: bool,
     ) -> Self {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -276,6 +294,14 @@ impl<'r, 'b> Lower<'r, 'b> {
         let p = b.block_params(entry).to_vec();
         debug_assert_eq!(ptr, b.func.dfg.value_type(p[0]));
         let head = b.create_block();
+        let fuel = metering.then(|| {
+            let v = b.declare_var(types::I64);
+            let left = b
+                .ins()
+                .load(types::I64, MemFlagsData::trusted(), p[4], ctx_offset::FUEL);
+            b.def_var(v, left);
+            v
+        });
         Lower {
             region,
             b,
@@ -296,6 +322,9 @@ impl<'r, 'b> Lower<'r, 'b> {
             refs,
             done: false,
             report: None,
+            fuel,
+            charged: None,
+            refunds: Vec::new(),
         }
     }
 
@@ -472,6 +501,16 @@ impl<'r, 'b> Lower<'r, 'b> {
             resume,
             report,
         });
+        // What of the charged block this exit did not run.
+        let refund = match (kind, self.charged) {
+            (ExitKind::Interpret | ExitKind::Guard, Some((start, end)))
+                if (start..end).contains(&resume) =>
+            {
+                end - resume
+            }
+            _ => 0,
+        };
+        self.refunds.push(refund);
         blk
     }
 
@@ -504,6 +543,13 @@ impl<'r, 'b> Lower<'r, 'b> {
                     let v = self.get(r as Reg);
                     self.b.ins().store(flags, v, self.regs, 8 * r as i32);
                 }
+            }
+            if let Some(fuel) = self.fuel {
+                let mut left = self.b.use_var(fuel);
+                if self.refunds[i] > 0 {
+                    left = self.b.ins().iadd_imm_s(left, self.refunds[i] as i64);
+                }
+                self.b.ins().store(flags, left, self.ctx, ctx_offset::FUEL);
             }
             let code = Exit {
                 kind: self.exits[i].kind,
@@ -548,7 +594,7 @@ impl<'r, 'b> Lower<'r, 'b> {
 
     fn step(&mut self, s: &Step) -> Result<()> {
         match s {
-            Step::Block { .. } => {}
+            Step::Block { offset, end, .. } => self.charge(*offset, *end)?,
             Step::Op { pc, instr } => self.op(*pc, instr)?,
             Step::Branch {
                 pc,
@@ -565,6 +611,29 @@ impl<'r, 'b> Lower<'r, 'b> {
             Step::Call { pc, instr, callee } => self.call(*pc, instr, *callee)?,
             Step::Dispatch { pc, instr, callees } => self.dispatch(*pc, instr, callees)?,
         }
+        Ok(())
+    }
+
+    /// With metering: leave at `offset` when no fuel is left, else charge
+    /// the original block `[offset, end)`.
+    fn charge(&mut self, offset: u32, end: u32) -> Result<()> {
+        let Some(fuel) = self.fuel else {
+            return Ok(());
+        };
+        if end <= offset {
+            return Err(self.invalid(format!(
+                "block {offset} has no known end: fuel cannot be metered"
+            )));
+        }
+        // The check's exit runs nothing of this block: nothing to give back.
+        self.charged = None;
+        let left = self.b.use_var(fuel);
+        let some = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, left, 0);
+        self.check(some, ExitKind::Interpret, offset);
+        let left = self.b.use_var(fuel);
+        let left = self.b.ins().iadd_imm_s(left, -((end - offset) as i64));
+        self.b.def_var(fuel, left);
+        self.charged = Some((offset, end));
         Ok(())
     }
 

@@ -18,8 +18,10 @@
 //! exit and [`crate::CompiledRegion::run_with`] turns the context into a
 //! [`NativeTrap`].
 //!
-//! Where native code is not the interpreter, by design: it counts no fuel
-//! (like compiled loops) and emits no profile tuples. The interpreter also
+//! Where native code is not the interpreter, by design: it emits no
+//! profile tuples, and with fuel metering on it charges fuel a basic block
+//! at a time (see [`crate::codegen`]), so a run may end up to one block
+//! past the limit. The interpreter also
 //! traps when its register stack (frames' register counts summed) would
 //! pass 2^24 words, which native frames do not model; that limit is out of
 //! reach when `max_depth * (most registers of any function) + 256 <= 2^24`
@@ -78,6 +80,7 @@ pub(crate) const TRAP_NONE: u64 = 0;
 pub(crate) const TRAP_DIVISION_BY_ZERO: u64 = 1;
 pub(crate) const TRAP_OUT_OF_BOUNDS: u64 = 2;
 pub(crate) const TRAP_STACK_OVERFLOW: u64 = 3;
+pub(crate) const TRAP_OUT_OF_FUEL: u64 = 4;
 
 /// The interpreter's register-stack limit, in words (`MAX_STACK_WORDS` in
 /// `toyvm_vm::interp`).
@@ -114,6 +117,10 @@ pub struct NativeCtx {
     pub(crate) trap_pc: u64,
     /// The word address of an out-of-bounds access.
     pub(crate) trap_addr: i64,
+    /// Fuel left, in instructions, for code compiled with fuel metering
+    /// (see [`crate::CodeCache::set_fuel_metering`]); below zero after
+    /// a block that ran past the limit.
+    pub(crate) fuel: i64,
 }
 
 /// Field offsets for the code generator.
@@ -128,6 +135,7 @@ pub(crate) mod ctx_offset {
     pub const TRAP_FUNC: i32 = offset_of!(NativeCtx, trap_func) as i32;
     pub const TRAP_PC: i32 = offset_of!(NativeCtx, trap_pc) as i32;
     pub const TRAP_ADDR: i32 = offset_of!(NativeCtx, trap_addr) as i32;
+    pub const FUEL: i32 = offset_of!(NativeCtx, fuel) as i32;
 }
 
 /// A trap inside native code, with everything the runtime needs to build
@@ -159,7 +167,7 @@ impl NativeTrap {
 
 impl NativeCtx {
     /// The trap recorded in the context, if any.
-    pub(crate) fn trap(&self, max_depth: usize) -> Option<NativeTrap> {
+    pub(crate) fn trap(&self, max_depth: usize, fuel_limit: u64) -> Option<NativeTrap> {
         let kind = match self.trap_kind {
             TRAP_NONE => return None,
             TRAP_DIVISION_BY_ZERO => TrapKind::DivisionByZero,
@@ -168,6 +176,7 @@ impl NativeCtx {
                 size: self.mem_len,
             },
             TRAP_STACK_OVERFLOW => TrapKind::StackOverflow { depth: max_depth },
+            TRAP_OUT_OF_FUEL => TrapKind::OutOfFuel { limit: fuel_limit },
             k => unreachable!("native code writes only known trap codes, not {k}"),
         };
         Some(NativeTrap {

@@ -67,6 +67,11 @@ pub enum Step {
     /// predecessors keep reaching the original in the interpreter).
     Block {
         offset: u32,
+        /// The offset after the original block's last instruction: what
+        /// compiled code charges to fuel for the block (see
+        /// [`crate::codegen`]). Not in the text form: 0 (unknown) in a
+        /// region read from text, which then cannot be metered.
+        end: u32,
         weight: u64,
         duplicated: bool,
     },
@@ -329,6 +334,7 @@ impl fmt::Display for Step {
                 offset,
                 weight,
                 duplicated,
+                ..
             } => {
                 write!(f, "block {offset} weight={weight}")?;
                 if *duplicated {
@@ -504,6 +510,7 @@ fn parse_step(l: &str) -> std::result::Result<Step, String> {
         };
         return Ok(Step::Block {
             offset,
+            end: 0,
             weight,
             duplicated,
         });

@@ -65,7 +65,16 @@ impl RuntimeBuilder {
         Ok(self.profile(Some(spec)))
     }
 
-    /// Stop with a trap after this many interpreted instructions.
+    /// Stop with an out-of-fuel trap after this many instructions.
+    ///
+    /// The interpreter counts each instruction and traps exactly at the
+    /// limit. Compiled code (the JIT stays on) counts the instructions it
+    /// runs a basic block at a time, exactly, and stops at the start of a
+    /// block when none is left: a run that reaches the limit inside
+    /// compiled code traps at most one basic block of the original program
+    /// past it, at that block's first instruction. A run that ends within
+    /// the limit ends as it would without one, with the same instruction
+    /// count.
     pub fn fuel(mut self, fuel: Option<u64>) -> Self {
         self.rt.fuel = fuel;
         self
@@ -79,8 +88,8 @@ impl RuntimeBuilder {
     }
 
     /// The JIT and its policy (`None`: interpret only). On by default; it
-    /// acts only when a profiler model supplies candidates, and never with
-    /// a fuel limit (so the trap happens at the exact instruction count).
+    /// acts only when a profiler model supplies candidates (with a fuel
+    /// limit too: see [`fuel`](Self::fuel)).
     pub fn jit(mut self, jit: Option<JitOptions>) -> Self {
         self.rt.jit = jit;
         self
@@ -124,8 +133,11 @@ pub struct Stats {
     /// Time inside the profiler model (the interval driver and the model),
     /// on whichever thread it ran.
     pub profiler_seconds: f64,
-    /// Instructions the interpreter executed (when counted).
+    /// Instructions the interpreter executed (when counted); with a fuel
+    /// limit, compiled code's too.
     pub instructions: u64,
+    /// The run's fuel limit, if it had one.
+    pub fuel: Option<u64>,
     /// Tuples emitted per kind (when counted).
     pub tuples: TupleCounts,
     /// The profiler spec, canonical form (`none` without one).
@@ -249,10 +261,17 @@ impl interp::Host for JitHost<'_, '_> {
         regs: &mut [i64; 256],
         mem: &mut [i64],
         depth: usize,
+        fuel: &mut u64,
     ) -> Result<u32, toyvm_vm::interp::Trap> {
-        let resume = self
-            .jit
-            .run(id, regs, mem, depth, self.kinds, &mut self.exit_tuples);
+        let resume = self.jit.run(
+            id,
+            regs,
+            mem,
+            depth,
+            fuel,
+            self.kinds,
+            &mut self.exit_tuples,
+        );
         if self.exit_tuples.len() >= EXIT_BATCH {
             self.flush_exit_tuples();
         }
@@ -291,7 +310,7 @@ impl Runtime {
     /// recursion becomes deep machine recursion (up to the interpreter's
     /// depth limit, where both trap alike).
     pub fn run(&self, input: Input<'_>, out: &mut (dyn Write + Send)) -> crate::Result<RunReport> {
-        if self.jit.is_some() && self.profile.is_some() && self.fuel.is_none() {
+        if self.jit.is_some() && self.profile.is_some() {
             return std::thread::scope(|scope| {
                 std::thread::Builder::new()
                     .name("toyvm".into())
@@ -322,6 +341,7 @@ impl Runtime {
             return Ok(RunReport {
                 stats: Stats {
                     wall_seconds: wall,
+                    fuel: self.fuel,
                     interpreter_seconds: wall,
                     profile: "none".to_owned(),
                     ..Stats::from_outcome(&outcome)
@@ -335,7 +355,7 @@ impl Runtime {
         // the thread before the scope joins it (see `link`).
         std::thread::scope(|scope| {
             let lag = self.lag.unwrap_or(spec.interval);
-            let jit_opts = self.jit.clone().filter(|_| self.fuel.is_none());
+            let jit_opts = self.jit.clone();
             let want_ends = jit_opts.is_some();
             let keep = self.keep_candidates;
             let make = move || Model::new(spec, keep);
@@ -351,7 +371,7 @@ impl Runtime {
                 Some(mut opts) => {
                     opts.timing = opts.timing || self.count;
                     let mut jh = JitHost {
-                        jit: Jit::new(&self.program, opts, self.threads.model_thread())?,
+                        jit: Jit::new(&self.program, opts, self.threads.model_thread(), self.fuel)?,
                         link,
                         compile_time: Duration::ZERO,
                         kinds: cfg.kinds,
@@ -380,6 +400,7 @@ impl Runtime {
             };
             let stats = Stats {
                 wall_seconds: wall.as_secs_f64(),
+                fuel: self.fuel,
                 interpreter_seconds: (wall
                     .saturating_sub(model_here)
                     .saturating_sub(decide_time)

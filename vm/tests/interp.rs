@@ -379,6 +379,7 @@ fn hosts_can_run_compiled_regions_and_resume() {
             regs: &mut [i64; 256],
             _mem: &mut [i64],
             _depth: usize,
+            _fuel: &mut u64,
         ) -> Result<u32, toyvm_vm::interp::Trap> {
             assert_eq!(id, 7);
             self.entered += 1;

@@ -51,6 +51,7 @@ impl Lower<'_, '_> {
                 self.region.func,
                 pc,
                 unwind,
+                self.fuel,
             );
             // Each callee defines `d`; the join merges them.
             self.set(d, v, None);
@@ -91,6 +92,7 @@ impl Lower<'_, '_> {
             self.region.func,
             pc,
             unwind,
+            self.fuel,
         );
         self.set(d, v, None);
         Ok(())

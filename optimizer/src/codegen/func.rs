@@ -73,6 +73,7 @@ pub(crate) fn lower_function(
     isa: &dyn TargetIsa,
     fctx: &mut FunctionBuilderContext,
     declare: &mut DeclareCallee<'_>,
+    metering: bool,
 ) -> Result<ir::Function> {
     let f = &program.functions[fidx as usize];
     let mut func = ir::Function::with_name_signature(
@@ -88,7 +89,7 @@ pub(crate) fn lower_function(
     }
     {
         let b = FunctionBuilder::new(&mut func, fctx);
-        let mut l = FuncLower::new(program, fidx, b, refs, isa.pointer_type());
+        let mut l = FuncLower::new(program, fidx, b, refs, isa.pointer_type(), metering);
         l.body();
         l.b.finalize(isa.frontend_config());
     }
@@ -100,7 +101,8 @@ pub(crate) fn lower_function(
 /// than `depth`, after the interpreter's depth check (which traps at the
 /// call, in the caller `func` at `pc`). On any trap control goes to
 /// `unwind`, with the trap recorded in `ctx`; otherwise the call's value is
-/// returned.
+/// returned. With fuel metering (`fuel`), the caller's fuel goes to `ctx`
+/// for the callee and comes back from it after the call.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn emit_native_call(
     b: &mut FunctionBuilder<'_>,
@@ -111,6 +113,7 @@ pub(crate) fn emit_native_call(
     func: u32,
     pc: u32,
     unwind: Block,
+    fuel: Option<Variable>,
 ) -> Value {
     let max = b.ins().load(
         types::I64,
@@ -130,6 +133,11 @@ pub(crate) fn emit_native_call(
     let deeper = b.ins().iadd_imm_s(depth, 1);
     let mut all = vec![ctx, deeper];
     all.extend_from_slice(args);
+    if let Some(var) = fuel {
+        let left = b.use_var(var);
+        b.ins()
+            .store(MemFlagsData::trusted(), left, ctx, ctx_offset::FUEL);
+    }
     let call = b.ins().call(callee, &all);
     let (value, trapped) = {
         let r = b.inst_results(call);
@@ -138,6 +146,12 @@ pub(crate) fn emit_native_call(
     let cont = b.create_block();
     b.ins().brif(trapped, unwind, &[], cont, &[]);
     b.switch_to_block(cont);
+    if let Some(var) = fuel {
+        let left = b
+            .ins()
+            .load(types::I64, MemFlagsData::trusted(), ctx, ctx_offset::FUEL);
+        b.def_var(var, left);
+    }
     value
 }
 
@@ -186,6 +200,10 @@ struct FuncLower<'p, 'b> {
     mem: Option<(Value, Value)>,
     unwind: Block,
     traps: Vec<PendingTrap>,
+    /// Fuel left, with metering on: checked and charged a block at a time.
+    fuel: Option<Variable>,
+    /// The end of each block, by its start.
+    ends: HashMap<u32, u32>,
 }
 
 impl<'p, 'b> FuncLower<'p, 'b> {
@@ -195,6 +213,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         mut b: FunctionBuilder<'b>,
         refs: HashMap<u32, FuncRef>,
         ptr: ir::Type,
+        metering: bool,
     ) -> Self {
         let f = &program.functions[fidx as usize];
         let entry = b.create_block();
@@ -227,11 +246,24 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                 b.ins().load(types::I64, flags, ctx, ctx_offset::MEM_LEN),
             )
         });
+        let fuel = metering.then(|| {
+            let v = b.declare_var(types::I64);
+            let left = b
+                .ins()
+                .load(types::I64, MemFlagsData::trusted(), ctx, ctx_offset::FUEL);
+            b.def_var(v, left);
+            v
+        });
         let cfg = Cfg::new(fidx, f);
         let blocks = cfg
             .blocks()
             .iter()
             .map(|blk| (blk.start, b.create_block()))
+            .collect();
+        let ends = cfg
+            .blocks()
+            .iter()
+            .map(|blk| (blk.start, blk.end))
             .collect();
         let unwind = b.create_block();
         b.set_cold_block(unwind);
@@ -247,6 +279,8 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             mem,
             unwind,
             traps: Vec::new(),
+            fuel,
+            ends,
         }
     }
 
@@ -296,6 +330,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                     self.b.ins().jump(blk, &[]);
                 }
                 self.b.switch_to_block(blk);
+                self.charge(pc);
             }
             open = self.instr(pc, instr);
         }
@@ -310,6 +345,21 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         let one = self.b.ins().iconst(types::I8, 1);
         self.b.ins().return_(&[zero, one]);
         self.b.seal_all_blocks();
+    }
+
+    /// With metering, at the start of the block at `start`: trap out of
+    /// fuel when none is left, else charge the block's length.
+    fn charge(&mut self, start: u32) {
+        let Some(fuel) = self.fuel else {
+            return;
+        };
+        let left = self.b.use_var(fuel);
+        let some = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, left, 0);
+        self.check(some, native::TRAP_OUT_OF_FUEL, start, None);
+        let len = self.ends[&start] - start;
+        let left = self.b.use_var(fuel);
+        let left = self.b.ins().iadd_imm_s(left, -(len as i64));
+        self.b.def_var(fuel, left);
     }
 
     /// Lowers one instruction; whether control falls through to `pc + 1`.
@@ -406,11 +456,17 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                     self.fidx,
                     pc,
                     self.unwind,
+                    self.fuel,
                 );
                 self.set(d, v);
             }
             Instr::Ret { a } => {
                 let v = self.get(a);
+                if let Some(fuel) = self.fuel {
+                    let left = self.b.use_var(fuel);
+                    let flags = MemFlagsData::trusted();
+                    self.b.ins().store(flags, left, self.ctx, ctx_offset::FUEL);
+                }
                 let ok = self.b.ins().iconst(types::I8, 0);
                 self.b.ins().return_(&[v, ok]);
                 return false;
@@ -491,6 +547,7 @@ fn cond_cc(cond: Cond) -> IntCC {
 /// `ret ret_reg` of the function: the interpreter then returns the value.
 /// A trap leaves through a `Trap` exit. Exit sites: `[Interpret ret_pc,
 /// Trap 0]`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn lower_stub(
     program: &Program,
     fidx: u32,
@@ -499,6 +556,7 @@ pub(crate) fn lower_stub(
     isa: &dyn TargetIsa,
     fctx: &mut FunctionBuilderContext,
     declare: &mut DeclareCallee<'_>,
+    metering: bool,
 ) -> Result<Lowered> {
     let f = &program.functions[fidx as usize];
     let mut func =
@@ -541,6 +599,13 @@ pub(crate) fn lower_stub(
             b.switch_to_block(blk);
             if site == 0 {
                 b.ins().store(flags, value, regs, 8 * ret_reg as i32);
+                if metering {
+                    // The native body charged the `ret` that returned; the
+                    // interpreter runs `ret_pc`'s and charges it again.
+                    let left = b.ins().load(types::I64, flags, ctx, ctx_offset::FUEL);
+                    let left = b.ins().iadd_imm_s(left, 1);
+                    b.ins().store(flags, left, ctx, ctx_offset::FUEL);
+                }
             }
             let off = 8 * site as i32;
             let n = b.ins().load(types::I64, flags, counters, off);

@@ -180,6 +180,7 @@ pub struct CodeCache {
     fctx: FunctionBuilderContext,
     compiled: u64,
     dump_clif: bool,
+    metering: bool,
 }
 
 impl fmt::Debug for CodeCache {
@@ -221,7 +222,18 @@ impl CodeCache {
             fctx: FunctionBuilderContext::new(),
             compiled: 0,
             dump_clif: false,
+            metering: false,
         })
+    }
+
+    /// Whether code compiled from now on charges fuel (see
+    /// [`crate::codegen`]: a basic block's instructions at its start, with
+    /// the instructions an exit did not run given back), so that
+    /// [`CompiledRegion::run_metered`] stops within one basic block of the
+    /// limit. Set it before [`compile_natives`](Self::compile_natives):
+    /// native functions compiled before keep their setting.
+    pub fn set_fuel_metering(&mut self, on: bool) {
+        self.metering = on;
     }
 
     /// Whether compiled regions keep their annotated Cranelift IR
@@ -261,7 +273,13 @@ impl CodeCache {
         self.check_native_calls(region)?;
         let mut module = self.region_module();
         let mut declare = importer(&mut module, &*self.isa, self.natives.as_ref());
-        let lowered = codegen::lower(region, &*self.isa, &mut self.fctx, &mut declare)?;
+        let lowered = codegen::lower(
+            region,
+            &*self.isa,
+            &mut self.fctx,
+            &mut declare,
+            self.metering,
+        )?;
         Ok(codegen::annotate(&lowered, region))
     }
 
@@ -362,6 +380,7 @@ impl CodeCache {
                     &*self.isa,
                     &mut self.fctx,
                     &mut declare,
+                    self.metering,
                 )?
             };
             self.ctx.clear();
@@ -450,6 +469,7 @@ impl CodeCache {
                 &*self.isa,
                 &mut self.fctx,
                 &mut declare,
+                self.metering,
             )?
         };
         let clif = self
@@ -466,7 +486,13 @@ impl CodeCache {
         let mut module = self.region_module();
         let lowered = {
             let mut declare = importer(&mut module, &*self.isa, self.natives.as_ref());
-            codegen::lower(region, &*self.isa, &mut self.fctx, &mut declare)?
+            codegen::lower(
+                region,
+                &*self.isa,
+                &mut self.fctx,
+                &mut declare,
+                self.metering,
+            )?
         };
         let clif = self.dump_clif.then(|| codegen::annotate(&lowered, region));
         self.finish(
@@ -527,6 +553,7 @@ impl CodeCache {
         self.compiled += 1;
         Ok(CompiledRegion {
             entry,
+            metered: self.metering,
             func,
             head,
             calls_native,
@@ -581,6 +608,24 @@ fn importer<'a>(
     }
 }
 
+/// A fuel limit as compiled code sees it (see
+/// [`CompiledRegion::run_metered`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fuel {
+    /// The run's limit, in instructions (for the out-of-fuel trap's message).
+    pub limit: u64,
+    /// Instructions the run may still execute.
+    pub left: u64,
+}
+
+impl Fuel {
+    /// No limit.
+    pub const UNLIMITED: Fuel = Fuel {
+        limit: u64::MAX,
+        left: u64::MAX,
+    };
+}
+
 /// A region in machine code.
 ///
 /// Counter layout: `counters[i]` counts the exits taken through
@@ -590,6 +635,8 @@ fn importer<'a>(
 /// the interpreter (`Interpret`).
 pub struct CompiledRegion {
     entry: RegionFn,
+    /// Compiled with fuel metering.
+    metered: bool,
     func: u32,
     head: u32,
     calls_native: bool,
@@ -632,8 +679,7 @@ impl CompiledRegion {
     /// runtime then interprets at least the instruction at `resume` before
     /// entering any region there: an `Interpret` exit has not run it, and a
     /// guard that resumes at the head would otherwise re-enter forever.
-    /// Compiled loops and native calls do not count fuel: a fuel limit is
-    /// checked only in the interpreter.
+    /// This does not count fuel: see [`run_metered`](Self::run_metered).
     ///
     /// `Err` is a trap inside native code (the region took its `Trap` exit,
     /// counted like any other): the program stops with the interpreter's
@@ -659,20 +705,32 @@ impl CompiledRegion {
         depth: usize,
         max_depth: usize,
     ) -> std::result::Result<Exit, NativeTrap> {
-        self.run_site(regs, mem, counters, depth, max_depth)
+        let mut fuel = Fuel::UNLIMITED;
+        self.run_metered(regs, mem, counters, depth, max_depth, &mut fuel)
             .map(|(exit, _)| exit)
     }
 
-    /// [`run_with`](Self::run_with), also saying which exit site was taken
-    /// (an index into [`exits()`](Self::exits); `None` when the region did
-    /// not run).
-    pub fn run_site(
+    /// [`run_with`](Self::run_with) under a fuel limit, also saying which
+    /// exit site was taken (an index into [`exits()`](Self::exits); `None`
+    /// when the region did not run).
+    ///
+    /// Code compiled with [`CodeCache::set_fuel_metering`] charges
+    /// `fuel.left` a basic block at a time and leaves when a block starts
+    /// with none left: an `Interpret` exit at that block (the interpreter
+    /// then traps there, out of fuel), or in native code the interpreter's
+    /// out-of-fuel trap at that block's first instruction. `fuel.left` is
+    /// what is left on return (0 when the last block ran past the limit),
+    /// so the instructions counted are exactly the ones run, and a run
+    /// stops at most one basic block past the limit. Code compiled without
+    /// metering leaves `fuel` alone.
+    pub fn run_metered(
         &self,
         regs: &mut [i64; 256],
         mem: &mut [i64],
         counters: &mut [u64],
         depth: usize,
         max_depth: usize,
+        fuel: &mut Fuel,
     ) -> std::result::Result<(Exit, Option<usize>), NativeTrap> {
         assert!(
             counters.len() >= self.exits.len(),
@@ -696,6 +754,7 @@ impl CompiledRegion {
             trap_func: 0,
             trap_pc: 0,
             trap_addr: 0,
+            fuel: fuel.left.min(i64::MAX as u64) as i64,
         };
         // SAFETY: `entry` points at live code (`_memory` keeps it mapped)
         // with `RegionFn`'s signature, and so does every native function it
@@ -720,7 +779,10 @@ impl CompiledRegion {
             )
         };
         let exit = Exit::decode(raw).expect("compiled code returns only encoded exits");
-        match ctx.trap(max_depth) {
+        if self.metered {
+            fuel.left = ctx.fuel.max(0) as u64;
+        }
+        match ctx.trap(max_depth, fuel.limit) {
             Some(trap) => {
                 debug_assert_eq!(exit.kind, ExitKind::Trap);
                 Err(trap)

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use toyvm_optimizer::{CodeCache, CompiledRegion, ExitKind, PlanConfig};
+use toyvm_optimizer::{CodeCache, CompiledRegion, ExitKind, Fuel, PlanConfig};
 use toyvm_vm::{Candidate, KindSet, Program, Tuple};
 
 /// Knobs of the JIT policy.
@@ -216,6 +216,8 @@ pub struct Jit<'p> {
     compiled_time: Duration,
     /// The interpreter's call-depth limit, which native calls honour too.
     max_depth: usize,
+    /// The run's fuel limit, if any: compiled code is metered.
+    fuel_limit: Option<u64>,
     /// Per function, the offsets control can transfer to: its entry and
     /// every branch or jump-table target.
     entry_points: Vec<std::collections::BTreeSet<u32>>,
@@ -248,10 +250,18 @@ fn describe(p: &Program, func: u32, head: u32) -> String {
 
 impl<'p> Jit<'p> {
     /// A JIT for `program`, compiling on a thread of its own when
-    /// `background`.
-    pub fn new(program: &'p Program, opts: JitOptions, background: bool) -> crate::Result<Self> {
+    /// `background`; with `fuel_limit`, compiled code counts the
+    /// instructions it runs against it (see
+    /// [`toyvm_optimizer::CompiledRegion::run_metered`]).
+    pub fn new(
+        program: &'p Program,
+        opts: JitOptions,
+        background: bool,
+        fuel_limit: Option<u64>,
+    ) -> crate::Result<Self> {
         let credit = opts.initial_credit;
         let mut cache = CodeCache::new()?;
+        cache.set_fuel_metering(fuel_limit.is_some());
         // Every closed function, once: regions call them natively.
         cache.compile_natives(program)?;
         if let Some(dir) = &opts.dump_clif {
@@ -280,6 +290,7 @@ impl<'p> Jit<'p> {
             stats: JitStats::default(),
             compiled_time: Duration::ZERO,
             max_depth: toyvm_vm::interp::Config::default().max_depth,
+            fuel_limit,
             entry_points: program
                 .functions
                 .iter()
@@ -365,16 +376,22 @@ impl<'p> Jit<'p> {
     /// code emits no tuples itself, and without these the profile would
     /// never see the paths that leave it, nor would intervals advance while
     /// compiled code runs.
+    #[allow(clippy::too_many_arguments)]
     pub fn run(
         &mut self,
         slot: u32,
         regs: &mut [i64; 256],
         mem: &mut [i64],
         depth: usize,
+        fuel: &mut u64,
         kinds: KindSet,
         report: &mut Vec<Tuple>,
     ) -> Result<u32, toyvm_vm::interp::Trap> {
         let start = self.opts.timing.then(Instant::now);
+        let mut f = Fuel {
+            limit: self.fuel_limit.unwrap_or(u64::MAX),
+            left: *fuel,
+        };
         let mut slot = slot;
         let exit = loop {
             let r = self.slots[slot as usize]
@@ -382,9 +399,9 @@ impl<'p> Jit<'p> {
                 .expect("only installed regions are offered");
             r.entries += 1;
             let func = r.code.func();
-            let exit = r
-                .code
-                .run_site(regs, mem, &mut r.counters, depth, self.max_depth);
+            let exit =
+                r.code
+                    .run_metered(regs, mem, &mut r.counters, depth, self.max_depth, &mut f);
             let exit = match exit {
                 Ok((e, site)) => {
                     let exited = site.and_then(|i| r.code.exits()[i].report);
@@ -403,6 +420,7 @@ impl<'p> Jit<'p> {
                 other => break other,
             }
         };
+        *fuel = f.left;
         if let Some(start) = start {
             self.compiled_time += start.elapsed();
         }

@@ -22,7 +22,12 @@ use crate::tuple::{Tuple, TupleSink};
 ///    interpreting would have trapped (possibly in a callee compiled code
 ///    called natively), return that trap, which ends the run exactly as the
 ///    interpreter's own trap would.
-/// 3. Compiled code emits no tuples through `accept`; a host that reports
+/// 3. `fuel` is the instructions the run may still execute (`u64::MAX`
+///    less those run so far when the run has no limit); `run_region`
+///    lowers it by the instructions compiled code ran, or leaves it alone
+///    if it does not count them.  With a limit, the interpreter traps out
+///    of fuel at the resume offset when none is left.
+/// 4. Compiled code emits no tuples through `accept`; a host that reports
 ///    what compiled code did (exit tuples) hands them over in `accept`
 ///    calls of its own, in the same stream.
 pub trait Host: TupleSink {
@@ -30,15 +35,16 @@ pub trait Host: TupleSink {
     const JIT: bool;
     /// The compiled region that starts at `func`'s instruction `pc`, if any.
     fn region_at(&mut self, func: u32, pc: u32) -> Option<u32>;
-    /// Runs compiled region `id` with the current call depth; returns the
-    /// instruction offset in the same function where interpretation
-    /// resumes, or the trap that ends the run.
+    /// Runs compiled region `id` with the current call depth and fuel;
+    /// returns the instruction offset in the same function where
+    /// interpretation resumes, or the trap that ends the run.
     fn run_region(
         &mut self,
         id: u32,
         regs: &mut [i64; 256],
         mem: &mut [i64],
         depth: usize,
+        fuel: &mut u64,
     ) -> Result<u32, Trap>;
 }
 
@@ -65,6 +71,7 @@ impl<S: TupleSink + ?Sized> Host for NoJit<'_, S> {
         _: &mut [i64; 256],
         _: &mut [i64],
         _: usize,
+        _: &mut u64,
     ) -> Result<u32, Trap> {
         unreachable!("region {id} was never offered: this host has no compiled code")
     }

@@ -391,8 +391,17 @@ impl<'p, 'o> Machine<'p, 'o> {
                 if S::JIT
                     && let Some(id) = em.sink.region_at(fidx!() as u32, pc as u32)
                 {
-                    match em.sink.run_region(id, regs, &mut self.mem, cs.depth) {
-                        Ok(resume) => pc = resume as usize,
+                    let mut left = fuel - steps;
+                    match em
+                        .sink
+                        .run_region(id, regs, &mut self.mem, cs.depth, &mut left)
+                    {
+                        Ok(resume) => {
+                            if COUNT {
+                                steps = fuel - left;
+                            }
+                            pc = resume as usize
+                        }
                         Err(trap) => {
                             leave!();
                             return Err(Error::Trap(trap));
