@@ -177,7 +177,8 @@ fn main() {
         eprintln!("mismatch: program {k} under {config}");
     }
     println!(
-        "{total} programs x {m} configurations = {} runs, {} mismatches ({:.0} s)",
+        "{total} programs x {m} configurations = {} runs, plus one configuration per program again \
+         under a fuel limit (compiled code counting fuel), {} mismatches ({:.0} s)",
         total * m,
         failures.len(),
         start.elapsed().as_secs_f64()

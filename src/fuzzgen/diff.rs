@@ -218,8 +218,9 @@ impl fmt::Display for Mismatch {
     }
 }
 
-/// Runs `program` once: interpreted with `fuel` when `config` is `None`,
-/// else under the JIT with that configuration.
+/// Runs `program` once under `fuel`: interpreted when `config` is `None`,
+/// else under the JIT with that configuration (compiled code then counts
+/// fuel too).
 pub fn run(
     program: &toyvm_vm::Program,
     args: &[i64],
@@ -234,7 +235,7 @@ pub fn run(
                 .map(|b| b.jit(None).fuel(fuel)),
             Some(c) => Runtime::builder(program.clone())
                 .profile_str(&c.spec)
-                .map(|b| b.jit(Some(c.jit.clone()))),
+                .map(|b| b.jit(Some(c.jit.clone())).fuel(fuel)),
         };
         builder.and_then(|b| b.build().run(Input { args, file: &[] }, &mut output))
     }));
@@ -305,6 +306,22 @@ pub fn check(case: &FuzzProgram, configs: &[DiffConfig]) -> Result<Summary, Box<
                 want: Some(want),
                 got: Some(got),
                 what: what.to_owned(),
+            }));
+        }
+    }
+    // One configuration per program again under the oracle's fuel limit:
+    // compiled code then counts its instructions, and the run, which the
+    // interpreter finished within the limit, must end the same.
+    if let Some(c) = configs.get(case.text.len() % configs.len().max(1)) {
+        let (got, _) = run(&program, &case.args, Some(c), Some(ORACLE_FUEL));
+        summary.runs += 1;
+        if got != want {
+            return Err(Box::new(Mismatch {
+                program: case.clone(),
+                config: format!("{c} with fuel {ORACLE_FUEL}"),
+                want: Some(want),
+                got: Some(got),
+                what: "the runs differ under a fuel limit".to_owned(),
             }));
         }
     }

@@ -27,7 +27,8 @@
 //! let case = fuzzgen::generate(&mut Seeded::new(7));
 //! let configs = fuzzgen::configs();
 //! let summary = fuzzgen::check(&case, &configs[..2]).unwrap();
-//! assert_eq!(summary.runs, 2);
+//! // Both configurations, and one of them again under a fuel limit.
+//! assert_eq!(summary.runs, 3);
 //! ```
 
 use std::fmt::Write as _;
