@@ -25,7 +25,7 @@
 //! ```
 //!
 //! [`record::RecordSink`] writes a run's tuple stream as a trace for
-//! `toyvm profile`; [`verify`] is the two-pass verification of a model.
+//! `toyvm profile`; [`conformance`] is the two-pass verification of a model.
 
 pub mod compare;
 pub mod conformance;

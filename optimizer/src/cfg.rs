@@ -28,7 +28,9 @@ pub type BlockId = usize;
 /// Instructions `start .. end` of one function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BasicBlock {
+    /// The offset of the block's first instruction (its leader).
     pub start: u32,
+    /// The offset one past the block's last instruction (exclusive).
     pub end: u32,
 }
 
@@ -166,6 +168,8 @@ impl Cfg {
         self.func
     }
 
+    /// The basic blocks, in code order (by start offset), covering every
+    /// instruction once; a [`BlockId`] indexes this slice.
     pub fn blocks(&self) -> &[BasicBlock] {
         &self.blocks
     }
@@ -186,6 +190,8 @@ impl Cfg {
         &self.succs[b]
     }
 
+    /// Predecessors of block `b`: each block with an arc to it, once, in
+    /// block order.
     pub fn preds(&self, b: BlockId) -> &[BlockId] {
         &self.preds[b]
     }
@@ -326,6 +332,7 @@ impl WeightedCfg {
         wcfg
     }
 
+    /// The static graph these weights are on.
     pub fn cfg(&self) -> &Cfg {
         &self.cfg
     }
@@ -348,10 +355,14 @@ impl WeightedCfg {
             .map_or(0, |&(_, w)| w)
     }
 
+    /// The sum of the weights of the arcs entering block `b` (calls into
+    /// block 0 are not arcs and are not counted).
     pub fn flow_in(&self, b: BlockId) -> u64 {
         self.cfg.in_arcs[b].iter().map(|&a| self.out[a].1).sum()
     }
 
+    /// The sum of the weights of the arcs leaving block `b` (zero for a
+    /// block ending in `ret` or `halt`).
     pub fn flow_out(&self, b: BlockId) -> u64 {
         self.out_arcs(b).iter().map(|&(_, w)| w).sum()
     }

@@ -48,6 +48,8 @@ impl ExitKind {
 /// A decoded exit: what happened and where the interpreter resumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Exit {
+    /// Why compiled code returned, and so what the interpreter does at
+    /// [`Exit::resume`].
     pub kind: ExitKind,
     /// Instruction offset within the region's function.
     pub resume: u32,
@@ -102,6 +104,7 @@ impl fmt::Display for Exit {
 /// in code order; site `i` increments `counters[i]` each time it is taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ExitSite {
+    /// The kind of exit this site returns.
     pub kind: ExitKind,
     /// Where the interpreter resumes.
     pub resume: u32,
@@ -115,11 +118,21 @@ pub struct ExitSite {
 pub enum ExitReport {
     /// A side exit out of a conditional branch or `jtab` at offset
     /// `branch`: the Edge tuple `<branch, resume>`.
-    Edge { branch: u32 },
+    Edge {
+        /// The offset of the branch or `jtab` left through.
+        branch: u32,
+    },
     /// A failing guard on the value loaded at offset `pc` (or argument
     /// pseudo-offset) into register `reg`: the Value tuple `<pc, regs[reg]>`
     /// with the value that failed it.
-    Value { pc: u32, reg: u8 },
+    Value {
+        /// The offset of the guarded load, or for an argument guard the
+        /// argument's pseudo-offset (`ARG_OFFSET | i` for argument `i`, see
+        /// [`toyvm_vm::program::ARG_OFFSET`]).
+        pc: u32,
+        /// The register the guard tested, holding the loaded value.
+        reg: u8,
+    },
 }
 
 impl ExitReport {

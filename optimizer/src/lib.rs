@@ -50,7 +50,7 @@
 //! ```
 //!
 //! The pieces, in the order the runtime uses them:
-//! - [`cfg`]: basic blocks and the weighted CFG, with arc weights the
+//! - [`cfg`](mod@cfg): basic blocks and the weighted CFG, with arc weights the
 //!   profile cannot see recovered by flow conservation;
 //! - [`superblock`]: trace selection and layout into [`Region`]s;
 //! - [`specialize`]: guarded constants and call-target decisions;
@@ -66,6 +66,7 @@
 //! Unsafe code lives only in the private `jit` module: the transmute to the
 //! region's function pointer, the call through it, and freeing code memory.
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod cfg;
 mod codegen;

@@ -20,7 +20,7 @@
 //!
 //! Where native code is not the interpreter, by design: it emits no
 //! profile tuples, and with fuel metering on it charges fuel a basic block
-//! at a time (see [`crate::codegen`]), so a run may end up to one block
+//! at a time (see `codegen`), so a run may end up to one block
 //! past the limit. The interpreter also
 //! traps when its register stack (frames' register counts summed) would
 //! pass 2^24 words, which native frames do not model; that limit is out of
@@ -145,8 +145,12 @@ pub(crate) mod ctx_offset {
 /// happened (for a call too deep: the `call` instruction, in the caller).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NativeTrap {
+    /// Why the native code stopped: `DivisionByZero`, `OutOfBounds` or
+    /// `StackOverflow` (with the depth limit).
     pub kind: TrapKind,
+    /// The index of the function holding the trapping instruction.
     pub func: u32,
+    /// The trapping instruction's offset in that function.
     pub pc: u32,
 }
 

@@ -57,7 +57,11 @@ impl Analysis {
 pub struct Profile {
     /// Edge counts: `(branch pc, next pc) -> count`.
     pub edges: EdgeCounts,
+    /// Value candidates (loaded values and arguments with their counts),
+    /// for value specialization.
     pub values: Vec<ValueCandidate>,
+    /// Call candidates (call sites with a callee and its count), for
+    /// call-target specialization.
     pub calls: Vec<CallCandidate>,
     /// Executions per pc where the runtime knows them (loads, argument
     /// pseudo-pcs, call sites). Loads without one get their block's weight.
@@ -90,7 +94,9 @@ impl Profile {
 /// Knobs of region planning.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanConfig {
+    /// How traces and trace trees are formed.
     pub superblock: SuperblockConfig,
+    /// When a value or a call target is specialized.
     pub specialize: SpecializeConfig,
     /// Regions with fewer bytecode instructions are not worth an entry.
     pub min_instrs: usize,

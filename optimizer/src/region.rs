@@ -66,53 +66,99 @@ pub enum Step {
     /// entrances (it is then a tail-duplicated copy: its off-trace
     /// predecessors keep reaching the original in the interpreter).
     Block {
+        /// The block's start offset in the function.
         offset: u32,
         /// The offset after the original block's last instruction: what
         /// compiled code charges to fuel for the block (see
-        /// [`crate::codegen`]). Not in the text form: 0 (unknown) in a
+        /// `codegen`). Not in the text form: 0 (unknown) in a
         /// region read from text, which then cannot be metered.
         end: u32,
+        /// The block's node weight in the weighted CFG (how often it ran,
+        /// estimated from the profile).
         weight: u64,
+        /// Whether the block had side entrances, so this is a copy (`dup`
+        /// in the text form).
         duplicated: bool,
     },
     /// A straight-line instruction (moves, constants, arithmetic, `ld`,
     /// `st`, `nop`) compiled in place.
-    Op { pc: u32, instr: Instr },
+    Op {
+        /// The instruction's offset in the function.
+        pc: u32,
+        /// The instruction.
+        instr: Instr,
+    },
     /// A conditional branch or `loop`: where each direction goes.
     Branch {
+        /// The branch's offset in the function.
         pc: u32,
+        /// The branch instruction (its condition and operands; its own
+        /// label is superseded by `taken`).
         instr: Instr,
+        /// Where control goes when the branch is taken (the condition holds).
         taken: Target,
+        /// Where control goes when it falls through to the next offset.
         fall: Target,
     },
     /// A `jtab` on register `a`: one target per table entry, `default`
     /// when `a` is out of range.
     Switch {
+        /// The `jtab`'s offset in the function.
         pc: u32,
+        /// The register holding the index into the table.
         a: Reg,
+        /// Where each table entry goes, in table order (entry `i` is taken
+        /// when `a == i`).
         cases: Vec<Target>,
+        /// Where control goes when `a` is negative or past the last entry
+        /// (the `jtab`'s fall-through).
         default: Target,
     },
     /// A specialization guard: continue if `reg == value` (and from here on
     /// treat `reg` as that constant), else leave with a guard exit that
     /// resumes at `resume`.
-    Guard { reg: Reg, value: i64, resume: u32 },
+    Guard {
+        /// The register tested.
+        reg: Reg,
+        /// The constant it is expected to hold.
+        value: i64,
+        /// The offset the interpreter resumes at when the guard fails.
+        resume: u32,
+    },
     /// An unconditional transfer (a `jmp`, or the fall-through at the end
     /// of the trace).
     Goto(Target),
     /// Leave so the interpreter runs the instruction at `pc` (calls,
     /// returns, output): the region ends here.
-    Interpret { pc: u32, instr: Instr },
+    Interpret {
+        /// The offset the interpreter resumes at: this instruction's.
+        pc: u32,
+        /// The instruction the interpreter runs.
+        instr: Instr,
+    },
     /// A `call` (or a `calli` right after a guard that pins its function
     /// value) to the closed function `callee`, run as a native call: the
     /// trace continues after it. A trap inside leaves through a `Trap` exit.
-    Call { pc: u32, instr: Instr, callee: u32 },
+    Call {
+        /// The call instruction's offset in the function.
+        pc: u32,
+        /// The `call` or `calli` instruction (its destination, argument
+        /// registers and count).
+        instr: Instr,
+        /// The closed function called, by index.
+        callee: u32,
+    },
     /// A polymorphic `calli`: a native call to whichever of `callees`
     /// (closed functions of the right arity) its function value names; any
     /// other value leaves with an `Interpret` exit at `pc`, before the call.
     Dispatch {
+        /// The `calli`'s offset in the function, where an `Interpret` exit
+        /// resumes.
         pc: u32,
+        /// The `calli` instruction.
         instr: Instr,
+        /// The closed functions called natively, by index (as planned, the
+        /// site's most frequent targets first).
         callees: Vec<u32>,
     },
 }
@@ -124,6 +170,8 @@ pub struct Region {
     pub func: u32,
     /// The head's offset: where the runtime enters the region.
     pub head: u32,
+    /// The steps in layout order: the head's [`Step::Block`] first (after
+    /// any entry guards), then the trace, then the arms of a trace tree.
     pub steps: Vec<Step>,
 }
 

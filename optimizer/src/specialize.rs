@@ -45,16 +45,23 @@ impl Default for SpecializeConfig {
 /// argument's pseudo-pc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ValueCandidate {
+    /// Where the value was seen: a load's pc, or an argument's pseudo-pc
+    /// ([`Pc::arg`]).
     pub pc: Pc,
+    /// The value loaded or passed.
     pub value: i64,
+    /// How many times it was seen there (a profiler's estimate).
     pub count: u64,
 }
 
 /// A Call candidate: `callee` called `count` times from `site`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CallCandidate {
+    /// The pc of the `call` or `calli` instruction.
     pub site: Pc,
+    /// The called function's index.
     pub callee: u32,
+    /// How many times this site called it (a profiler's estimate).
     pub count: u64,
 }
 
@@ -62,9 +69,16 @@ pub struct CallCandidate {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallSite {
     /// One callee dominates: guard on it.
-    Monomorphic { callee: u32 },
+    Monomorphic {
+        /// The dominant callee's function index.
+        callee: u32,
+    },
     /// No callee dominates: stay generic. The targets seen, heaviest first.
-    Megamorphic { targets: Vec<(u32, u64)> },
+    Megamorphic {
+        /// `(callee function index, count)`, one entry per callee, by
+        /// decreasing count (ties: by index).
+        targets: Vec<(u32, u64)>,
+    },
 }
 
 /// The specialization decisions for a program.

@@ -114,7 +114,10 @@ fn stops(native: &NativeCallee<'_>, pc: u32, i: &Instr) -> bool {
 /// trace head or to the start of another arm.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceTree {
+    /// The trace's blocks in path order, its head (the seed) first.
     pub trace: Vec<BlockId>,
+    /// The arms, in the order they were grown, each its blocks in path
+    /// order (empty for a plain superblock).
     pub arms: Vec<Vec<BlockId>>,
     /// The blocks paths jump to ([`Target::Block`]): every arm's start, and
     /// each block an arm loops back to (it jumps to the block's first copy).
@@ -124,8 +127,8 @@ pub struct TraceTree {
 /// What trace-tree selection needs of a control-flow graph: blocks with
 /// weights, weighted out-arcs, sizes, and where compiled code must stop.
 /// toyvm's own functions ([`WeightedCfg`] with their code) implement it,
-/// and so does a foreign VM's graph (see [`crate::feedback`]), so both get
-/// their traces from one algorithm.
+/// and so does a foreign VM's graph (see `toyvm::feedback`, in the `toyvm`
+/// crate), so both get their traces from one algorithm.
 pub trait TreeGraph {
     /// Blocks `0..blocks()`.
     fn blocks(&self) -> usize;

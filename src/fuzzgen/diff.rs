@@ -9,7 +9,7 @@ use crate::runtime::{JitOptions, JitStats};
 use toyvm_vm::interp::{Input, Trap};
 
 /// The interpreter's step budget for one program: a backstop, never
-/// reached by [`generate`]'s programs in practice (checked by the tests).
+/// reached by [`generate`](super::generate)'s programs in practice (checked by the tests).
 pub const ORACLE_FUEL: u64 = 20_000_000;
 
 /// One way to run a program under the JIT: a profiler spec and options.

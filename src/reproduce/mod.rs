@@ -8,19 +8,19 @@
 //!   bound of section 6.2 beside measured rates), Figs 10-11 (tables x
 //!   conservative update x reset, section 6.3), Fig 12 (the best
 //!   configuration over table counts, 6.4.1), Fig 13 (error per interval),
-//!   Fig 14 (edge profiles, 6.4.2): [`multihash`].
+//!   Fig 14 (edge profiles, 6.4.2): `multihash`.
 //! - **001** (stratified sampling, Sastry et al.): Fig 4 (the Monte Carlo
 //!   of the samplers' accuracy classes, section 3), Figs 7-9 (error
 //!   convergence over events and the tagged compressor's overhead), Fig 10
 //!   (A_16 and messages to software), Fig 11 (simultaneous edge and call
-//!   profiles, error and overhead at 30 cycles per message): [`stratified`].
+//!   profiles, error and overhead at 30 cycles per message): `stratified`.
 //! - **002** (Conte et al.): Table IV (arc-weight error by block-weight
 //!   bucket for the one-level, two-level and counter schemes, formula 2):
-//!   [`conte_rap`].
+//!   `conte_rap`.
 //! - **004** (RAP, Mysore et al.): Figs 2-3 (branching factor and merge
 //!   period: memory and error), Fig 4 (the merging event buffer's speedup),
 //!   Fig 8 (nodes against eps), Fig 10 (hot-range error), the 2-D tree on
-//!   `<pc, value>` ranges: [`conte_rap`].
+//!   `<pc, value>` ranges: `conte_rap`.
 //!
 //! Streams are synthetic ones with known distributions, the recorded
 //! streams of generated workloads (`toyvm synth`), and any `--trace` given

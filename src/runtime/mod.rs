@@ -5,7 +5,7 @@
 //! decision taken at an interval end takes effect a fixed number of tuples
 //! later (the lag), at the same point of the program's execution on every
 //! run, whether the model runs on the interpreter's thread or its own (see
-//! [`link`]).
+//! `link`).
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -96,7 +96,7 @@ impl RuntimeBuilder {
     }
 
     /// Whether the profiler model runs on a thread of its own (see
-    /// [`link`]); the decisions are the same either way.
+    /// `link`); the decisions are the same either way.
     pub fn threads(mut self, threads: Threads) -> Self {
         self.rt.threads = threads;
         self

@@ -1,6 +1,6 @@
 //! The instruction set: the one table every other part reads.
 //!
-//! Each opcode is declared once, in [`define_isa!`] below, with its byte
+//! Each opcode is declared once, in `define_isa!` below, with its byte
 //! encoding, its assembly mnemonic and the kinds of its operands.  From that
 //! single table the macro derives the opcode enum [`Op`], the decoded
 //! instruction enum [`Instr`] the interpreter and the JIT match on, and the
@@ -30,12 +30,19 @@ pub type Table = u16;
 /// The kinds of operand an instruction can carry, with their encoded sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OperandKind {
+    /// A register index ([`Reg`], 1 byte).
     Reg,
+    /// A signed 32-bit immediate ([`Imm`], 4 bytes).
     Imm,
+    /// A full 64-bit constant ([`Wide`], 8 bytes).
     Wide,
+    /// A branch target, an instruction index ([`Label`], 4 bytes).
     Label,
+    /// A function index ([`Func`], 4 bytes).
     Func,
+    /// An argument count ([`Count`], 1 byte).
     Count,
+    /// A jump table index ([`Table`], 2 bytes).
     Table,
 }
 
@@ -67,16 +74,24 @@ impl OperandKind {
 /// One operand value, tagged with its kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operand {
+    /// A register index.
     Reg(Reg),
+    /// A signed 32-bit immediate.
     Imm(Imm),
+    /// A full 64-bit constant.
     Wide(Wide),
+    /// A branch target: an instruction index within the function.
     Label(Label),
+    /// A function index within the program.
     Func(Func),
+    /// An argument count.
     Count(Count),
+    /// An index into the function's jump tables.
     Table(Table),
 }
 
 impl Operand {
+    /// The kind of this operand (its variant, without the value).
     pub const fn kind(self) -> OperandKind {
         match self {
             Operand::Reg(_) => OperandKind::Reg,
@@ -177,7 +192,9 @@ macro_rules! define_isa {
         /// immediate, `target` a label, `f` a function, `n` a count.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum Instr {
-            $($(#[doc = $doc])* $name { $($field: $kind),* },)*
+            $($(#[doc = $doc])* $name {
+                $(#[doc = field_doc!($name, $field, $kind)] $field: $kind),*
+            },)*
         }
 
         impl Instr {
@@ -216,6 +233,103 @@ macro_rules! define_isa {
                 }
             }
         }
+    };
+}
+
+/// The documentation of operand `field` (of kind `kind`) of instruction
+/// `op`, for the fields of [`Instr`]'s variants: the general role of each
+/// field name (see [`Instr`]'s naming convention), after the instructions
+/// whose operands play a more specific role.
+macro_rules! field_doc {
+    (Li, imm, Imm) => {
+        "The constant, sign-extended to 64 bits."
+    };
+    (Mov, a, Reg) => {
+        "The source register."
+    };
+    (Neg, a, Reg) => {
+        "The source register."
+    };
+    (Not, a, Reg) => {
+        "The source register."
+    };
+    (Ld, a, Reg) => {
+        "The register holding the base address (a word index)."
+    };
+    (Ld, imm, Imm) => {
+        "The offset, in words, added to the base address."
+    };
+    (St, a, Reg) => {
+        "The register holding the base address (a word index)."
+    };
+    (St, imm, Imm) => {
+        "The offset, in words, added to the base address."
+    };
+    (St, b, Reg) => {
+        "The register holding the value stored."
+    };
+    (Jnz, a, Reg) => {
+        "The register compared with zero."
+    };
+    (Jz, a, Reg) => {
+        "The register compared with zero."
+    };
+    (Jtab, a, Reg) => {
+        "The register holding the index into the jump table."
+    };
+    (Loop, a, Reg) => {
+        "The loop counter, incremented before the comparison."
+    };
+    (Loop, b, Reg) => {
+        "The register holding the counter's inclusive upper bound."
+    };
+    (Call, a, Reg) => {
+        "The first of the `n` consecutive argument registers."
+    };
+    (Calli, a, Reg) => {
+        "The first of the `n` consecutive argument registers."
+    };
+    (Calli, f, Reg) => {
+        "The register holding the callee's function value (from `fref`)."
+    };
+    (Ret, a, Reg) => {
+        "The register holding the value returned."
+    };
+    (Halt, a, Reg) => {
+        "The register holding the exit status (its low 8 bits)."
+    };
+    (Putn, a, Reg) => {
+        "The register holding the number printed."
+    };
+    (Putc, a, Reg) => {
+        "The register holding the byte printed (its low 8 bits)."
+    };
+    ($op:ident, d, Reg) => {
+        "The destination register."
+    };
+    ($op:ident, a, Reg) => {
+        "The first source register (the left operand)."
+    };
+    ($op:ident, b, Reg) => {
+        "The second source register (the right operand)."
+    };
+    ($op:ident, imm, Imm) => {
+        "The immediate (the right operand), sign-extended to 64 bits."
+    };
+    ($op:ident, k, Wide) => {
+        "The 64-bit constant."
+    };
+    ($op:ident, f, Func) => {
+        "The function's index in the program."
+    };
+    ($op:ident, target, Label) => {
+        "The branch target: an instruction index in this function."
+    };
+    ($op:ident, t, Table) => {
+        "The jump table's index among this function's tables."
+    };
+    ($op:ident, n, Count) => {
+        "The number of arguments passed."
     };
 }
 

@@ -31,6 +31,7 @@
 //! # Ok::<(), toyvm_vm::Error>(())
 //! ```
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod asm;
 pub mod bytecode;

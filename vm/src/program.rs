@@ -19,11 +19,15 @@ pub const MAX_CODE_LEN: usize = 1 << 24;
 /// One function.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Function {
+    /// The function's name (`.func name(...)` in assembly, also stored in
+    /// `.bc` images), unique within the program (verified); assembly
+    /// refers to functions by it, traps and verifier errors report it.
     pub name: String,
     /// Parameters arrive in `r0 .. r(params-1)`.
     pub params: u8,
     /// Size of the register file, `params <= regs <= 256`.
     pub regs: u16,
+    /// The decoded instructions; labels and pcs are indices into it.
     pub code: Vec<Instr>,
     /// Jump tables used by `jtab`, each a list of instruction indices.
     pub tables: Vec<Vec<u32>>,
@@ -32,14 +36,20 @@ pub struct Function {
 /// Initialized words of linear memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataSegment {
+    /// The word address of the first word; the segment lies within
+    /// [`Program::memory_words`] (verified).
     pub addr: u64,
+    /// The initial values, from `addr` on.
     pub words: Vec<i64>,
 }
 
 /// A whole program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Program {
+    /// Every function; [`Func`](crate::isa::Func) operands and the function
+    /// index of a [`Pc`] index into it.
     pub functions: Vec<Function>,
+    /// The memory's initial contents, copied in before the run starts.
     pub data: Vec<DataSegment>,
     /// Words of linear memory, all zero except the data segments.
     pub memory_words: u64,
@@ -59,6 +69,10 @@ impl Program {
             .map(|i| i as u32)
     }
 
+    /// The function that starts the program, [`Program::entry`].
+    ///
+    /// Panics if `entry` is not a function index, which a verified program
+    /// rules out.
     pub fn entry_function(&self) -> &Function {
         &self.functions[self.entry as usize]
     }

@@ -6,27 +6,45 @@ use crate::isa::{Instr, Reg};
 /// Why an operation could not produce a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArithError {
+    /// A `div`, `divi`, `rem` or `remi` with a zero divisor; the
+    /// interpreter turns it into a division-by-zero trap.
     DivisionByZero,
 }
 
 /// A two-operand integer operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
+    /// `a + b`, wrapping.
     Add,
+    /// `a - b`, wrapping.
     Sub,
+    /// `a * b`, wrapping.
     Mul,
+    /// `a / b`, truncating toward zero; an error when `b == 0`.
     Div,
+    /// `a % b`, with the sign of `a`; an error when `b == 0`.
     Rem,
+    /// Bitwise `a & b`.
     And,
+    /// Bitwise `a | b`.
     Or,
+    /// Bitwise `a ^ b`.
     Xor,
+    /// `a << (b & 63)`.
     Shl,
+    /// `a >> (b & 63)`, arithmetic (sign-filling).
     Shr,
+    /// `a >> (b & 63)`, logical (zero-filling).
     Ushr,
+    /// `1` if `a == b`, else `0`.
     Eq,
+    /// `1` if `a != b`, else `0`.
     Ne,
+    /// `1` if `a < b` (signed), else `0`.
     Lt,
+    /// `1` if `a <= b` (signed), else `0`.
     Le,
+    /// `1` if `a < b` compared as unsigned, else `0`.
     Ltu,
 }
 
@@ -70,15 +88,23 @@ impl BinOp {
 /// A comparison a conditional branch tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cond {
+    /// `a == b`.
     Eq,
+    /// `a != b`.
     Ne,
+    /// `a < b`, signed.
     Lt,
+    /// `a <= b`, signed.
     Le,
+    /// `a > b`, signed.
     Gt,
+    /// `a >= b`, signed.
     Ge,
 }
 
 impl Cond {
+    /// Whether `a` and `b` (signed) satisfy the comparison, i.e. whether the
+    /// branch is taken.
     #[inline(always)]
     pub fn holds(self, a: i64, b: i64) -> bool {
         match self {
@@ -91,6 +117,8 @@ impl Cond {
         }
     }
 
+    /// The opposite comparison: `c.negate().holds(a, b) == !c.holds(a, b)`
+    /// for all `a`, `b`.
     pub fn negate(self) -> Cond {
         match self {
             Cond::Eq => Cond::Ne,
@@ -106,11 +134,15 @@ impl Cond {
 /// The right-hand side of a binary operation or comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rhs {
+    /// A register operand (the `a op b` forms).
     Reg(Reg),
+    /// An immediate, already sign-extended to 64 bits (the `a op imm`
+    /// forms, and zero for `jnz`/`jz`).
     Imm(i64),
 }
 
-/// A structured view of the arithmetic instructions: `d = a op rhs`.
+/// A structured view of the arithmetic instructions: `d = a op rhs`, as
+/// `(op, d, a, rhs)`; `None` for every other instruction.
 pub fn as_binary(i: &Instr) -> Option<(BinOp, Reg, Reg, Rhs)> {
     use BinOp as B;
     use Instr as I;
@@ -154,7 +186,9 @@ pub fn as_binary(i: &Instr) -> Option<(BinOp, Reg, Reg, Rhs)> {
 }
 
 /// A structured view of the compare-and-branch instructions (`jnz`/`jz`
-/// compare against zero; `loop` is not included: it also increments).
+/// compare against zero; `loop` is not included: it also increments), as
+/// `(cond, a, rhs, target)`: jump to `target` when `cond.holds(a, rhs)`;
+/// `None` for every other instruction.
 pub fn as_branch(i: &Instr) -> Option<(Cond, Reg, Rhs, u32)> {
     use Instr as I;
     let r = |c, a, b, t| Some((c, a, Rhs::Reg(b), t));

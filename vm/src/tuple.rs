@@ -46,6 +46,7 @@ impl TupleSink for NoSink {
 /// Receives every tuple and drops it: measures the cost of emission alone.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Discard {
+    /// The number of batches received so far.
     pub batches: u64,
 }
 

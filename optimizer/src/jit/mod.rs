@@ -43,8 +43,8 @@ use crate::native::{self, NativeCtx, NativeTrap};
 use crate::region::{Region, Step};
 use crate::{Error, Result};
 
-/// The machine-level signature of a compiled region (see [`crate::codegen`]
-/// for what the code does with each argument). `ctx` points at the run's
+/// The machine-level signature of a compiled region (see the private `codegen`
+/// module for what the code does with each argument). `ctx` points at the run's
 /// native context (memory, depth limit, trap record); `depth` is the
 /// interpreter's frame count for the region's frame.
 pub type RegionFn = unsafe extern "C" fn(
@@ -227,7 +227,7 @@ impl CodeCache {
     }
 
     /// Whether code compiled from now on charges fuel (see
-    /// [`crate::codegen`]: a basic block's instructions at its start, with
+    /// `codegen`: a basic block's instructions at its start, with
     /// the instructions an exit did not run given back), so that
     /// [`CompiledRegion::run_metered`] stops within one basic block of the
     /// limit. Set it before [`compile_natives`](Self::compile_natives):

@@ -23,6 +23,7 @@
 //!   entry (`pc` = [`Pc::arg`]`(func, i)`);
 //! - **Edge** `<branch pc, next pc>`: one traversal of a control-flow arc;
 //! - **Call** `<call-site pc, callee function index>`: one call.
+#![deny(missing_docs)]
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -123,7 +123,7 @@ pub struct JitStats {
     /// the interpreter.
     pub interpret_exits: u64,
     /// Tuples reported for compiled code by its side exits and failing
-    /// guards (see [`Jit::run`]).
+    /// guards (see `Jit::run`).
     pub exit_tuples: u64,
     /// Time spent compiling, on whichever thread compiled.
     pub compile_seconds: f64,

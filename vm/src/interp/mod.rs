@@ -6,7 +6,7 @@
 //!   verifier guarantees indices are below the function's register count,
 //!   and the stack always keeps 256 slots past the current base);
 //! - the sink type `S` and the `COUNT` flag are compile-time parameters:
-//!   with [`NoSink`](crate::tuple::NoSink) and no fuel or step counting the
+//!   with [`NoSink`] and no fuel or step counting the
 //!   loop contains no profiling or counting code at all;
 //! - nothing allocates per instruction; output goes to a buffer flushed in
 //!   large writes.
@@ -77,7 +77,11 @@ impl Outcome {
 /// the optional input file's bytes.
 #[derive(Clone, Debug, Default)]
 pub struct Input<'a> {
+    /// The entry function's arguments, one per parameter (a different
+    /// count is a usage error).
     pub args: &'a [i64],
+    /// The input file's bytes, loaded one byte per word at
+    /// [`Program::input_base`] before the run (see `inlen`).
     pub file: &'a [u8],
 }
 

@@ -7,21 +7,39 @@ use crate::program::Pc;
 /// Why a program stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TrapKind {
+    /// A `div`, `divi`, `rem` or `remi` with a zero divisor.
     DivisionByZero,
+    /// An `ld` or `st` whose address is outside linear memory.
     OutOfBounds {
+        /// The word address accessed (`a + imm`, wrapping), possibly negative.
         addr: i64,
+        /// The size of linear memory, in words.
         size: u64,
     },
+    /// A call nested deeper than [`Config::max_depth`](super::Config::max_depth),
+    /// or one whose registers no longer fit on the register stack.
     StackOverflow {
+        /// The call depth: the configured limit when that was exceeded, or
+        /// the depth reached when the register stack ran out.
         depth: usize,
     },
+    /// The run executed [`Config::fuel`](super::Config::fuel) instructions
+    /// without finishing.
     OutOfFuel {
+        /// The step limit that was reached, in executed instructions.
         limit: u64,
     },
+    /// A `calli` through a value that is not a function index of the
+    /// program (the offending value).
     BadFunctionValue(i64),
+    /// A `calli` to a function with a different number of parameters than
+    /// the arguments it passes.
     ArityMismatch {
+        /// The name of the function called.
         callee: String,
+        /// The callee's number of parameters.
         expected: u8,
+        /// The number of arguments the `calli` passes.
         given: u8,
     },
 }
@@ -64,7 +82,11 @@ impl fmt::Display for TrapKind {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("trap in `{function}` at instruction {} (pc {pc}): {kind}", pc.offset())]
 pub struct Trap {
+    /// Why the program stopped.
     pub kind: TrapKind,
+    /// The trapping instruction: its function index and offset (for a call
+    /// too deep, the `call` instruction in the caller).
     pub pc: Pc,
+    /// The name of the function holding the trapping instruction.
     pub function: String,
 }
