@@ -29,6 +29,7 @@
 
 pub mod compare;
 pub mod conformance;
+pub mod engine;
 pub mod feedback;
 pub mod fuzzgen;
 pub mod import;
@@ -73,6 +74,32 @@ pub enum Error {
         what: &'static str,
         /// Why the system refused it.
         source: std::io::Error,
+    },
+    /// The program asks for more memory (`.memory`) than the configured
+    /// limit allows (see [`runtime::Limits::max_memory_words`]).
+    #[error(
+        "memory limit: the program asks for {words} words of memory (`.memory`), over the limit of {limit} words"
+    )]
+    MemoryLimit {
+        /// The words the program asks for.
+        words: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The host named a function the module does not have.
+    #[error("no function `{0}` in the module")]
+    NoSuchFunction(String),
+    /// The host read or wrote guest memory outside it.
+    #[error(
+        "memory access of {len} words at address {addr} is out of bounds (memory has {size} words)"
+    )]
+    MemoryAccess {
+        /// The first word address.
+        addr: u64,
+        /// The words asked for.
+        len: usize,
+        /// The memory's size in words.
+        size: u64,
     },
     /// Bad arguments or configuration given by the caller.
     #[error("{0}")]

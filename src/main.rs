@@ -43,9 +43,18 @@ enum Command {
         /// (at most the words from there to the end of `.memory`).
         #[arg(long, value_name = "FILE")]
         input: Option<PathBuf>,
-        /// Stop with a trap after this many executed instructions.
+        /// Stop with a trap after this many executed instructions (the JIT
+        /// stays on: compiled code counts its instructions too).
         #[arg(long, value_name = "N")]
         fuel: Option<u64>,
+        /// Trap with a stack overflow when calls nest deeper than this
+        /// (default 65536), in compiled code too.
+        #[arg(long, value_name = "N")]
+        max_depth: Option<usize>,
+        /// Refuse, before running it, a program whose memory (`.memory`)
+        /// is over this many words.
+        #[arg(long, value_name = "WORDS")]
+        max_memory: Option<u64>,
         /// The profiler model that watches the run: a spec such as
         /// `multihash:tables=4,entries=2048`, `perfect`, or `none`.
         #[arg(
@@ -329,6 +338,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             args,
             input,
             fuel,
+            max_depth,
+            max_memory,
             profile,
             candidates,
             no_jit,
@@ -364,6 +375,11 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 warn_if_input_named(&file)?;
             }
             let kinds = kinds.unwrap_or(KindSet::ALL);
+            let limits = toyvm::runtime::Limits {
+                fuel,
+                max_depth: max_depth.unwrap_or(Config::default().max_depth),
+                max_memory_words: max_memory,
+            };
             if record.is_none() {
                 let jit = (!no_jit).then(|| {
                     let mut o = toyvm::runtime::JitOptions {
@@ -384,7 +400,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                     o
                 });
                 let opts = RunOptions {
-                    fuel,
+                    limits,
                     profile: &profile,
                     candidates,
                     stats,
@@ -398,13 +414,16 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             // Only the recording path reaches here (`--record` conflicts
             // with `--profile`).
             let program = load(&file)?;
+            limits
+                .check(&program)
+                .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
             let args = parse_args(&args)?;
             let input_bytes = read_input(input.as_deref(), &program)?;
             let cfg = Config {
                 fuel,
+                max_depth: limits.max_depth,
                 count_steps: stats,
                 kinds,
-                ..Config::default()
             };
             let run_input = Input {
                 args: &args,
@@ -705,7 +724,7 @@ fn parse_args(args: &[String]) -> Result<Vec<i64>, Failure> {
 }
 
 struct RunOptions<'a> {
-    fuel: Option<u64>,
+    limits: toyvm::runtime::Limits,
     profile: &'a str,
     candidates: bool,
     stats: bool,
@@ -722,7 +741,7 @@ fn run_profiled(
     o: RunOptions<'_>,
 ) -> Result<u8, Failure> {
     let RunOptions {
-        fuel,
+        limits,
         profile,
         candidates,
         stats,
@@ -747,7 +766,7 @@ fn run_profiled(
     };
     let rt = toyvm::Runtime::builder(program)
         .profile(spec)
-        .fuel(fuel)
+        .limits(limits)
         .keep_candidates(candidates)
         .count_instructions(stats)
         .jit(jit)

@@ -159,7 +159,7 @@ impl FeedStats {
 
 /// An interval end on the interpreter's side, waiting for its point.
 #[derive(Debug)]
-pub(super) struct Ended {
+pub(crate) struct Ended {
     pub index: u64,
     pub at: u64,
     pub candidates: Vec<Candidate>,
@@ -201,7 +201,7 @@ enum Mode<'s, M> {
 }
 
 /// The interpreter's end of the model.
-pub(super) struct Link<'s, M> {
+pub(crate) struct Link<'s, M> {
     mode: Mode<'s, M>,
     lag: u64,
     /// Whether interval ends are wanted (by a JIT); without, none is kept.

@@ -8,6 +8,7 @@
 //! `link`).
 
 use std::io::Write;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -19,23 +20,87 @@ mod link;
 mod model;
 mod tiering;
 
-/// Stack of the thread a JIT run uses: room for native recursion to the
-/// interpreter's default depth limit of 65,536 frames (the optimizer
-/// measures a few MiB for `fib`-like frames) with a wide margin.
+/// Least stack of the thread a JIT run uses: room for native recursion to
+/// the interpreter's default depth limit of 65,536 frames (the optimizer
+/// measures a few MiB for `fib`-like frames) with a wide margin. A higher
+/// call-depth limit gets what its native frames need (see
+/// [`jit_stack_bytes`]).
 const JIT_STACK_BYTES: usize = 256 << 20;
 
-use link::Link;
+/// The highest call-depth limit a run accepts: the register stack (16 Mi
+/// words) runs out before it for any function that uses four registers or
+/// more, and native recursion to it needs a few GiB of machine stack at
+/// most (reserved, not touched).
+pub const MAX_CALL_DEPTH: usize = 1 << 22;
+
+/// The stack a thread running compiled code from `code` needs at call
+/// depth limit `max_depth`: twice what its native frames measure, at
+/// least [`JIT_STACK_BYTES`].
+pub(crate) fn jit_stack_bytes(code: &SharedCode, max_depth: usize) -> usize {
+    code.native_stack_bytes(max_depth)
+        .saturating_mul(2)
+        .max(JIT_STACK_BYTES)
+}
+
+/// The limits a run or an instance honours, in the interpreter and in
+/// compiled code alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Instructions a run may execute before an out-of-fuel trap.
+    pub fuel: Option<u64>,
+    /// Deepest call nesting before a stack-overflow trap that names it
+    /// (1 to [`MAX_CALL_DEPTH`]; default 65,536).
+    pub max_depth: usize,
+    /// Most words of memory (`.memory`) a program may have: a program
+    /// asking for more is refused before it runs ([`crate::Error::MemoryLimit`]).
+    pub max_memory_words: Option<u64>,
+}
+
+impl Limits {
+    /// Checks the call-depth limit against what a run can honour, and the
+    /// program's memory against the memory limit: the errors a run with
+    /// these limits would stop with before running anything.
+    pub fn check(&self, program: &Program) -> crate::Result<()> {
+        if !(1..=MAX_CALL_DEPTH).contains(&self.max_depth) {
+            return Err(crate::Error::Usage(format!(
+                "the call-depth limit must be between 1 and {MAX_CALL_DEPTH}, not {}",
+                self.max_depth
+            )));
+        }
+        if let Some(limit) = self.max_memory_words
+            && program.memory_words > limit
+        {
+            return Err(crate::Error::MemoryLimit {
+                words: program.memory_words,
+                limit,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            fuel: None,
+            max_depth: Config::default().max_depth,
+            max_memory_words: None,
+        }
+    }
+}
+
+pub(crate) use link::Link;
 pub use link::{BUFFER_TUPLES, FeedStats, QUEUE_BUFFERS, Threads};
-use model::Model;
-use tiering::Jit;
-pub use tiering::{JitOptions, JitStats};
+pub(crate) use model::Model;
+pub(crate) use tiering::Jit;
+pub use tiering::{JitLimits, JitOptions, JitStats, SharedCode};
 
 /// Configures and runs a program.
 #[derive(Clone, Debug)]
 pub struct Runtime {
-    program: Program,
+    program: Arc<Program>,
     profile: Option<ProfilerSpec>,
-    fuel: Option<u64>,
+    limits: Limits,
     keep_candidates: bool,
     count: bool,
     jit: Option<JitOptions>,
@@ -76,7 +141,30 @@ impl RuntimeBuilder {
     /// the limit ends as it would without one, with the same instruction
     /// count.
     pub fn fuel(mut self, fuel: Option<u64>) -> Self {
-        self.rt.fuel = fuel;
+        self.rt.limits.fuel = fuel;
+        self
+    }
+
+    /// The call-depth limit (default 65,536; at most [`MAX_CALL_DEPTH`]):
+    /// a call nested deeper traps with a stack overflow naming it, in the
+    /// interpreter and in compiled code's native calls alike.
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.rt.limits.max_depth = depth;
+        self
+    }
+
+    /// The most memory, in words, the program may have (`None`: what
+    /// `.memory` asks, up to its own bound of 1 GiB): a program asking
+    /// for more is refused before it runs, with
+    /// [`crate::Error::MemoryLimit`].
+    pub fn max_memory_words(mut self, words: Option<u64>) -> Self {
+        self.rt.limits.max_memory_words = words;
+        self
+    }
+
+    /// Every limit at once.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.rt.limits = limits;
         self
     }
 
@@ -190,9 +278,9 @@ pub struct RunReport {
 }
 
 /// The sink of a profiled run without a JIT: batches go to the model.
-struct Feeder<'s>(Link<'s, Model>);
+pub(crate) struct Feeder<'a, 's>(pub(crate) &'a mut Link<'s, Model>);
 
-impl TupleSink for Feeder<'_> {
+impl TupleSink for Feeder<'_, '_> {
     fn accept(&mut self, batch: &[Tuple]) {
         self.0.send(batch);
     }
@@ -201,7 +289,24 @@ impl TupleSink for Feeder<'_> {
 /// Exit tuples are fed to the model in batches of at most this many.
 const EXIT_BATCH: usize = 1024;
 
-impl JitHost<'_, '_> {
+impl<'a, 's> JitHost<'a, 's> {
+    pub(crate) fn new(link: &'a mut Link<'s, Model>, jit: &'a mut Jit, kinds: KindSet) -> Self {
+        JitHost {
+            link,
+            jit,
+            compile_time: Duration::ZERO,
+            kinds,
+            exit_tuples: Vec::new(),
+        }
+    }
+
+    /// Hands over the last exit tuples; returns the time the JIT's
+    /// decisions took.
+    pub(crate) fn end(mut self) -> Duration {
+        self.flush_exit_tuples();
+        self.compile_time
+    }
+
     /// Hands a batch to the model, then applies the interval ends whose
     /// point (`lag` tuples after them) the stream has now passed.
     fn feed(&mut self, batch: &[Tuple]) {
@@ -225,9 +330,9 @@ impl JitHost<'_, '_> {
 
 /// The host with a JIT: interval ends drive compilation, and the
 /// interpreter enters compiled regions at their heads.
-struct JitHost<'p, 's> {
-    link: Link<'s, Model>,
-    jit: Jit<'p>,
+pub(crate) struct JitHost<'a, 's> {
+    link: &'a mut Link<'s, Model>,
+    jit: &'a mut Jit,
     compile_time: Duration,
     /// The profiled kinds: what exits report.
     kinds: KindSet,
@@ -286,9 +391,9 @@ impl Runtime {
     pub fn builder(program: Program) -> RuntimeBuilder {
         RuntimeBuilder {
             rt: Runtime {
-                program,
+                program: Arc::new(program),
                 profile: None,
-                fuel: None,
+                limits: Limits::default(),
                 keep_candidates: false,
                 count: false,
                 jit: Some(JitOptions::default()),
@@ -310,12 +415,20 @@ impl Runtime {
     /// recursion becomes deep machine recursion (up to the interpreter's
     /// depth limit, where both trap alike).
     pub fn run(&self, input: Input<'_>, out: &mut (dyn Write + Send)) -> crate::Result<RunReport> {
-        if self.jit.is_some() && self.profile.is_some() {
+        self.limits.check(&self.program)?;
+        if let (Some(opts), Some(_)) = (&self.jit, &self.profile) {
+            let code = SharedCode::new(
+                &self.program,
+                self.limits.fuel.is_some(),
+                opts.dump_clif.is_some(),
+            )?;
+            let stack = jit_stack_bytes(&code, self.limits.max_depth);
+            let code = Some(Arc::new(code));
             return std::thread::scope(|scope| {
                 std::thread::Builder::new()
                     .name("toyvm".into())
-                    .stack_size(JIT_STACK_BYTES)
-                    .spawn_scoped(scope, || self.run_here(input, out))
+                    .stack_size(stack)
+                    .spawn_scoped(scope, || self.run_here(input, out, code))
                     .map_err(|source| crate::Error::Thread {
                         what: "run",
                         source,
@@ -324,15 +437,21 @@ impl Runtime {
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             });
         }
-        self.run_here(input, out)
+        self.run_here(input, out, None)
     }
 
-    fn run_here(&self, input: Input<'_>, out: &mut (dyn Write + Send)) -> crate::Result<RunReport> {
+    /// The run, on this thread; `code` is the JIT's (when it is on).
+    fn run_here(
+        &self,
+        input: Input<'_>,
+        out: &mut (dyn Write + Send),
+        code: Option<Arc<SharedCode>>,
+    ) -> crate::Result<RunReport> {
         let cfg = Config {
-            fuel: self.fuel,
+            fuel: self.limits.fuel,
+            max_depth: self.limits.max_depth,
             count_steps: self.count,
             kinds: self.profile.as_ref().map_or(KindSet::EMPTY, |p| p.kinds),
-            ..Config::default()
         };
         let start = Instant::now();
         let Some(spec) = &self.profile else {
@@ -341,7 +460,7 @@ impl Runtime {
             return Ok(RunReport {
                 stats: Stats {
                     wall_seconds: wall,
-                    fuel: self.fuel,
+                    fuel: self.limits.fuel,
                     interpreter_seconds: wall,
                     profile: "none".to_owned(),
                     ..Stats::from_outcome(&outcome)
@@ -359,7 +478,7 @@ impl Runtime {
             let want_ends = jit_opts.is_some();
             let keep = self.keep_candidates;
             let make = move || Model::new(spec, keep);
-            let link = if self.threads.model_thread() {
+            let mut link = if self.threads.model_thread() {
                 Link::spawn(scope, make, lag, want_ends).map_err(|source| crate::Error::Thread {
                     what: "profiler model",
                     source,
@@ -367,24 +486,30 @@ impl Runtime {
             } else {
                 Link::inline(make(), lag, want_ends)
             };
-            let (result, link, jit_stats, decide_time) = match jit_opts {
-                Some(mut opts) => {
+            let (result, link, jit_stats, decide_time) = match (jit_opts, code) {
+                (Some(mut opts), Some(code)) => {
                     opts.timing = opts.timing || self.count;
-                    let mut jh = JitHost {
-                        jit: Jit::new(&self.program, opts, self.threads.model_thread(), self.fuel)?,
-                        link,
-                        compile_time: Duration::ZERO,
-                        kinds: cfg.kinds,
-                        exit_tuples: Vec::new(),
+                    let limits = JitLimits {
+                        fuel: self.limits.fuel,
+                        max_depth: self.limits.max_depth,
                     };
+                    let background = self.threads.model_thread();
+                    let program = Arc::clone(&self.program);
+                    let mut jit = Jit::new(program, code, opts, background, limits)?;
+                    let mut jh = JitHost::new(&mut link, &mut jit, cfg.kinds);
                     let r = interp::run_with_host(&self.program, input, out, &mut jh, &cfg);
-                    jh.flush_exit_tuples();
-                    (r, jh.link, Some(jh.jit.finish()), jh.compile_time)
+                    let compile_time = jh.end();
+                    (r, link, Some(jit.stats()), compile_time)
                 }
-                None => {
-                    let mut feeder = Feeder(link);
-                    let r = interp::run_with_sink(&self.program, input, out, &mut feeder, &cfg);
-                    (r, feeder.0, None, Duration::ZERO)
+                _ => {
+                    let r = interp::run_with_sink(
+                        &self.program,
+                        input,
+                        out,
+                        &mut Feeder(&mut link),
+                        &cfg,
+                    );
+                    (r, link, None, Duration::ZERO)
                 }
             };
             let (summary, feed) = link.finish();
@@ -400,7 +525,7 @@ impl Runtime {
             };
             let stats = Stats {
                 wall_seconds: wall.as_secs_f64(),
-                fuel: self.fuel,
+                fuel: self.limits.fuel,
                 interpreter_seconds: (wall
                     .saturating_sub(model_here)
                     .saturating_sub(decide_time)

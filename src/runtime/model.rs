@@ -18,7 +18,7 @@ use super::IntervalCandidates;
 
 /// One interval end as the model side reports it.
 #[derive(Debug)]
-pub(super) struct Ending<'a> {
+pub(crate) struct Ending<'a> {
     /// 0-based interval number.
     pub index: u64,
     /// Where the interval ended: tuples handed to the model up to and
@@ -29,7 +29,7 @@ pub(super) struct Ending<'a> {
 
 /// What the model side saw over a run.
 #[derive(Debug, Default)]
-pub(super) struct ModelSummary {
+pub(crate) struct ModelSummary {
     /// Tuples observed (every kind the spec profiles, exit tuples included).
     pub tuples: u64,
     /// Time inside the driver and the model.
@@ -51,14 +51,14 @@ pub(super) struct ModelSummary {
 ///    the batch, in order, with strictly increasing `at`.
 /// 2. `finish` is called once, after the last batch; it ends the final
 ///    partial interval (which is counted but never acted on).
-pub(super) trait ModelSide {
+pub(crate) trait ModelSide {
     fn feed(&mut self, batch: &[Tuple], ended: &mut dyn FnMut(Ending<'_>));
     fn finish(self) -> ModelSummary;
 }
 
 /// The interval driver over one spec, with the run's bookkeeping.
 #[derive(Debug)]
-pub(super) struct Model {
+pub(crate) struct Model {
     driver: IntervalDriver,
     /// Tuples observed so far; also the end of the last interval that
     /// ended (the driver has one lane, so intervals tile the stream).

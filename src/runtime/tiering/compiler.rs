@@ -14,11 +14,13 @@
 //!    first in, first out), so a job's result is the next one received.
 //! 2. A compiled region owns its code memory (an `Arc` to its module and
 //!    to the natives' module), so it may be built on one thread and run on
-//!    another; nothing else is shared between the threads.
+//!    another, and run on several at once (its code reads no state of its
+//!    own: exit counters and memory are the caller's). What the threads
+//!    share is the program's [`SharedCode`], behind one lock.
 //! 3. Dropping the compiler drops the job channel: the thread ends after
 //!    the job in hand, and is joined, so no thread outlives the run.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -26,6 +28,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use toyvm_optimizer::{CodeCache, CompiledRegion, Region};
+
 use toyvm_vm::Program;
 
 /// What to compile.
@@ -37,22 +40,91 @@ pub(super) enum Job {
     Function(u32),
 }
 
-/// A job's outcome: the code, or why it could not be compiled.
-pub(super) type Done = Result<CompiledRegion, String>;
+/// A job's outcome: the code (and whether this job compiled it, rather
+/// than finding it compiled), or why it could not be compiled.
+pub(super) type Done = Result<(Arc<CompiledRegion>, bool), String>;
 
-fn compile(cache: &mut CodeCache, program: &Program, job: &Job) -> Done {
-    match job {
-        Job::Region(r) => cache.compile(r),
-        Job::Function(f) => cache.compile_function(program, *f),
+/// One program's code cache (its native functions compiled) and the code
+/// compiled in it, by region: every run that shares it (the instances of
+/// one [`crate::engine::Module`]) gets a region another run compiled
+/// without compiling it again, as the same plan gives the same text.
+///
+/// Invariant: every region in `compiled` was compiled by `cache` from the
+/// program the runs share, with the cache's fuel metering; so it is
+/// valid for any of them, with any memory of that program's size (the
+/// code checks every access against the length it is given).
+pub struct SharedCode {
+    inner: parking_lot::Mutex<CodeStore>,
+}
+
+struct CodeStore {
+    cache: CodeCache,
+    /// By region text (`fn N` for a whole function).
+    compiled: HashMap<String, Arc<CompiledRegion>>,
+}
+
+impl std::fmt::Debug for SharedCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedCode").finish_non_exhaustive()
     }
-    .map_err(|e| e.to_string())
+}
+
+impl SharedCode {
+    /// A code cache for `program` with its closed functions compiled;
+    /// compiled code counts fuel when `metered`.
+    pub fn new(program: &Program, metered: bool, dump_clif: bool) -> crate::Result<Self> {
+        let mut cache = CodeCache::new()?;
+        cache.set_fuel_metering(metered);
+        cache.set_dump_clif(dump_clif);
+        // Every closed function, once: regions call them natively.
+        cache.compile_natives(program)?;
+        Ok(SharedCode {
+            inner: parking_lot::Mutex::new(CodeStore {
+                cache,
+                compiled: HashMap::new(),
+            }),
+        })
+    }
+
+    /// The machine stack native recursion to `max_depth` may need (see
+    /// [`CodeCache::native_stack_bytes`]).
+    pub fn native_stack_bytes(&self, max_depth: usize) -> usize {
+        self.inner.lock().cache.native_stack_bytes(max_depth)
+    }
+
+    /// Regions and functions compiled into the cache so far.
+    pub fn compiled(&self) -> usize {
+        self.inner.lock().compiled.len()
+    }
+
+    /// The job's code: compiled before by any run sharing this code, or
+    /// compiled now. The lock is held while compiling, so two runs that
+    /// want the same region compile it once.
+    fn compile(&self, program: &Program, job: &Job) -> Done {
+        let key = match job {
+            Job::Region(r) => r.to_string(),
+            Job::Function(f) => format!("fn {f}"),
+        };
+        let mut store = self.inner.lock();
+        if let Some(code) = store.compiled.get(&key) {
+            return Ok((Arc::clone(code), false));
+        }
+        let code = match job {
+            Job::Region(r) => store.cache.compile(r),
+            Job::Function(f) => store.cache.compile_function(program, *f),
+        }
+        .map_err(|e| e.to_string())?;
+        let code = Arc::new(code);
+        store.compiled.insert(key, Arc::clone(&code));
+        Ok((code, true))
+    }
 }
 
 enum Mode {
     /// Compiles at submission; results wait here until taken.
     Here {
-        cache: Box<CodeCache>,
-        program: Program,
+        code: Arc<SharedCode>,
+        program: Arc<Program>,
         done: VecDeque<Done>,
     },
     /// A compiler thread owns the cache.
@@ -75,14 +147,16 @@ pub(super) struct Compiler {
 }
 
 impl Compiler {
-    /// A compiler over `cache` (its natives compiled), on a thread of its
-    /// own when `background`.
-    pub fn new(cache: CodeCache, program: &Program, background: bool) -> crate::Result<Self> {
-        let program = program.clone();
+    /// A compiler into `code` (the program's), on a thread of its own
+    /// when `background`.
+    pub fn new(
+        code: Arc<SharedCode>,
+        program: Arc<Program>,
+        background: bool,
+    ) -> crate::Result<Self> {
         let mode = if background {
             let (jobs, jobs_rx) = mpsc::channel::<Job>();
             let (done_tx, done) = mpsc::channel::<Done>();
-            let mut cache = cache;
             let stop = Arc::new(AtomicBool::new(false));
             let stopped = Arc::clone(&stop);
             let thread = std::thread::Builder::new()
@@ -92,7 +166,7 @@ impl Compiler {
                         if stopped.load(Ordering::Relaxed) {
                             break;
                         }
-                        if done_tx.send(compile(&mut cache, &program, &job)).is_err() {
+                        if done_tx.send(code.compile(&program, &job)).is_err() {
                             break;
                         }
                     }
@@ -109,7 +183,7 @@ impl Compiler {
             }
         } else {
             Mode::Here {
-                cache: Box::new(cache),
+                code,
                 program,
                 done: VecDeque::new(),
             }
@@ -132,10 +206,10 @@ impl Compiler {
         self.in_flight += 1;
         match &mut self.mode {
             Mode::Here {
-                cache,
+                code,
                 program,
                 done,
-            } => done.push_back(compile(cache, program, &job)),
+            } => done.push_back(code.compile(program, &job)),
             Mode::Thread { jobs, .. } => {
                 let sent = jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
                 if !sent {

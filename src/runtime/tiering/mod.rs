@@ -9,13 +9,15 @@ mod compiler;
 mod policy;
 
 use compiler::Compiler;
+pub use compiler::SharedCode;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use toyvm_optimizer::{CodeCache, CompiledRegion, ExitKind, Fuel, PlanConfig};
+use toyvm_optimizer::{CompiledRegion, ExitKind, Fuel, PlanConfig};
 use toyvm_vm::{Candidate, KindSet, Program, Tuple};
 
 /// Knobs of the JIT policy.
@@ -137,6 +139,11 @@ pub struct JitStats {
     pub discarded: u64,
     /// Time inside compiled code (when timed).
     pub compiled_seconds: f64,
+    /// Of the compiles and recompiles, those whose code another run of
+    /// the same module had compiled (instances of one
+    /// [`Module`](crate::engine::Module) share their code): Cranelift did
+    /// not run for them, and their time and bytes are not counted here.
+    pub shared: u64,
     /// Machine code bytes of every region compiled (dropped ones included).
     pub code_bytes: u64,
     /// Regions installed at the end of the run.
@@ -159,7 +166,7 @@ struct Meta {
 }
 
 struct Installed {
-    code: CompiledRegion,
+    code: Arc<CompiledRegion>,
     /// Offsets of the instructions the region compiles (its own code).
     covers: Vec<u32>,
     /// Whether the region jumps back to its own head.
@@ -193,9 +200,9 @@ enum HeadState {
     DontCompile,
 }
 
-/// The JIT of one run.
-pub struct Jit<'p> {
-    program: &'p Program,
+/// The JIT of one run, or of one instance over its calls.
+pub struct Jit {
+    program: Arc<Program>,
     /// The program's CFGs and closed functions, built once for planning.
     analysis: toyvm_optimizer::Analysis,
     opts: JitOptions,
@@ -233,11 +240,25 @@ pub struct Jit<'p> {
     output_error: std::cell::RefCell<Option<String>>,
 }
 
-impl std::fmt::Debug for Jit<'_> {
+impl std::fmt::Debug for Jit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Jit")
             .field("stats", &self.stats)
             .finish_non_exhaustive()
+    }
+}
+
+/// Adds what installed region `r` counted to `stats`.
+fn account(stats: &mut JitStats, r: &Installed) {
+    stats.region_entries += r.entries;
+    for (site, n) in r.code.exits().iter().zip(&r.counters) {
+        match site.kind {
+            ExitKind::Side => stats.side_exits += n,
+            ExitKind::Guard => stats.guard_failures += n,
+            ExitKind::Interpret => stats.interpret_exits += n,
+            // A trap ends the run; nothing to count toward policy.
+            ExitKind::Trap => {}
+        }
     }
 }
 
@@ -248,39 +269,45 @@ fn describe(p: &Program, func: u32, head: u32) -> String {
     )
 }
 
-impl<'p> Jit<'p> {
-    /// A JIT for `program`, compiling on a thread of its own when
-    /// `background`; with `fuel_limit`, compiled code counts the
-    /// instructions it runs against it (see
-    /// [`toyvm_optimizer::CompiledRegion::run_metered`]).
+/// The limits a JIT run honours in compiled code as the interpreter does.
+#[derive(Clone, Copy, Debug)]
+pub struct JitLimits {
+    /// The fuel limit, if any: compiled code then counts the instructions
+    /// it runs against it (see
+    /// [`toyvm_optimizer::CompiledRegion::run_metered`]); the code must
+    /// have been compiled metered.
+    pub fuel: Option<u64>,
+    /// The interpreter's call-depth limit, which native calls honour too.
+    pub max_depth: usize,
+}
+
+impl Jit {
+    /// A JIT for `program` that takes its code from `code` (`program`'s,
+    /// metered if `limits` has fuel), compiling there what is not there
+    /// yet, on a thread of its own when `background`.
     pub fn new(
-        program: &'p Program,
+        program: Arc<Program>,
+        code: Arc<SharedCode>,
         opts: JitOptions,
         background: bool,
-        fuel_limit: Option<u64>,
+        limits: JitLimits,
     ) -> crate::Result<Self> {
         let credit = opts.initial_credit;
-        let mut cache = CodeCache::new()?;
-        cache.set_fuel_metering(fuel_limit.is_some());
-        // Every closed function, once: regions call them natively.
-        cache.compile_natives(program)?;
         if let Some(dir) = &opts.dump_clif {
             std::fs::create_dir_all(dir).map_err(|source| crate::Error::Io {
                 path: dir.clone(),
                 source,
             })?;
-            cache.set_dump_clif(true);
         }
         Ok(Jit {
-            program,
-            analysis: toyvm_optimizer::Analysis::new(program),
+            analysis: toyvm_optimizer::Analysis::new(&program),
             heads: program
                 .functions
                 .iter()
                 .map(|f| vec![0; f.code.len()])
                 .collect(),
             opts,
-            compiler: Compiler::new(cache, program, background)?,
+            compiler: Compiler::new(code, Arc::clone(&program), background)?,
             installs: std::collections::VecDeque::new(),
             last_index: 0,
             tuples: 0,
@@ -289,8 +316,8 @@ impl<'p> Jit<'p> {
             versions: HashMap::new(),
             stats: JitStats::default(),
             compiled_time: Duration::ZERO,
-            max_depth: toyvm_vm::interp::Config::default().max_depth,
-            fuel_limit,
+            max_depth: limits.max_depth,
+            fuel_limit: limits.fuel,
             entry_points: program
                 .functions
                 .iter()
@@ -302,12 +329,20 @@ impl<'p> Jit<'p> {
                     s
                 })
                 .collect(),
+            program,
             ran: 0,
             credit,
             pending: HashMap::new(),
             log_failed: std::cell::Cell::new(false),
             output_error: std::cell::RefCell::new(None),
         })
+    }
+
+    /// The fuel limit compiled code's out-of-fuel traps name from now on
+    /// (the interpreter's for the next call; metering itself is the
+    /// code's, fixed when it was compiled).
+    pub fn set_fuel_limit(&mut self, fuel: Option<u64>) {
+        self.fuel_limit = fuel;
     }
 
     /// The program ran (a batch of its tuples, or of tuples its compiled
@@ -426,7 +461,7 @@ impl<'p> Jit<'p> {
         }
         match exit {
             Ok(exit) => Ok(exit.resume),
-            Err(trap) => Err(trap.to_trap(self.program)),
+            Err(trap) => Err(trap.to_trap(&self.program)),
         }
     }
 
@@ -438,32 +473,22 @@ impl<'p> Jit<'p> {
     }
 
     fn account(&mut self, r: &Installed) {
-        self.stats.region_entries += r.entries;
-        for (site, n) in r.code.exits().iter().zip(&r.counters) {
-            match site.kind {
-                ExitKind::Side => self.stats.side_exits += n,
-                ExitKind::Guard => self.stats.guard_failures += n,
-                ExitKind::Interpret => self.stats.interpret_exits += n,
-                // A trap ends the run; nothing to count toward policy.
-                ExitKind::Trap => {}
-            }
-        }
+        account(&mut self.stats, r);
     }
 
-    /// Final statistics (folds in the regions still installed).
-    pub fn finish(&mut self) -> JitStats {
-        let live: Vec<u32> = (0..self.slots.len() as u32)
-            .filter(|&s| self.slots[s as usize].is_some())
-            .collect();
-        self.stats.live_regions = live.len() as u64;
-        for s in live {
-            let r = self.slots[s as usize].take().expect("live");
-            self.account(&r);
+    /// The statistics so far, the regions still installed counted in,
+    /// leaving them installed.
+    pub fn stats(&self) -> JitStats {
+        let mut stats = self.stats.clone();
+        let live = self.slots.iter().flatten();
+        stats.live_regions = live.clone().count() as u64;
+        for r in live {
+            account(&mut stats, r);
         }
-        self.stats.compiled_seconds = self.compiled_time.as_secs_f64();
-        self.stats.compile_wait_seconds = self.compiler.waited.as_secs_f64();
-        self.stats.background = self.compiler.background();
-        self.stats.output_error = self.output_error.borrow().clone();
-        self.stats.clone()
+        stats.compiled_seconds = self.compiled_time.as_secs_f64();
+        stats.compile_wait_seconds = self.compiler.waited.as_secs_f64();
+        stats.background = self.compiler.background();
+        stats.output_error = self.output_error.borrow().clone();
+        stats
     }
 }

@@ -47,6 +47,7 @@
 //! and so profiled, again, and the next intervals' candidates decide anew.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use toyvm_optimizer::{CompiledRegion, ExitKind, Profile, Region, Step, plan_regions_at};
 use toyvm_profiler::Candidate;
@@ -55,7 +56,7 @@ use toyvm_vm::{Pc, Tuple};
 use super::compiler::{Done, Job};
 use super::{Again, HeadState, Installed, Jit, Meta, describe};
 
-impl Jit<'_> {
+impl Jit {
     /// Reviews installed regions and compiles what the candidates call for.
     pub fn on_interval(&mut self, index: u64, candidates: &[Candidate]) {
         self.last_index = index;
@@ -115,7 +116,7 @@ impl Jit<'_> {
         let entry_points = &self.entry_points;
         let head = |f: u32, o: u32| entry_points[f as usize].contains(&o);
         for region in plan_regions_at(
-            self.program,
+            &self.program,
             &self.analysis,
             &profile,
             &self.opts.plan,
@@ -219,7 +220,7 @@ impl Jit<'_> {
             let entry_points = &self.entry_points;
             let head = |f: u32, o: u32| (f, o) == key && entry_points[f as usize].contains(&o);
             let Some(region) = plan_regions_at(
-                self.program,
+                &self.program,
                 &self.analysis,
                 &profile,
                 &self.opts.plan,
@@ -236,7 +237,7 @@ impl Jit<'_> {
                 index,
                 format_args!(
                     "grow {}: {} side exits in the interval; its tree grows from {} to {} instructions",
-                    describe(self.program, key.0, key.1),
+                    describe(&self.program, key.0, key.1),
                     recent,
                     covered,
                     region.instr_count()
@@ -355,9 +356,9 @@ impl Jit<'_> {
             replaces,
             ..
         } = install;
-        let what = describe(self.program, key.0, key.1);
-        let compiled = match done {
-            Ok(c) => c,
+        let what = describe(&self.program, key.0, key.1);
+        let (compiled, fresh) = match done {
+            Ok(done) => done,
             Err(e) => {
                 self.stats.compile_failures += 1;
                 self.states.insert(key, HeadState::DontCompile);
@@ -384,14 +385,15 @@ impl Jit<'_> {
             );
             return;
         }
-        self.install_compiled(index, key, compiled, again, meta);
+        self.install_compiled(index, key, compiled, fresh, again, meta);
     }
 
     fn install_compiled(
         &mut self,
         index: u64,
         key: (u32, u32),
-        compiled: CompiledRegion,
+        compiled: Arc<CompiledRegion>,
+        fresh: bool,
         again: Again,
         meta: Meta,
     ) {
@@ -401,13 +403,16 @@ impl Jit<'_> {
             loops,
             planned_from,
         } = meta;
-        let what = describe(self.program, key.0, key.1);
+        let what = describe(&self.program, key.0, key.1);
         if let Some(HeadState::Compiled { slot, .. }) = self.states.get(&key).copied() {
             // A whole-function region replaces a superblock at the entry.
             self.uninstall(slot);
         }
-        self.stats.compile_seconds += compiled.compile_time().as_secs_f64();
-        self.stats.code_bytes += compiled.code_size() as u64;
+        // Code another run compiled cost this one nothing.
+        if fresh {
+            self.stats.compile_seconds += compiled.compile_time().as_secs_f64();
+            self.stats.code_bytes += compiled.code_size() as u64;
+        }
         let version = self.versions.entry(key).or_insert(0);
         *version += 1;
         // A head compiled before (dropped when idle, or re-formed after hot
@@ -417,6 +422,9 @@ impl Jit<'_> {
             self.stats.recompiles += 1;
         } else {
             self.stats.compiles += 1;
+        }
+        if !fresh {
+            self.stats.shared += 1;
         }
         if let (Some(dir), Some(clif)) = (&self.opts.dump_clif, compiled.clif()) {
             let path = dir.join(format!("f{}_{}_v{}.clif", key.0, key.1, version));
@@ -518,7 +526,7 @@ impl Jit<'_> {
                 (0, false) => r.idle,
                 _ => 0,
             };
-            let what = describe(self.program, key.0, key.1);
+            let what = describe(&self.program, key.0, key.1);
             let reason = if r.idle >= self.opts.idle_intervals {
                 Some(format!("idle for {} intervals (its phase is over)", r.idle))
             } else if !r.loops

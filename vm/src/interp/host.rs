@@ -49,7 +49,8 @@ pub trait Host: TupleSink {
 }
 
 /// A plain sink as a host without compiled code.
-pub(crate) struct NoJit<'s, S: ?Sized>(pub &'s mut S);
+#[derive(Debug)]
+pub struct NoJit<'s, S: ?Sized>(pub &'s mut S);
 
 impl<S: TupleSink + ?Sized> TupleSink for NoJit<'_, S> {
     const ACTIVE: bool = S::ACTIVE;

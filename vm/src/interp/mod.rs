@@ -19,8 +19,7 @@ mod trap;
 
 use std::io::Write;
 
-pub use host::Host;
-use host::NoJit;
+pub use host::{Host, NoJit};
 pub use trap::{Trap, TrapKind};
 
 use crate::isa::Instr;
@@ -110,7 +109,108 @@ pub fn run_with_host<S: Host>(
     sink: &mut S,
     cfg: &Config,
 ) -> Result<Outcome> {
-    let mut m = Machine::new(p, input, out)?;
+    let entry = p.entry_function();
+    check_arity(entry, input.args.len())?;
+    let mut mem = memory(p, input.file)?;
+    let call = Call {
+        func: p.entry,
+        args: input.args,
+        input_len: input.file.len(),
+    };
+    call_with_host(p, &mut mem, call, out, sink, cfg).0
+}
+
+/// One call into a program: a function, its arguments, and the length of
+/// the input file in memory (what `inlen` reads).
+#[derive(Clone, Copy, Debug)]
+pub struct Call<'a> {
+    /// The function's index in [`Program::functions`].
+    pub func: u32,
+    /// Its arguments, one per parameter.
+    pub args: &'a [i64],
+    /// What `inlen` returns: the input file's length in bytes.
+    pub input_len: usize,
+}
+
+/// A program's memory as a run starts with it: [`Program::memory_words`]
+/// zeroed words with the data segments in place and `file`'s bytes, one per
+/// word, at [`Program::input_base`].
+///
+/// Errors (nothing is allocated) when the file does not fit, or when the
+/// host cannot give the memory `.memory` asks for.
+pub fn memory(p: &Program, file: &[u8]) -> Result<Vec<i64>> {
+    let needed = p.input_base as usize + file.len();
+    if needed as u64 > p.memory_words {
+        return Err(Error::Usage(format!(
+            "the input file ({} bytes) does not fit at address {} in memory of {} words; raise `.memory`",
+            file.len(),
+            p.input_base,
+            p.memory_words
+        )));
+    }
+    // `.memory` may ask for up to 1 GiB: ask for it fallibly first, so a host that
+    // cannot give it gets an error instead of an abort.  The probe is returned and the
+    // memory taken with `vec!`, whose zeroed allocation maps fresh pages without
+    // writing them (a safe fallible zeroed allocation is not stable yet).
+    let words = p.memory_words as usize;
+    Vec::<i64>::new().try_reserve_exact(words).map_err(|_| {
+        Error::Usage(format!(
+            "cannot allocate the program's memory: {words} words ({} MiB, set by `.memory`) are more than this host gives",
+            (words * 8) >> 20
+        ))
+    })?;
+    let mut mem = vec![0i64; words];
+    for seg in &p.data {
+        let at = seg.addr as usize;
+        mem[at..at + seg.words.len()].copy_from_slice(&seg.words);
+    }
+    let base = p.input_base as usize;
+    for (slot, &b) in mem[base..].iter_mut().zip(file) {
+        *slot = b as i64;
+    }
+    Ok(mem)
+}
+
+/// A usage error unless `f` takes `given` arguments.
+fn check_arity(f: &crate::program::Function, given: usize) -> Result<()> {
+    if given == f.params as usize {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "`{}` takes {} argument{}, {} given",
+        f.name,
+        f.params,
+        if f.params == 1 { "" } else { "s" },
+        given
+    )))
+}
+
+/// Runs one call of `p` on `mem` (the program's memory, kept by the
+/// caller between calls: see [`memory`]), streaming tuples into `host` and
+/// running the compiled code it supplies, as [`run_with_host`] runs the
+/// entry function. A call ends at the function's `ret` or at a `halt`.
+///
+/// Returns the outcome and, apart from it (so a trap does not lose it),
+/// the instructions executed: counted with [`Config::fuel`] or
+/// [`Config::count_steps`], 0 otherwise.
+///
+/// # Panics
+///
+/// If `mem` is not [`Program::memory_words`] long (take it from
+/// [`memory`]) or `call.func` is not a function of `p`.
+pub fn call_with_host<S: Host>(
+    p: &Program,
+    mem: &mut [i64],
+    call: Call<'_>,
+    out: &mut dyn Write,
+    sink: &mut S,
+    cfg: &Config,
+) -> (Result<Outcome>, u64) {
+    assert_eq!(mem.len() as u64, p.memory_words, "memory is `.memory` long");
+    if let Err(e) = check_arity(&p.functions[call.func as usize], call.args.len()) {
+        return (Err(e), 0);
+    }
+    let mut m = Machine::new(p, call, mem, out);
     let mut em = Emitter::new(sink, cfg.kinds);
     em.count = cfg.count_steps;
     let counting = cfg.fuel.is_some() || cfg.count_steps;
@@ -140,13 +240,16 @@ pub fn run_with_host<S: Host>(
     };
     em.flush();
     let flushed = m.flush_output();
-    let value = result?;
-    flushed?;
-    Ok(Outcome {
-        value,
-        steps: counting.then_some(m.steps),
-        tuples: em.counts,
-    })
+    let steps = if counting { m.steps } else { 0 };
+    let outcome = result.and_then(|value| {
+        flushed?;
+        Ok(Outcome {
+            value,
+            steps: counting.then_some(m.steps),
+            tuples: em.counts,
+        })
+    });
+    (outcome, steps)
 }
 
 /// What a dispatch loop emits, fixed at compile time: nothing, every kind,
@@ -188,10 +291,11 @@ struct Frame {
     dest: u8,
 }
 
-struct Machine<'p, 'o> {
+struct Machine<'p, 'o, 'm> {
     prog: &'p Program,
-
-    mem: Vec<i64>,
+    /// The function called.
+    entry: u32,
+    mem: &'m mut [i64],
     /// What only calls and returns need.
     calls: Calls,
     input_len: i64,
@@ -207,65 +311,26 @@ fn window(stack: &mut [i64], base: usize) -> &mut [i64; WINDOW] {
         .expect("register window is WINDOW long")
 }
 
-impl<'p, 'o> Machine<'p, 'o> {
-    fn new(prog: &'p Program, input: Input<'_>, out: &'o mut dyn Write) -> Result<Self> {
-        let entry = prog.entry_function();
-        if input.args.len() != entry.params as usize {
-            return Err(Error::Usage(format!(
-                "`{}` takes {} argument{}, {} given",
-                entry.name,
-                entry.params,
-                if entry.params == 1 { "" } else { "s" },
-                input.args.len()
-            )));
-        }
-        let needed = prog.input_base as usize + input.file.len();
-        if needed as u64 > prog.memory_words {
-            return Err(Error::Usage(format!(
-                "the input file ({} bytes) does not fit at address {} in memory of {} words; raise `.memory`",
-                input.file.len(),
-                prog.input_base,
-                prog.memory_words
-            )));
-        }
-        // `.memory` may ask for up to 1 GiB: ask for it fallibly first, so a host that
-        // cannot give it gets an error instead of an abort.  The probe is returned and the
-        // memory taken with `vec!`, whose zeroed allocation maps fresh pages without
-        // writing them (a safe fallible zeroed allocation is not stable yet).
-        let words = prog.memory_words as usize;
-        Vec::<i64>::new().try_reserve_exact(words).map_err(|_| {
-            Error::Usage(format!(
-                "cannot allocate the program's memory: {words} words ({} MiB, set by `.memory`) are more than this host gives",
-                (words * 8) >> 20
-            ))
-        })?;
-        let mut mem = vec![0i64; words];
-        for seg in &prog.data {
-            let at = seg.addr as usize;
-            mem[at..at + seg.words.len()].copy_from_slice(&seg.words);
-        }
-        let base = prog.input_base as usize;
-        for (slot, &b) in mem[base..].iter_mut().zip(input.file) {
-            *slot = b as i64;
-        }
+impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
+    fn new(prog: &'p Program, call: Call<'_>, mem: &'m mut [i64], out: &'o mut dyn Write) -> Self {
         let mut stack = vec![0i64; 4 * WINDOW];
-        stack[..input.args.len()].copy_from_slice(input.args);
-        Ok(Machine {
+        stack[..call.args.len()].copy_from_slice(call.args);
+        Machine {
             prog,
-
+            entry: call.func,
             mem,
             calls: Calls {
                 stack,
                 frames: Vec::new(),
                 depth: 0,
                 base: 0,
-                frame_regs: prog.functions[prog.entry as usize].regs as usize,
+                frame_regs: prog.functions[call.func as usize].regs as usize,
             },
-            input_len: input.file.len() as i64,
+            input_len: call.input_len as i64,
             out_buf: Vec::with_capacity(OUT_CHUNK),
             out,
             steps: 0,
-        })
+        }
     }
 
     fn flush_output(&mut self) -> Result<()> {
@@ -305,8 +370,8 @@ impl<'p, 'o> Machine<'p, 'o> {
             .collect();
         // The current function's index in the high half of a `Pc`, so a
         // tuple's pc is `fpc | pc`.
-        let mut fpc: u64 = (prog.entry as u64) << 32;
-        let mut code = fns[prog.entry as usize].0;
+        let mut fpc: u64 = (self.entry as u64) << 32;
+        let mut code = fns[self.entry as usize].0;
         let mut pc: usize = 0;
         let mut steps: u64 = 0;
         // What only calls and returns need (the stack, the frames, the
@@ -317,7 +382,7 @@ impl<'p, 'o> Machine<'p, 'o> {
         let cs: &mut Calls = std::hint::black_box(&mut self.calls);
         cs.depth = 0;
         cs.base = 0;
-        cs.frame_regs = fns[prog.entry as usize].1;
+        cs.frame_regs = fns[self.entry as usize].1;
         let mut regs = window(&mut cs.stack, 0);
 
         let flag = |on: bool| S::ACTIVE && (EMIT == EMIT_ALL || (EMIT == EMIT_SOME && on));
@@ -396,10 +461,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                     && let Some(id) = em.sink.region_at(fidx!() as u32, pc as u32)
                 {
                     let mut left = fuel - steps;
-                    match em
-                        .sink
-                        .run_region(id, regs, &mut self.mem, cs.depth, &mut left)
-                    {
+                    match em.sink.run_region(id, regs, self.mem, cs.depth, &mut left) {
                         Ok(resume) => {
                             if COUNT {
                                 steps = fuel - left;
@@ -514,6 +576,10 @@ impl<'p, 'o> Machine<'p, 'o> {
                 transfer!();
             }};
         }
+
+        // Code compiled during an earlier call may start at the called
+        // function's first instruction, as at any call's.
+        transfer!();
 
         loop {
             let ins = &code[pc];

@@ -1,0 +1,469 @@
+//! Embedding toyvm, the way wasmtime is embedded: an [`Engine`] holds the
+//! configuration (profiler model, JIT policy, limits), a [`Module`] a
+//! verified program and the code compiled for it, and an [`Instance`] one
+//! running copy of the module: its memory, its profiler model's state and
+//! the compiled regions it installed. The host calls any function of an
+//! instance by name, as many times as it likes; the profile and the
+//! compiled code carry over from call to call, and instances of one module
+//! (on any threads) share the code any of them compiled.
+//!
+//! ```
+//! use toyvm::engine::{Engine, Instance, Module};
+//!
+//! // `tri(n, acc)` adds n + (n-1) + ... + 1 to `acc`; its loop starts at
+//! // its first instruction.
+//! let src = "
+//! .func tri(n, acc)
+//! top:
+//!   jz n, done
+//!   add acc, acc, n
+//!   subi n, n, 1
+//!   jmp top
+//! done:
+//!   ret acc
+//! .end
+//! .func main()
+//!   li r0, 0
+//!   ret r0
+//! .end
+//! .entry main
+//! ";
+//! let engine = Engine::builder().profile_str("multihash:interval=1000")?.build();
+//! let module = Module::from_bytes(&engine, src.as_bytes())?;
+//! let mut instance = Instance::new(&module)?;
+//! assert_eq!(instance.call("tri", &[100_000, 0])?, 5_000_050_000);
+//! let compiled = instance.stats().jit.unwrap().compiles;
+//! assert!(compiled >= 1);
+//! // The second call runs the loop compiled during the first, from its
+//! // first instruction, and compiles nothing new.
+//! assert_eq!(instance.call("tri", &[10, 5])?, 60);
+//! assert_eq!(instance.stats().jit.unwrap().compiles, compiled);
+//! # Ok::<(), toyvm::Error>(())
+//! ```
+//!
+//! An instance runs calls on the calling thread; with the JIT on, each call
+//! runs on a scoped thread of its own with a stack large enough for native
+//! recursion to the call-depth limit (compiled functions call each other
+//! on the machine stack), which costs tens of microseconds per call. The
+//! profiler model runs on the caller's side too (the threaded model of
+//! [`crate::Runtime`] is for whole runs). Decisions are deterministic: the
+//! same calls in the same order compile the same regions at the same
+//! points.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use toyvm_profiler::ProfilerSpec;
+use toyvm_vm::interp::{self, Call, Config, NoJit};
+use toyvm_vm::tuple::NoSink;
+use toyvm_vm::{KindSet, Program};
+
+use crate::runtime::{
+    Feeder, Jit, JitHost, JitLimits, JitOptions, JitStats, Limits, Link, Model, SharedCode,
+    jit_stack_bytes,
+};
+use crate::{Error, Result};
+
+/// The configuration every module and instance made from it shares: the
+/// profiler model, the JIT's policy and the limits. Cheap to clone, and
+/// shareable across threads.
+#[derive(Clone, Debug, Default)]
+pub struct Engine {
+    config: Arc<EngineConfig>,
+}
+
+#[derive(Clone, Debug)]
+struct EngineConfig {
+    profile: Option<ProfilerSpec>,
+    jit: Option<JitOptions>,
+    limits: Limits,
+    lag: Option<u64>,
+    count: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            profile: None,
+            jit: Some(JitOptions::default()),
+            limits: Limits::default(),
+            lag: None,
+            count: false,
+        }
+    }
+}
+
+/// Builds an [`Engine`].
+#[derive(Clone, Debug, Default)]
+pub struct EngineBuilder {
+    config: EngineConfig,
+}
+
+impl EngineBuilder {
+    /// The profiler model each instance runs (`None`, the default:
+    /// interpret only, as the JIT acts on a model's candidates).
+    pub fn profile(mut self, spec: Option<ProfilerSpec>) -> Self {
+        self.config.profile = spec;
+        self
+    }
+
+    /// Parses and sets the profiler spec (`none`: no model).
+    pub fn profile_str(self, spec: &str) -> Result<Self> {
+        if spec.trim() == "none" {
+            return Ok(self.profile(None));
+        }
+        Ok(self.profile(Some(toyvm_profiler::parse_spec(spec)?)))
+    }
+
+    /// The JIT's policy (`None`: interpret only). On by default.
+    pub fn jit(mut self, jit: Option<JitOptions>) -> Self {
+        self.config.jit = jit;
+        self
+    }
+
+    /// The limits every instance honours: its fuel at instantiation (see
+    /// [`Instance::set_fuel`]), the call-depth limit, and the most memory a
+    /// module may have.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.config.limits = limits;
+        self
+    }
+
+    /// Tuples between an interval's end and its decisions taking effect
+    /// (`None`: the spec's interval).
+    pub fn lag(mut self, lag: Option<u64>) -> Self {
+        self.config.lag = lag;
+        self
+    }
+
+    /// Count the instructions each call executes (see
+    /// [`InstanceStats::instructions`]); always on with fuel.
+    pub fn count_instructions(mut self, count: bool) -> Self {
+        self.config.count = count;
+        self
+    }
+
+    /// The engine.
+    pub fn build(self) -> Engine {
+        Engine {
+            config: Arc::new(self.config),
+        }
+    }
+}
+
+impl Engine {
+    /// A builder: no profiler model (interpret only), the JIT's default
+    /// policy, default limits.
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
+    }
+
+    /// The limits instances of this engine honour.
+    pub fn limits(&self) -> &Limits {
+        &self.config.limits
+    }
+
+    /// Whether instances compile code: a JIT and a profiler model to
+    /// drive it.
+    fn jits(&self) -> bool {
+        self.config.jit.is_some() && self.config.profile.is_some()
+    }
+}
+
+/// A verified program ready to be instantiated, with the code compiled for
+/// it: its closed functions' native code, and every region any of its
+/// instances compiled, which the others then take instead of compiling it
+/// again. Cheap to clone, and shareable across threads.
+#[derive(Clone, Debug)]
+pub struct Module {
+    engine: Engine,
+    program: Arc<Program>,
+    code: Option<Arc<SharedCode>>,
+}
+
+impl Module {
+    /// Verifies `program` and checks it against the engine's limits; with
+    /// the JIT on, compiles its closed functions.
+    pub fn new(engine: &Engine, program: Program) -> Result<Module> {
+        toyvm_vm::verify::verify(&program)?;
+        engine.config.limits.check(&program)?;
+        let code = match &engine.config.jit {
+            Some(opts) if engine.jits() => Some(Arc::new(SharedCode::new(
+                &program,
+                engine.config.limits.fuel.is_some(),
+                opts.dump_clif.is_some(),
+            )?)),
+            _ => None,
+        };
+        Ok(Module {
+            engine: engine.clone(),
+            program: Arc::new(program),
+            code,
+        })
+    }
+
+    /// Loads a module from a `.bc` image or text assembly (told apart by
+    /// the magic), as `toyvm run` does.
+    pub fn from_bytes(engine: &Engine, bytes: &[u8]) -> Result<Module> {
+        Module::new(engine, Program::load_any(bytes)?)
+    }
+
+    /// The program.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// The index of the function named `name`.
+    pub fn function(&self, name: &str) -> Option<u32> {
+        self.program
+            .functions
+            .iter()
+            .position(|f| f.name == name)
+            .map(|i| i as u32)
+    }
+
+    /// Regions and whole functions compiled for this module so far, by all
+    /// its instances together (each once).
+    pub fn compiled(&self) -> usize {
+        self.code.as_ref().map_or(0, |c| c.compiled())
+    }
+}
+
+/// What an instance has done over its calls.
+#[derive(Clone, Debug, Default)]
+pub struct InstanceStats {
+    /// Calls made (trapped ones included).
+    pub calls: u64,
+    /// Instructions executed over all calls, when counted (with fuel, or
+    /// [`EngineBuilder::count_instructions`]): the interpreter's, and with
+    /// fuel compiled code's too.
+    pub instructions: u64,
+    /// What the JIT did (absent when it is off).
+    pub jit: Option<JitStats>,
+}
+
+/// One running copy of a module: its memory, its profiler model's state
+/// and its installed compiled code, kept from call to call. A trap ends
+/// the call, not the instance: memory stays as the trap left it.
+pub struct Instance {
+    module: Module,
+    mem: Vec<i64>,
+    input_len: usize,
+    /// The model's link (inline: on the calling thread), with a model.
+    link: Option<Link<'static, Model>>,
+    jit: Option<Jit>,
+    kinds: KindSet,
+    /// Fuel left, with a fuel limit.
+    fuel: Option<u64>,
+    /// The stack a call needs with compiled code.
+    stack: Option<usize>,
+    out: Box<dyn Write + Send>,
+    stats: InstanceStats,
+}
+
+impl std::fmt::Debug for Instance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Instance")
+            .field("memory_words", &self.mem.len())
+            .field("fuel", &self.fuel)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Instance {
+    /// An instance of `module` with no input file; output goes to
+    /// standard output (see [`set_output`](Self::set_output)).
+    pub fn new(module: &Module) -> Result<Instance> {
+        Instance::with_input(module, &[])
+    }
+
+    /// An instance with `file`'s bytes in memory at the program's
+    /// `.input` address, as `toyvm run --input` loads them.
+    pub fn with_input(module: &Module, file: &[u8]) -> Result<Instance> {
+        let config = &module.engine.config;
+        let mem = interp::memory(&module.program, file)?;
+        let kinds = config.profile.as_ref().map_or(KindSet::EMPTY, |p| p.kinds);
+        let jit = match (&config.jit, &module.code) {
+            (Some(opts), Some(code)) => {
+                let mut opts = opts.clone();
+                opts.timing = opts.timing || config.count;
+                let limits = JitLimits {
+                    fuel: config.limits.fuel,
+                    max_depth: config.limits.max_depth,
+                };
+                let program = Arc::clone(&module.program);
+                Some(Jit::new(program, Arc::clone(code), opts, false, limits)?)
+            }
+            _ => None,
+        };
+        let stack = module
+            .code
+            .as_ref()
+            .map(|c| jit_stack_bytes(c, config.limits.max_depth));
+        let link = config.profile.as_ref().map(|spec| {
+            let lag = config.lag.unwrap_or(spec.interval);
+            Link::inline(Model::new(spec, false), lag, jit.is_some())
+        });
+        Ok(Instance {
+            module: module.clone(),
+            mem,
+            input_len: file.len(),
+            link,
+            jit,
+            kinds,
+            fuel: config.limits.fuel,
+            stack,
+            out: Box::new(std::io::stdout()),
+            stats: InstanceStats::default(),
+        })
+    }
+
+    /// Where the program's output (`putn`, `putc`) goes from now on.
+    pub fn set_output(&mut self, out: impl Write + Send + 'static) {
+        self.out = Box::new(out);
+    }
+
+    /// The module instantiated.
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// Calls the function named `name` with `args` (one per parameter) and
+    /// returns what it returns (or `halt`'s operand).
+    pub fn call(&mut self, name: &str, args: &[i64]) -> Result<i64> {
+        let func = self
+            .module
+            .function(name)
+            .ok_or_else(|| Error::NoSuchFunction(name.to_owned()))?;
+        self.call_index(func, args)
+    }
+
+    /// Calls function `func` (an index into the program's functions).
+    pub fn call_index(&mut self, func: u32, args: &[i64]) -> Result<i64> {
+        if func as usize >= self.module.program.functions.len() {
+            return Err(Error::NoSuchFunction(format!("#{func}")));
+        }
+        match self.stack {
+            Some(stack) => std::thread::scope(|scope| {
+                std::thread::Builder::new()
+                    .name("toyvm-call".into())
+                    .stack_size(stack)
+                    .spawn_scoped(scope, || self.call_here(func, args))
+                    .map_err(|source| Error::Thread {
+                        what: "call",
+                        source,
+                    })?
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            }),
+            None => self.call_here(func, args),
+        }
+    }
+
+    fn call_here(&mut self, func: u32, args: &[i64]) -> Result<i64> {
+        let config = &self.module.engine.config;
+        let cfg = Config {
+            fuel: self.fuel,
+            count_steps: config.count,
+            max_depth: config.limits.max_depth,
+            kinds: self.kinds,
+        };
+        let call = Call {
+            func,
+            args,
+            input_len: self.input_len,
+        };
+        let program = &self.module.program;
+        let out = &mut *self.out;
+        let mem = &mut self.mem;
+        let (result, steps) = match (&mut self.link, &mut self.jit) {
+            (Some(link), Some(jit)) => {
+                jit.set_fuel_limit(self.fuel);
+                let mut host = JitHost::new(link, jit, self.kinds);
+                let r = interp::call_with_host(program, mem, call, out, &mut host, &cfg);
+                host.end();
+                r
+            }
+            (Some(link), None) => {
+                let mut feeder = Feeder(link);
+                interp::call_with_host(program, mem, call, out, &mut NoJit(&mut feeder), &cfg)
+            }
+            (None, _) => {
+                interp::call_with_host(program, mem, call, out, &mut NoJit(&mut NoSink), &cfg)
+            }
+        };
+        self.stats.calls += 1;
+        self.stats.instructions += steps;
+        if let Some(fuel) = &mut self.fuel {
+            *fuel = fuel.saturating_sub(steps);
+        }
+        let value = result?.value;
+        self.out
+            .flush()
+            .map_err(|e| Error::Usage(format!("writing the program's output: {e}")))?;
+        Ok(value)
+    }
+
+    /// The instance's memory, word by word.
+    pub fn memory(&self) -> &[i64] {
+        &self.mem
+    }
+
+    /// The instance's memory, to write from the host between calls.
+    pub fn memory_mut(&mut self) -> &mut [i64] {
+        &mut self.mem
+    }
+
+    /// `len` words of memory from word address `addr`, or
+    /// [`Error::MemoryAccess`] if they are not all inside it.
+    pub fn read(&self, addr: u64, len: usize) -> Result<&[i64]> {
+        let range = self.range(addr, len)?;
+        Ok(&self.mem[range])
+    }
+
+    /// Writes `words` to memory from word address `addr`, or returns
+    /// [`Error::MemoryAccess`] (writing nothing) if they do not all fit.
+    pub fn write(&mut self, addr: u64, words: &[i64]) -> Result<()> {
+        let range = self.range(addr, words.len())?;
+        self.mem[range].copy_from_slice(words);
+        Ok(())
+    }
+
+    fn range(&self, addr: u64, len: usize) -> Result<std::ops::Range<usize>> {
+        let size = self.mem.len() as u64;
+        let end = addr.checked_add(len as u64).filter(|&e| e <= size);
+        match end {
+            Some(end) => Ok(addr as usize..end as usize),
+            None => Err(Error::MemoryAccess { addr, len, size }),
+        }
+    }
+
+    /// Fuel left, when the engine set a fuel limit: instructions the
+    /// instance may still execute over its next calls.
+    pub fn fuel(&self) -> Option<u64> {
+        self.fuel
+    }
+
+    /// Refuels the instance. Only with a fuel limit on the engine (its
+    /// compiled code is then metered); otherwise a usage error.
+    pub fn set_fuel(&mut self, fuel: u64) -> Result<()> {
+        match &mut self.fuel {
+            Some(f) => {
+                *f = fuel;
+                Ok(())
+            }
+            None => Err(Error::Usage(
+                "this engine has no fuel limit: set one with `EngineBuilder::limits` to meter instances".into(),
+            )),
+        }
+    }
+
+    /// What the instance has done so far.
+    pub fn stats(&self) -> InstanceStats {
+        InstanceStats {
+            jit: self.jit.as_ref().map(Jit::stats),
+            ..self.stats.clone()
+        }
+    }
+}
