@@ -53,8 +53,10 @@
 use std::io::Write;
 use std::sync::Arc;
 
+use std::collections::HashMap;
 use toyvm_profiler::ProfilerSpec;
-use toyvm_vm::interp::{self, Call, Config, NoJit};
+
+use toyvm_vm::interp::{self, Call, Config, HostFunctions, NoJit};
 use toyvm_vm::tuple::NoSink;
 use toyvm_vm::{KindSet, Program};
 
@@ -229,6 +231,86 @@ impl Module {
     }
 }
 
+/// A host function: called with its arguments and the instance's memory,
+/// it returns the value `hcall` puts in its destination register, or a
+/// message that becomes the guest's trap.
+pub type HostFn = Box<dyn FnMut(&[i64], &mut [i64]) -> Result<i64, String> + Send>;
+
+/// The host functions a host offers an instance, by name: linked against
+/// the module's imports (`.import NAME N`) when the instance is made.
+#[derive(Default)]
+pub struct Imports {
+    fns: HashMap<String, (u8, HostFn)>,
+}
+
+impl std::fmt::Debug for Imports {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<_> = self.fns.iter().map(|(n, (p, _))| (n, p)).collect();
+        names.sort();
+        f.debug_struct("Imports").field("fns", &names).finish()
+    }
+}
+
+impl Imports {
+    /// No host functions.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Offers `f` as host function `name` taking `params` arguments
+    /// (replacing one of that name).
+    pub fn define(
+        &mut self,
+        name: &str,
+        params: u8,
+        f: impl FnMut(&[i64], &mut [i64]) -> Result<i64, String> + Send + 'static,
+    ) -> &mut Self {
+        self.fns.insert(name.to_owned(), (params, Box::new(f)));
+        self
+    }
+
+    /// The functions for `program`'s imports, in import order: each
+    /// import must be offered, with its number of arguments.
+    fn link(mut self, program: &Program) -> Result<Linked> {
+        let mut linked = Vec::with_capacity(program.imports.len());
+        for i in &program.imports {
+            match self.fns.remove(&i.name) {
+                Some((params, f)) if params == i.params => linked.push(f),
+                Some((params, _)) => {
+                    return Err(Error::Link(format!(
+                        "the module imports `{}` taking {}; the host offers it taking {}",
+                        i.name,
+                        plural(i.params),
+                        plural(params)
+                    )));
+                }
+                None => {
+                    return Err(Error::Link(format!(
+                        "the module imports `{}` (taking {}), which the host does not offer",
+                        i.name,
+                        plural(i.params)
+                    )));
+                }
+            }
+        }
+        Ok(Linked(linked))
+    }
+}
+
+/// `1 argument`, `2 arguments`.
+fn plural(n: u8) -> String {
+    format!("{n} argument{}", if n == 1 { "" } else { "s" })
+}
+
+/// An instance's host functions, by import index.
+struct Linked(Vec<HostFn>);
+
+impl HostFunctions for Linked {
+    fn call(&mut self, index: u16, args: &[i64], mem: &mut [i64]) -> Result<i64, String> {
+        (self.0[index as usize])(args, mem)
+    }
+}
+
 /// What an instance has done over its calls.
 #[derive(Clone, Debug, Default)]
 pub struct InstanceStats {
@@ -257,6 +339,8 @@ pub struct Instance {
     fuel: Option<u64>,
     /// The stack a call needs with compiled code.
     stack: Option<usize>,
+    /// The host functions, by import index.
+    host_fns: Linked,
     out: Box<dyn Write + Send>,
     stats: InstanceStats,
 }
@@ -272,15 +356,25 @@ impl std::fmt::Debug for Instance {
 }
 
 impl Instance {
-    /// An instance of `module` with no input file; output goes to
-    /// standard output (see [`set_output`](Self::set_output)).
+    /// An instance of `module` (which imports nothing) with no input
+    /// file; output goes to standard output (see
+    /// [`set_output`](Self::set_output)).
     pub fn new(module: &Module) -> Result<Instance> {
-        Instance::with_input(module, &[])
+        Instance::with_imports(module, Imports::new(), &[])
     }
 
     /// An instance with `file`'s bytes in memory at the program's
     /// `.input` address, as `toyvm run --input` loads them.
     pub fn with_input(module: &Module, file: &[u8]) -> Result<Instance> {
+        Instance::with_imports(module, Imports::new(), file)
+    }
+
+    /// An instance whose module's imports are linked to `imports` (every
+    /// import offered, with its number of arguments, or
+    /// [`Error::Link`] before anything runs), with `file`'s bytes at the
+    /// `.input` address.
+    pub fn with_imports(module: &Module, imports: Imports, file: &[u8]) -> Result<Instance> {
+        let host_fns = imports.link(&module.program)?;
         let config = &module.engine.config;
         let mem = interp::memory(&module.program, file)?;
         let kinds = config.profile.as_ref().map_or(KindSet::EMPTY, |p| p.kinds);
@@ -314,6 +408,7 @@ impl Instance {
             kinds,
             fuel: config.limits.fuel,
             stack,
+            host_fns,
             out: Box::new(std::io::stdout()),
             stats: InstanceStats::default(),
         })
@@ -377,20 +472,22 @@ impl Instance {
         let program = &self.module.program;
         let out = &mut *self.out;
         let mem = &mut self.mem;
+        let fns = &mut self.host_fns;
         let (result, steps) = match (&mut self.link, &mut self.jit) {
             (Some(link), Some(jit)) => {
                 jit.set_fuel_limit(self.fuel);
                 let mut host = JitHost::new(link, jit, self.kinds);
-                let r = interp::call_with_host(program, mem, call, out, &mut host, &cfg);
+                let r = interp::call_with_host(program, mem, call, out, &mut host, fns, &cfg);
                 host.end();
                 r
             }
             (Some(link), None) => {
-                let mut feeder = Feeder(link);
-                interp::call_with_host(program, mem, call, out, &mut NoJit(&mut feeder), &cfg)
+                let mut feeder = NoJit(&mut Feeder(link));
+                interp::call_with_host(program, mem, call, out, &mut feeder, fns, &cfg)
             }
             (None, _) => {
-                interp::call_with_host(program, mem, call, out, &mut NoJit(&mut NoSink), &cfg)
+                let mut none = NoJit(&mut NoSink);
+                interp::call_with_host(program, mem, call, out, &mut none, fns, &cfg)
             }
         };
         self.stats.calls += 1;

@@ -86,6 +86,11 @@ pub enum Error {
         /// The limit.
         limit: u64,
     },
+    /// The module imports a host function the host does not provide, or
+    /// provides with another number of arguments (or a run without a host,
+    /// such as `toyvm run`, was given a program with imports).
+    #[error("link: {0}")]
+    Link(String),
     /// The host named a function the module does not have.
     #[error("no function `{0}` in the module")]
     NoSuchFunction(String),

@@ -416,6 +416,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             let program = load(&file)?;
             limits
                 .check(&program)
+                .and_then(|()| toyvm::runtime::no_imports(&program))
                 .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
             let args = parse_args(&args)?;
             let input_bytes = read_input(input.as_deref(), &program)?;

@@ -342,3 +342,118 @@ fn a_module_over_the_memory_limit_is_refused() {
     };
     assert!(Module::from_bytes(&engine("none", bad), GUEST.as_bytes()).is_err());
 }
+
+const HOSTED: &str = "
+.import mix 2
+.import check 1
+.func work(n)
+  li r1, 0
+  li r2, 1
+top:
+  mov r3, r1
+  mov r4, r2
+  hcall r1, mix, r3, 2
+  addi r1, r1, 3
+  loop r2, n, top
+  hcall r5, check, r1, 1
+  ret r1
+.end
+.func main()
+  li r0, 0
+  ret r0
+.end
+";
+
+fn hosted_imports(calls: std::sync::Arc<std::sync::atomic::AtomicU64>) -> toyvm::engine::Imports {
+    let mut imports = toyvm::engine::Imports::new();
+    imports.define("mix", 2, move |args, mem| {
+        calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        mem[0] += 1;
+        Ok(args[0].wrapping_mul(31).wrapping_add(args[1]) % 1_000_003)
+    });
+    imports.define("check", 1, |args, _| {
+        if args[0] < 0 {
+            Err(format!("negative: {}", args[0]))
+        } else {
+            Ok(0)
+        }
+    });
+    imports
+}
+
+#[test]
+fn host_functions_agree_under_the_jit_and_the_interpreter() {
+    let counted = |profile: &str| {
+        let calls = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let m = Module::from_bytes(&engine(profile, Limits::default()), HOSTED.as_bytes()).unwrap();
+        let mut inst = Instance::with_imports(&m, hosted_imports(Arc::clone(&calls)), &[]).unwrap();
+        let results: Vec<i64> = (0..5)
+            .map(|_| inst.call("work", &[20_000]).unwrap())
+            .collect();
+        (
+            results,
+            calls.load(std::sync::atomic::Ordering::Relaxed),
+            inst.read(0, 1).unwrap()[0],
+        )
+    };
+    let (jit, jit_calls, jit_mem) = counted("multihash:interval=500");
+    let (plain, plain_calls, plain_mem) = counted("none");
+    assert_eq!(jit, plain);
+    assert_eq!((jit_calls, jit_mem), (100_000, 100_000));
+    assert_eq!((plain_calls, plain_mem), (100_000, 100_000));
+}
+
+#[test]
+fn missing_or_mismatched_imports_are_link_errors_and_host_failures_traps() {
+    let m = Module::from_bytes(&jit_engine(), HOSTED.as_bytes()).unwrap();
+    let e = Instance::new(&m).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "link: the module imports `mix` (taking 2 arguments), which the host does not offer"
+    );
+    let mut wrong = toyvm::engine::Imports::new();
+    wrong
+        .define("mix", 1, |_, _| Ok(0))
+        .define("check", 1, |_, _| Ok(0));
+    let e = Instance::with_imports(&m, wrong, &[])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "link: the module imports `mix` taking 2 arguments; the host offers it taking 1 argument"
+    );
+    let mut failing = toyvm::engine::Imports::new();
+    failing
+        .define("mix", 2, |_, _| Ok(-10))
+        .define("check", 1, |a, _| {
+            if a[0] < 0 {
+                Err(format!("negative: {}", a[0]))
+            } else {
+                Ok(0)
+            }
+        });
+    let mut inst = Instance::with_imports(&m, failing, &[]).unwrap();
+    assert_eq!(
+        trap_kind(inst.call("work", &[3]).unwrap_err()),
+        TrapKind::Host {
+            name: "check".into(),
+            message: "negative: -7".into()
+        }
+    );
+    // A whole run has no host: refused before it starts.
+    let rt = toyvm::Runtime::builder(m.program().clone()).build();
+    let e = rt
+        .run(
+            toyvm::vm::interp::Input {
+                args: &[],
+                file: &[],
+            },
+            &mut Vec::new(),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("link: the program imports host function `mix`"),
+        "{e}"
+    );
+}

@@ -1,5 +1,7 @@
 //! The embedding examples run, and say what they claim.
 
+#[path = "../examples/host_functions.rs"]
+mod host_functions;
 #[path = "../examples/instance_calls.rs"]
 mod instance_calls;
 #[path = "../examples/instance_threads.rs"]
@@ -64,4 +66,18 @@ fn limits_trap_and_say_which() {
         text.contains("memory limit: the program asks for 100000 words"),
         "{text}"
     );
+}
+
+#[test]
+fn host_functions_are_called_and_linked() {
+    let text = host_functions::run().unwrap();
+    assert!(
+        text.starts_with("after 10000 draws: sum 4975880, max 999\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("stats(50000) = 24933864; mean 498.7"),
+        "{text}"
+    );
+    assert!(text.contains("without imports: link: the module imports `next_random` (taking 1 argument), which the host does not offer"), "{text}");
 }

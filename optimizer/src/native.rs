@@ -36,14 +36,9 @@ use toyvm_vm::isa::Instr;
 /// Whether native code can run `i` (a `call` only if its callee is closed,
 /// which [`closed_functions`] decides).
 fn runs_natively(i: &Instr) -> bool {
-    !matches!(
-        i,
-        Instr::Calli { .. }
-            | Instr::Halt { .. }
-            | Instr::Putn { .. }
-            | Instr::Putc { .. }
-            | Instr::Inlen { .. }
-    )
+    // What regions leave to the interpreter, but for the calls and
+    // returns native functions make themselves.
+    matches!(i, Instr::Call { .. } | Instr::Ret { .. }) || !crate::superblock::is_interpreted(i)
 }
 
 /// Per function: whether it is closed (see the module docs). The greatest

@@ -443,7 +443,8 @@ impl fmt::Display for Region {
 }
 
 /// An instruction in the region IR's syntax: the assembler's, with
-/// registers `rN`, labels `LN`, functions `fN` and tables `tN` by index
+/// registers `rN`, labels `LN`, functions `fN`, tables `tN` and host
+/// functions `hN` by index
 /// (a region has no program at hand to name them).
 #[derive(Debug)]
 pub struct InstrText<'a>(pub &'a Instr);
@@ -461,6 +462,7 @@ impl fmt::Display for InstrText<'_> {
                 Operand::Func(g) => write!(f, "f{g}")?,
                 Operand::Count(n) => write!(f, "{n}")?,
                 Operand::Table(t) => write!(f, "t{t}")?,
+                Operand::HostFn(h) => write!(f, "h{h}")?,
             }
         }
         Ok(())
@@ -497,6 +499,7 @@ pub fn parse_instr(s: &str) -> std::result::Result<Instr, String> {
             OperandKind::Func => Operand::Func(num("f")?.parse().map_err(|_| bad())?),
             OperandKind::Count => Operand::Count(w.parse().map_err(|_| bad())?),
             OperandKind::Table => Operand::Table(num("t")?.parse().map_err(|_| bad())?),
+            OperandKind::HostFn => Operand::HostFn(num("h")?.parse().map_err(|_| bad())?),
         });
     }
     Instr::from_operands(op, &ops).ok_or_else(|| format!("bad operands for `{mnemonic}`"))

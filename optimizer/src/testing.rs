@@ -131,6 +131,8 @@ pub fn step(
             }
             _ => Stepped::Trap,
         },
+        // The evaluator has no host: a host function fails.
+        Instr::Hcall { .. } => Stepped::Trap,
         Instr::Ret { a } => Stepped::Ret(r(a)),
         Instr::Halt { a } => Stepped::Halt(r(a)),
         Instr::Putn { a } => {

@@ -79,6 +79,20 @@ impl Limits {
     }
 }
 
+/// A link error if `program` imports host functions: a whole run (this
+/// runtime, `toyvm run`) has no host to offer them.
+pub fn no_imports(program: &Program) -> crate::Result<()> {
+    match program.imports.first() {
+        Some(i) => Err(crate::Error::Link(format!(
+            "the program imports host function `{}` ({} import{}); a whole run has no host to offer them: embed it with `toyvm::engine`",
+            i.name,
+            program.imports.len(),
+            if program.imports.len() == 1 { "" } else { "s" }
+        ))),
+        None => Ok(()),
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -416,6 +430,7 @@ impl Runtime {
     /// depth limit, where both trap alike).
     pub fn run(&self, input: Input<'_>, out: &mut (dyn Write + Send)) -> crate::Result<RunReport> {
         self.limits.check(&self.program)?;
+        no_imports(&self.program)?;
         if let (Some(opts), Some(_)) = (&self.jit, &self.profile) {
             let code = SharedCode::new(
                 &self.program,

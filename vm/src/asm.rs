@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use crate::isa::{Instr, Op, Operand, OperandKind};
-use crate::program::{DataSegment, Function, MAX_REGS, Program};
+use crate::program::{DataSegment, Function, Import, MAX_IMPORTS, MAX_REGS, Program};
 use crate::{Error, Result};
 
 /// Default words of memory when `.memory` is absent.
@@ -199,9 +199,38 @@ pub fn assemble(src: &str) -> Result<Program> {
         .filter(|(_, l)| !l.is_empty())
         .collect();
 
-    // Pass 1: function names, so calls may refer forward.
+    // Pass 1: function and import names, so calls may refer forward.
     let mut func_index: HashMap<String, u32> = HashMap::new();
+    let mut imports: Vec<Import> = Vec::new();
+    let mut import_index: HashMap<String, u16> = HashMap::new();
     for &(line, l) in &lines {
+        if let Some(rest) = l.strip_prefix(".import") {
+            let mut words = rest.split_whitespace();
+            let (name, params) = (words.next().unwrap_or(""), words.next());
+            if !is_ident(name) {
+                return err(line, format!("bad import name `{name}`"));
+            }
+            let Some(params) = params.and_then(parse_int).filter(|n| (0..=255).contains(n)) else {
+                return err(line, "`.import` needs `NAME ARGUMENTS` (0-255 arguments)");
+            };
+            if words.next().is_some() {
+                return err(line, "`.import` takes a name and an argument count");
+            }
+            if imports.len() >= MAX_IMPORTS {
+                return err(line, format!("more than {MAX_IMPORTS} imports"));
+            }
+            if import_index
+                .insert(name.to_owned(), imports.len() as u16)
+                .is_some()
+            {
+                return err(line, format!("host function `{name}` is imported twice"));
+            }
+            imports.push(Import {
+                name: name.to_owned(),
+                params: params as u8,
+            });
+            continue;
+        }
         if let Some(rest) = l.strip_prefix(".func") {
             let name = rest.trim().split('(').next().unwrap_or("").trim();
             if !is_ident(name) {
@@ -316,6 +345,8 @@ pub fn assemble(src: &str) -> Result<Program> {
                 None => return err(line, "`.input` needs an address"),
             },
             ".entry" => entry_name = Some((line, rest)),
+            // Read in pass 1.
+            ".import" => {}
             ".data" | ".string" => {
                 let Some((addr, values)) = rest.split_once(':') else {
                     return err(line, format!("`{word}` needs `ADDRESS: values`"));
@@ -365,7 +396,7 @@ pub fn assemble(src: &str) -> Result<Program> {
 
     let mut functions = Vec::with_capacity(funcs.len());
     for f in &funcs {
-        functions.push(finish_function(f, &func_index)?);
+        functions.push(finish_function(f, &func_index, &import_index)?);
     }
     let entry = match entry_name {
         Some((line, name)) => match func_index.get(name) {
@@ -388,6 +419,7 @@ pub fn assemble(src: &str) -> Result<Program> {
         memory_words: memory_words.unwrap_or(DEFAULT_MEMORY_WORDS),
         input_base: input_base.unwrap_or(0),
         entry,
+        imports,
     };
     crate::verify::verify(&p)?;
     Ok(p)
@@ -447,7 +479,11 @@ fn start_function<'a>(rest: &str, line: usize) -> Result<FuncBuilder<'a>> {
     Ok(f)
 }
 
-fn finish_function(f: &FuncBuilder<'_>, funcs: &HashMap<String, u32>) -> Result<Function> {
+fn finish_function(
+    f: &FuncBuilder<'_>,
+    funcs: &HashMap<String, u32>,
+    imports: &HashMap<String, u16>,
+) -> Result<Function> {
     let mut code = Vec::with_capacity(f.body.len());
     let mut tables = Vec::new();
     let mut max_reg: i64 = f.params as i64 - 1;
@@ -514,6 +550,15 @@ fn finish_function(f: &FuncBuilder<'_>, funcs: &HashMap<String, u32>) -> Result<
                     Some(&g) => Operand::Func(g),
                     None => return err(p.line, format!("undefined function `{arg}`")),
                 },
+                OperandKind::HostFn => match imports.get(arg) {
+                    Some(&h) => Operand::HostFn(h),
+                    None => {
+                        return err(
+                            p.line,
+                            format!("host function `{arg}` is not imported (`.import {arg} N`)"),
+                        );
+                    }
+                },
                 OperandKind::Table => {
                     let Some(list) = arg.strip_prefix('[').and_then(|a| a.strip_suffix(']')) else {
                         return bad("");
@@ -567,6 +612,9 @@ pub fn disassemble(p: &Program) -> String {
     let _ = writeln!(s, ".memory {}", p.memory_words);
     let _ = writeln!(s, ".input {}", p.input_base);
     let _ = writeln!(s, ".entry {}", p.functions[p.entry as usize].name);
+    for i in &p.imports {
+        let _ = writeln!(s, ".import {} {}", i.name, i.params);
+    }
     for seg in &p.data {
         match as_text(&seg.words) {
             Some(text) => {
@@ -617,6 +665,10 @@ pub fn format_instr(p: &Program, f: &Function, i: &Instr) -> String {
                 .functions
                 .get(g as usize)
                 .map_or_else(|| format!("<function {g}>"), |f| f.name.clone()),
+            Operand::HostFn(h) => p
+                .imports
+                .get(h as usize)
+                .map_or_else(|| format!("<import {h}>"), |i| i.name.clone()),
             Operand::Table(t) => match f.tables.get(t as usize) {
                 Some(table) => {
                     let ls: Vec<String> = table.iter().map(|l| format!("L{l}")).collect();

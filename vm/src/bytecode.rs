@@ -9,18 +9,21 @@
 //!                | table count u16, per table: len u32, len x target u32
 //!                | instruction count u32, per instruction: opcode u8, operands
 //!   3 DATA       count u32, then per segment: addr u64 | len u32 | len x i64
+//!   4 IMPORTS    count u32, then per host function imported:
+//!                name_len u16 | name (UTF-8) | params u8
 //! ```
 //!
 //! All integers are little-endian.  Operand sizes come from
 //! [`crate::isa::OperandKind::encoded_size`].  MEMORY and FUNCTIONS are
-//! required, DATA is optional; each appears at most once, in id order.
+//! required, DATA and IMPORTS are optional (written only when not empty);
+//! each appears at most once, in id order.
 //!
 //! Decoding never trusts a count: before allocating for `n` items it checks
 //! that the bytes left could hold `n` of the smallest such item, so a hostile
 //! header cannot make it allocate more than the file's own size.
 
 use crate::isa::{Instr, Op, Operand, OperandKind};
-use crate::program::{DataSegment, Function, Program};
+use crate::program::{DataSegment, Function, Import, Program};
 use crate::{Error, Result};
 
 /// The first eight bytes of every `.bc` file.
@@ -31,6 +34,7 @@ pub const VERSION: u16 = 1;
 const SECTION_MEMORY: u8 = 1;
 const SECTION_FUNCTIONS: u8 = 2;
 const SECTION_DATA: u8 = 3;
+const SECTION_IMPORTS: u8 = 4;
 
 /// Encodes a program.  The encoding is canonical: decoding and encoding
 /// again gives the same bytes.
@@ -39,7 +43,7 @@ pub fn encode(p: &Program) -> Vec<u8> {
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&0u16.to_le_bytes());
-    let sections = if p.data.is_empty() { 2u32 } else { 3 };
+    let sections = 2 + u32::from(!p.data.is_empty()) + u32::from(!p.imports.is_empty());
     out.extend_from_slice(&sections.to_le_bytes());
 
     let mut mem = Vec::new();
@@ -81,6 +85,16 @@ pub fn encode(p: &Program) -> Vec<u8> {
         }
         section(&mut out, SECTION_DATA, &data);
     }
+    if !p.imports.is_empty() {
+        let mut imports = Vec::new();
+        imports.extend_from_slice(&(p.imports.len() as u32).to_le_bytes());
+        for i in &p.imports {
+            imports.extend_from_slice(&(i.name.len() as u16).to_le_bytes());
+            imports.extend_from_slice(i.name.as_bytes());
+            imports.push(i.params);
+        }
+        section(&mut out, SECTION_IMPORTS, &imports);
+    }
     out
 }
 
@@ -97,7 +111,7 @@ pub fn encode_instr(i: &Instr, out: &mut Vec<u8>) {
     for o in i.operands().iter() {
         match *o {
             Operand::Reg(r) | Operand::Count(r) => out.push(r),
-            Operand::Table(t) => out.extend_from_slice(&t.to_le_bytes()),
+            Operand::Table(t) | Operand::HostFn(t) => out.extend_from_slice(&t.to_le_bytes()),
             Operand::Imm(v) => out.extend_from_slice(&v.to_le_bytes()),
             Operand::Label(v) | Operand::Func(v) => out.extend_from_slice(&v.to_le_bytes()),
             Operand::Wide(v) => out.extend_from_slice(&v.to_le_bytes()),
@@ -189,6 +203,7 @@ pub fn decode(bytes: &[u8]) -> Result<Program> {
     let mut memory = None;
     let mut functions = None;
     let mut data = Vec::new();
+    let mut imports = Vec::new();
     let mut last_id = 0u8;
     for _ in 0..count {
         let at = r.pos;
@@ -224,6 +239,7 @@ pub fn decode(bytes: &[u8]) -> Result<Program> {
             }
             SECTION_FUNCTIONS => functions = Some(decode_functions(&mut s)?),
             SECTION_DATA => data = decode_data(&mut s)?,
+            SECTION_IMPORTS => imports = decode_imports(&mut s)?,
             other => {
                 return Err(Error::Decode {
                     offset: at,
@@ -257,7 +273,28 @@ pub fn decode(bytes: &[u8]) -> Result<Program> {
         memory_words,
         input_base,
         entry,
+        imports,
     })
+}
+
+fn decode_imports(r: &mut Reader<'_>) -> Result<Vec<Import>> {
+    let count = r.u32("import count")?;
+    // Smallest import: name_len, params.
+    let count = r.check_count(count as u64, 3, "import")?;
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        let name_len = r.u16("import name length")? as usize;
+        let at = r.pos;
+        let name = std::str::from_utf8(r.take(name_len, "import name")?)
+            .map_err(|_| Error::Decode {
+                offset: at,
+                msg: "import name is not UTF-8".into(),
+            })?
+            .to_owned();
+        let params = r.u8("import parameter count")?;
+        out.push(Import { name, params });
+    }
+    Ok(out)
 }
 
 fn decode_functions(r: &mut Reader<'_>) -> Result<Vec<Function>> {
@@ -320,6 +357,7 @@ fn decode_instr(r: &mut Reader<'_>, func: &str, index: usize) -> Result<Instr> {
             OperandKind::Reg => Operand::Reg(r.u8("register")?),
             OperandKind::Count => Operand::Count(r.u8("count")?),
             OperandKind::Table => Operand::Table(r.u16("table")?),
+            OperandKind::HostFn => Operand::HostFn(r.u16("host function")?),
             OperandKind::Imm => Operand::Imm(r.u32("immediate")? as i32),
             OperandKind::Label => Operand::Label(r.u32("label")?),
             OperandKind::Func => Operand::Func(r.u32("function")?),

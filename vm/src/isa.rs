@@ -26,6 +26,8 @@ pub type Func = u32;
 pub type Count = u8;
 /// An index into the current function's jump tables.
 pub type Table = u16;
+/// A host function's index among the program's imports.
+pub type HostFn = u16;
 
 /// The kinds of operand an instruction can carry, with their encoded sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +46,9 @@ pub enum OperandKind {
     Count,
     /// A jump table index ([`Table`], 2 bytes).
     Table,
+    /// A host function, an index into the program's imports ([`HostFn`],
+    /// 2 bytes).
+    HostFn,
 }
 
 impl OperandKind {
@@ -51,7 +56,7 @@ impl OperandKind {
     pub const fn encoded_size(self) -> usize {
         match self {
             OperandKind::Reg | OperandKind::Count => 1,
-            OperandKind::Table => 2,
+            OperandKind::Table | OperandKind::HostFn => 2,
             OperandKind::Imm | OperandKind::Label | OperandKind::Func => 4,
             OperandKind::Wide => 8,
         }
@@ -67,6 +72,7 @@ impl OperandKind {
             OperandKind::Func => "a function name",
             OperandKind::Count => "an argument count (0-255)",
             OperandKind::Table => "a jump table `[L1, L2, ...]`",
+            OperandKind::HostFn => "an imported host function's name",
         }
     }
 }
@@ -88,6 +94,8 @@ pub enum Operand {
     Count(Count),
     /// An index into the function's jump tables.
     Table(Table),
+    /// An index into the program's imports.
+    HostFn(HostFn),
 }
 
 impl Operand {
@@ -101,6 +109,7 @@ impl Operand {
             Operand::Func(_) => OperandKind::Func,
             Operand::Count(_) => OperandKind::Count,
             Operand::Table(_) => OperandKind::Table,
+            Operand::HostFn(_) => OperandKind::HostFn,
         }
     }
 }
@@ -289,6 +298,9 @@ macro_rules! field_doc {
     (Calli, a, Reg) => {
         "The first of the `n` consecutive argument registers."
     };
+    (Hcall, a, Reg) => {
+        "The first of the `n` consecutive argument registers."
+    };
     (Calli, f, Reg) => {
         "The register holding the callee's function value (from `fref`)."
     };
@@ -327,6 +339,9 @@ macro_rules! field_doc {
     };
     ($op:ident, t, Table) => {
         "The jump table's index among this function's tables."
+    };
+    ($op:ident, h, HostFn) => {
+        "The host function's index among the program's imports."
     };
     ($op:ident, n, Count) => {
         "The number of arguments passed."
@@ -461,6 +476,10 @@ define_isa! {
     /// `d = (function value in f)(a, ..., a+n-1)`; traps on a bad function
     /// value or arity.  Emits a Call tuple.
     Calli = 0x61, "calli" { d: Reg, f: Reg, a: Reg, n: Count };
+    /// `d = host function h(a, a+1, ..., a+n-1)`: a function the embedder
+    /// provides, imported by name (`.import`); it may read and write memory,
+    /// or trap with a message.
+    Hcall = 0x64, "hcall" { d: Reg, h: HostFn, a: Reg, n: Count };
     /// Return `a` to the caller (from the entry function: end the program).
     Ret = 0x62, "ret" { a: Reg };
     /// End the program now with exit status `a & 255`.

@@ -44,5 +44,5 @@ pub mod tuple;
 pub mod verify;
 
 pub use error::{Error, Result};
-pub use program::{Function, Pc, Program};
+pub use program::{Function, Import, Pc, Program};
 pub use tuple::{Candidate, Kind, KindSet, Tuple, TupleSink};

@@ -43,6 +43,22 @@ pub struct DataSegment {
     pub words: Vec<i64>,
 }
 
+/// A host function the program imports (`.import name N` in assembly):
+/// the embedder provides a function of this name taking `params`
+/// arguments, and `hcall` calls it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Import {
+    /// The name the host provides it under, unique among the imports
+    /// (verified).
+    pub name: String,
+    /// How many arguments it takes; every `hcall` of it passes this many
+    /// (verified).
+    pub params: u8,
+}
+
+/// Most host functions one program may import.
+pub const MAX_IMPORTS: usize = 1 << 16;
+
 /// A whole program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Program {
@@ -58,6 +74,10 @@ pub struct Program {
     /// The function that starts the program; its parameters are the
     /// program's arguments.
     pub entry: u32,
+    /// The host functions the program imports; [`HostFn`](crate::isa::HostFn)
+    /// operands index into it. A program with imports runs only where a
+    /// host provides them (see `toyvm::engine`).
+    pub imports: Vec<Import>,
 }
 
 impl Program {

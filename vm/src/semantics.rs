@@ -247,6 +247,7 @@ mod tests {
                     crate::isa::OperandKind::Func => Operand::Func(0),
                     crate::isa::OperandKind::Count => Operand::Count(0),
                     crate::isa::OperandKind::Table => Operand::Table(0),
+                    crate::isa::OperandKind::HostFn => Operand::HostFn(0),
                 })
                 .collect();
             let i = Instr::from_operands(op, &ops).unwrap();

@@ -21,7 +21,9 @@
 use std::collections::HashSet;
 
 use crate::isa::{Instr, Operand};
-use crate::program::{MAX_CODE_LEN, MAX_FUNCTIONS, MAX_MEMORY_WORDS, MAX_REGS, Program};
+use crate::program::{
+    MAX_CODE_LEN, MAX_FUNCTIONS, MAX_IMPORTS, MAX_MEMORY_WORDS, MAX_REGS, Program,
+};
 use crate::{Error, Result};
 
 /// Checks a program; the error names the function, instruction and problem.
@@ -49,6 +51,26 @@ pub fn verify(p: &Program) -> Result<()> {
     for f in &p.functions {
         if !names.insert(f.name.as_str()) {
             return Err(fail(&f.name, None, "function name defined twice".into()));
+        }
+    }
+    if p.imports.len() > MAX_IMPORTS {
+        return Err(fail(
+            "<program>",
+            None,
+            format!("{} imports (at most {MAX_IMPORTS})", p.imports.len()),
+        ));
+    }
+    let mut imported = HashSet::new();
+    for i in &p.imports {
+        if i.name.is_empty() || !imported.insert(i.name.as_str()) {
+            return Err(fail(
+                "<program>",
+                None,
+                format!(
+                    "host function `{}` is imported twice or has no name",
+                    i.name
+                ),
+            ));
         }
     }
     if p.memory_words > MAX_MEMORY_WORDS {
@@ -157,6 +179,13 @@ pub fn verify(p: &Program) -> Result<()> {
                     Operand::Func(g) if g as usize >= p.functions.len() => {
                         return Err(fail(name, at, format!("function index {g} does not exist")));
                     }
+                    Operand::HostFn(h) if h as usize >= p.imports.len() => {
+                        return Err(fail(
+                            name,
+                            at,
+                            format!("import {h} does not exist ({} imports)", p.imports.len()),
+                        ));
+                    }
                     Operand::Table(t) if t as usize >= f.tables.len() => {
                         return Err(fail(
                             name,
@@ -183,6 +212,20 @@ pub fn verify(p: &Program) -> Result<()> {
                     check_window(f.regs, a, n).map_err(|m| fail(name, at, m))?;
                 }
                 Instr::Calli { a, n, .. } => {
+                    check_window(f.regs, a, n).map_err(|m| fail(name, at, m))?;
+                }
+                Instr::Hcall { h, a, n, .. } => {
+                    let import = &p.imports[h as usize];
+                    if import.params != n {
+                        return Err(fail(
+                            name,
+                            at,
+                            format!(
+                                "hcall of `{}` passes {n} arguments but it is imported with {}",
+                                import.name, import.params
+                            ),
+                        ));
+                    }
                     check_window(f.regs, a, n).map_err(|m| fail(name, at, m))?;
                 }
                 _ => {}
@@ -239,7 +282,9 @@ impl RegSet {
 /// The registers an instruction reads, and the one it writes.
 pub(crate) fn reads_and_write(i: &Instr) -> (Vec<u8>, Option<u8>) {
     match *i {
-        Instr::Call { d, a, n, .. } => ((a..a.saturating_add(n)).collect(), Some(d)),
+        Instr::Call { d, a, n, .. } | Instr::Hcall { d, a, n, .. } => {
+            ((a..a.saturating_add(n)).collect(), Some(d))
+        }
         Instr::Calli { d, f, a, n } => {
             let mut r: Vec<u8> = (a..a.saturating_add(n)).collect();
             r.push(f);

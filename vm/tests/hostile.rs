@@ -67,6 +67,7 @@ fn arb_program() -> impl Strategy<Value = Program> {
                             OperandKind::Func => Operand::Func(v as u32 % 2),
                             OperandKind::Count => Operand::Count(0),
                             OperandKind::Table => Operand::Table(0),
+                            OperandKind::HostFn => Operand::HostFn(0),
                         })
                         .collect();
                     Instr::from_operands(*op, &ops).unwrap()
@@ -96,6 +97,11 @@ fn arb_program() -> impl Strategy<Value = Program> {
                 memory_words: mem.max(3),
                 input_base: 0,
                 entry: 0,
+                // `hcall`s call it; no host provides it, so they trap.
+                imports: vec![toyvm_vm::Import {
+                    name: "h".into(),
+                    params: 0,
+                }],
             }
         })
 }

@@ -472,6 +472,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                 return false;
             }
             Instr::Calli { .. }
+            | Instr::Hcall { .. }
             | Instr::Halt { .. }
             | Instr::Putn { .. }
             | Instr::Putc { .. }

@@ -607,6 +607,7 @@ mod random {
             memory_words: 64,
             input_base: 0,
             entry: 0,
+            imports: Vec::new(),
         };
         verify::verify(&p).unwrap();
         p

@@ -117,7 +117,32 @@ pub fn run_with_host<S: Host>(
         args: input.args,
         input_len: input.file.len(),
     };
-    call_with_host(p, &mut mem, call, out, sink, cfg).0
+    call_with_host(p, &mut mem, call, out, sink, &mut NoHostFunctions, cfg).0
+}
+
+/// The functions a host provides to a program's `hcall`s, by import index
+/// (see [`Program::imports`]).
+pub trait HostFunctions {
+    /// Calls import `index` with `args` (as many as it is imported with)
+    /// and the program's memory; returns its result, or a message that
+    /// becomes the program's trap ([`TrapKind::Host`]).
+    fn call(
+        &mut self,
+        index: u16,
+        args: &[i64],
+        mem: &mut [i64],
+    ) -> std::result::Result<i64, String>;
+}
+
+/// No host functions: every `hcall` traps. Runs without a host (`toyvm
+/// run`) refuse programs with imports before they start.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoHostFunctions;
+
+impl HostFunctions for NoHostFunctions {
+    fn call(&mut self, _: u16, _: &[i64], _: &mut [i64]) -> std::result::Result<i64, String> {
+        Err("no host provides it".to_owned())
+    }
 }
 
 /// One call into a program: a function, its arguments, and the length of
@@ -188,7 +213,8 @@ fn check_arity(f: &crate::program::Function, given: usize) -> Result<()> {
 /// Runs one call of `p` on `mem` (the program's memory, kept by the
 /// caller between calls: see [`memory`]), streaming tuples into `host` and
 /// running the compiled code it supplies, as [`run_with_host`] runs the
-/// entry function. A call ends at the function's `ret` or at a `halt`.
+/// entry function, with `host_fns` answering its `hcall`s. A call ends at
+/// the function's `ret` or at a `halt`.
 ///
 /// Returns the outcome and, apart from it (so a trap does not lose it),
 /// the instructions executed: counted with [`Config::fuel`] or
@@ -204,13 +230,14 @@ pub fn call_with_host<S: Host>(
     call: Call<'_>,
     out: &mut dyn Write,
     sink: &mut S,
+    host_fns: &mut dyn HostFunctions,
     cfg: &Config,
 ) -> (Result<Outcome>, u64) {
     assert_eq!(mem.len() as u64, p.memory_words, "memory is `.memory` long");
     if let Err(e) = check_arity(&p.functions[call.func as usize], call.args.len()) {
         return (Err(e), 0);
     }
-    let mut m = Machine::new(p, call, mem, out);
+    let mut m = Machine::new(p, call, mem, out, host_fns);
     let mut em = Emitter::new(sink, cfg.kinds);
     em.count = cfg.count_steps;
     let counting = cfg.fuel.is_some() || cfg.count_steps;
@@ -293,6 +320,7 @@ struct Frame {
 
 struct Machine<'p, 'o, 'm> {
     prog: &'p Program,
+    host_fns: &'m mut dyn HostFunctions,
     /// The function called.
     entry: u32,
     mem: &'m mut [i64],
@@ -312,11 +340,18 @@ fn window(stack: &mut [i64], base: usize) -> &mut [i64; WINDOW] {
 }
 
 impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
-    fn new(prog: &'p Program, call: Call<'_>, mem: &'m mut [i64], out: &'o mut dyn Write) -> Self {
+    fn new(
+        prog: &'p Program,
+        call: Call<'_>,
+        mem: &'m mut [i64],
+        out: &'o mut dyn Write,
+        host_fns: &'m mut dyn HostFunctions,
+    ) -> Self {
         let mut stack = vec![0i64; 4 * WINDOW];
         stack[..call.args.len()].copy_from_slice(call.args);
         Machine {
             prog,
+            host_fns,
             entry: call.func,
             mem,
             calls: Calls {
@@ -735,6 +770,17 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                         None => fail!(TrapKind::BadFunctionValue(v)),
                     };
                     enter!(d, callee, a, n)
+                }
+                Instr::Hcall { d, h, a, n } => {
+                    let args = &regs[a as usize..a as usize + n as usize];
+                    match self.host_fns.call(h, args, self.mem) {
+                        Ok(v) => regs[d as usize] = v,
+                        Err(message) => fail!(TrapKind::Host {
+                            name: prog.imports[h as usize].name.clone(),
+                            message,
+                        }),
+                    }
+                    pc += 1;
                 }
                 Instr::Ret { a } => {
                     let v = regs[a as usize];

@@ -32,6 +32,13 @@ pub enum TrapKind {
     /// A `calli` through a value that is not a function index of the
     /// program (the offending value).
     BadFunctionValue(i64),
+    /// A host function called by `hcall` failed.
+    Host {
+        /// The host function's name (its import).
+        name: String,
+        /// What the host said.
+        message: String,
+    },
     /// A `calli` to a function with a different number of parameters than
     /// the arguments it passes.
     ArityMismatch {
@@ -62,6 +69,9 @@ impl fmt::Display for TrapKind {
                     f,
                     "out of fuel: the step limit of {limit} instructions was reached"
                 )
+            }
+            TrapKind::Host { name, message } => {
+                write!(f, "host function `{name}` failed: {message}")
             }
             TrapKind::BadFunctionValue(v) => {
                 write!(f, "indirect call through {v}, which is not a function")
