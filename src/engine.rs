@@ -217,11 +217,7 @@ impl Module {
 
     /// The index of the function named `name`.
     pub fn function(&self, name: &str) -> Option<u32> {
-        self.program
-            .functions
-            .iter()
-            .position(|f| f.name == name)
-            .map(|i| i as u32)
+        self.program.function_index(name)
     }
 
     /// Regions and whole functions compiled for this module so far, by all
