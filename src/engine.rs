@@ -111,10 +111,7 @@ impl EngineBuilder {
 
     /// Parses and sets the profiler spec (`none`: no model).
     pub fn profile_str(self, spec: &str) -> Result<Self> {
-        if spec.trim() == "none" {
-            return Ok(self.profile(None));
-        }
-        Ok(self.profile(Some(toyvm_profiler::parse_spec(spec)?)))
+        Ok(self.profile(crate::runtime::parse_profile(spec)?))
     }
 
     /// The JIT's policy (`None`: interpret only). On by default.

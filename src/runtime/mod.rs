@@ -79,6 +79,14 @@ impl Limits {
     }
 }
 
+/// A profiler spec, or `none` for no model (what `profile_str` takes).
+pub fn parse_profile(spec: &str) -> crate::Result<Option<ProfilerSpec>> {
+    if spec.trim() == "none" {
+        return Ok(None);
+    }
+    Ok(Some(toyvm_profiler::parse_spec(spec)?))
+}
+
 /// A link error if `program` imports host functions: a whole run (this
 /// runtime, `toyvm run`) has no host to offer them.
 pub fn no_imports(program: &Program) -> crate::Result<()> {
@@ -137,11 +145,7 @@ impl RuntimeBuilder {
 
     /// Parses and sets the profile spec; `none` means no profiler.
     pub fn profile_str(self, spec: &str) -> crate::Result<Self> {
-        if spec.trim() == "none" {
-            return Ok(self.profile(None));
-        }
-        let spec = toyvm_profiler::parse_spec(spec)?;
-        Ok(self.profile(Some(spec)))
+        Ok(self.profile(parse_profile(spec)?))
     }
 
     /// Stop with an out-of-fuel trap after this many instructions.

@@ -55,8 +55,7 @@ pub fn encode(p: &Program) -> Vec<u8> {
     let mut funcs = Vec::new();
     funcs.extend_from_slice(&(p.functions.len() as u32).to_le_bytes());
     for f in &p.functions {
-        funcs.extend_from_slice(&(f.name.len() as u16).to_le_bytes());
-        funcs.extend_from_slice(f.name.as_bytes());
+        put_name(&mut funcs, &f.name);
         funcs.push(f.params);
         funcs.extend_from_slice(&f.regs.to_le_bytes());
         funcs.extend_from_slice(&(f.tables.len() as u16).to_le_bytes());
@@ -89,13 +88,18 @@ pub fn encode(p: &Program) -> Vec<u8> {
         let mut imports = Vec::new();
         imports.extend_from_slice(&(p.imports.len() as u32).to_le_bytes());
         for i in &p.imports {
-            imports.extend_from_slice(&(i.name.len() as u16).to_le_bytes());
-            imports.extend_from_slice(i.name.as_bytes());
+            put_name(&mut imports, &i.name);
             imports.push(i.params);
         }
         section(&mut out, SECTION_IMPORTS, &imports);
     }
     out
+}
+
+/// A name: its length as a u16, then its UTF-8 bytes.
+fn put_name(out: &mut Vec<u8>, name: &str) {
+    out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    out.extend_from_slice(name.as_bytes());
 }
 
 fn section(out: &mut Vec<u8>, id: u8, payload: &[u8]) {
@@ -158,6 +162,18 @@ impl<'a> Reader<'a> {
     }
     fn u64(&mut self, what: &str) -> Result<u64> {
         Ok(u64::from_le_bytes(self.take(8, what)?.try_into().unwrap()))
+    }
+
+    /// A name written by `put_name`; `what` names its owner in errors.
+    fn name(&mut self, what: &str) -> Result<String> {
+        let len = self.u16(&format!("{what} name length"))? as usize;
+        let at = self.pos;
+        let bytes = self.take(len, &format!("{what} name"))?;
+        let name = std::str::from_utf8(bytes).map_err(|_| Error::Decode {
+            offset: at,
+            msg: format!("{what} name is not UTF-8"),
+        })?;
+        Ok(name.to_owned())
     }
 
     /// Checks that `count` items of at least `min_size` bytes each can fit
@@ -283,14 +299,7 @@ fn decode_imports(r: &mut Reader<'_>) -> Result<Vec<Import>> {
     let count = r.check_count(count as u64, 3, "import")?;
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
-        let name_len = r.u16("import name length")? as usize;
-        let at = r.pos;
-        let name = std::str::from_utf8(r.take(name_len, "import name")?)
-            .map_err(|_| Error::Decode {
-                offset: at,
-                msg: "import name is not UTF-8".into(),
-            })?
-            .to_owned();
+        let name = r.name("import")?;
         let params = r.u8("import parameter count")?;
         out.push(Import { name, params });
     }
@@ -303,14 +312,7 @@ fn decode_functions(r: &mut Reader<'_>) -> Result<Vec<Function>> {
     let count = r.check_count(count as u64, 11, "function")?;
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
-        let name_len = r.u16("function name length")? as usize;
-        let at = r.pos;
-        let name = std::str::from_utf8(r.take(name_len, "function name")?)
-            .map_err(|_| Error::Decode {
-                offset: at,
-                msg: "function name is not UTF-8".into(),
-            })?
-            .to_owned();
+        let name = r.name("function")?;
         let params = r.u8("parameter count")?;
         let regs = r.u16("register count")?;
         let ntables = r.u16("jump table count")?;
