@@ -71,16 +71,21 @@ fn corpus_matches_the_interpreter_under_every_configuration() {
 
 /// The generator is not vacuous: over a fixed sample its programs compile
 /// regions, enter them, take side exits and fail guards; the JIT drops and
-/// recompiles; some programs trap and most end normally; none runs out of
-/// the oracle's fuel.
+/// recompiles; some programs call host functions; some programs trap and
+/// most end normally; none runs out of the oracle's fuel.
 #[test]
 fn generated_programs_really_exercise_the_jit() {
     let configs = fuzzgen::configs();
     let mut totals = JitTotals::default();
     let (mut values, mut traps, mut runs) = (0, 0, 0);
+    let (mut hosted, mut hosted_entries) = (0, 0);
     for seed in 0..16 {
         let case = fuzzgen::generate(&mut Seeded::new(seed));
         let s = fuzzgen::check(&case, &configs).unwrap_or_else(|m| panic!("seed {seed}: {m}"));
+        if case.text.contains("hcall") {
+            hosted += 1;
+            hosted_entries += s.jit.region_entries;
+        }
         assert!(
             !s.out_of_fuel,
             "seed {seed} ran out of fuel:\n{}",
@@ -98,6 +103,11 @@ fn generated_programs_really_exercise_the_jit() {
     assert!(
         values >= 8 && traps >= 1,
         "{values} returned, {traps} trapped"
+    );
+    // Some programs call the fuzz host, and run compiled code.
+    assert!(
+        hosted >= 3 && hosted_entries >= 1_000,
+        "{hosted} programs call the host; {hosted_entries} region entries"
     );
     assert!(totals.compiles >= 100, "{totals:?}");
     assert!(totals.region_entries >= 10_000, "{totals:?}");

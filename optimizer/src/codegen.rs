@@ -83,6 +83,20 @@ pub(crate) fn signature(isa: &dyn TargetIsa) -> Signature {
     sig
 }
 
+/// The `hcall` trampoline's signature (see `crate::jit::host`):
+/// `(ctx, import, args, n, func << 32 | pc) -> i64`.
+fn host_signature(isa: &dyn TargetIsa) -> Signature {
+    let ptr = isa.pointer_type();
+    let mut sig = Signature::new(isa.default_call_conv());
+    sig.params.push(AbiParam::new(ptr)); // ctx
+    sig.params.push(AbiParam::new(types::I64)); // import index
+    sig.params.push(AbiParam::new(ptr)); // args
+    sig.params.push(AbiParam::new(types::I64)); // n
+    sig.params.push(AbiParam::new(types::I64)); // site
+    sig.returns.push(AbiParam::new(types::I64));
+    sig
+}
+
 /// Lowers `region` and runs the Cranelift verifier on the result.
 /// `declare` gives the callees of native calls their `FuncRef`s.
 pub(crate) fn lower(
@@ -105,9 +119,20 @@ pub(crate) fn lower(
                 .or_insert_with(|| declare(callee, &mut func));
         }
     }
+    let calls_host = region.steps.iter().any(|s| {
+        matches!(
+            s,
+            Step::Op {
+                instr: Instr::Hcall { .. },
+                ..
+            }
+        )
+    });
+    let host_sig = calls_host.then(|| func.import_signature(host_signature(isa)));
     let exits = {
         let b = FunctionBuilder::new(&mut func, fctx);
         let mut l = Lower::new(region, b, isa.pointer_type(), refs, metering);
+        l.host_sig = host_sig;
         if let Err(e) = l.region() {
             // The builder context holds the half-built function's state.
             drop(l);
@@ -278,6 +303,8 @@ struct Lower<'r, 'b> {
     charged: Option<(u32, u32)>,
     /// Per exit site: instructions it gives back to fuel.
     refunds: Vec<u32>,
+    /// The `hcall` trampoline's signature, when the region has `hcall`s.
+    host_sig: Option<ir::SigRef>,
 }
 
 impl<'r, 'b> Lower<'r, 'b> {
@@ -325,6 +352,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             fuel,
             charged: None,
             refunds: Vec::new(),
+            host_sig: None,
         }
     }
 
@@ -341,6 +369,15 @@ impl<'r, 'b> Lower<'r, 'b> {
         let mut used = [false; 256];
         for s in steps {
             let regs: Vec<Reg> = match s {
+                Step::Op {
+                    instr: Instr::Hcall { d, a, n, .. },
+                    ..
+                } => {
+                    self.written[*d as usize] = true;
+                    let mut regs: Vec<Reg> = (0..*n).map(|i| a.wrapping_add(i)).collect();
+                    regs.push(*d);
+                    regs
+                }
                 Step::Op { instr, .. } | Step::Branch { instr, .. } => {
                     if let Some(d) = instr.dest() {
                         self.written[d as usize] = true;
@@ -688,6 +725,7 @@ impl<'r, 'b> Lower<'r, 'b> {
                 let v = self.get(b);
                 self.b.ins().store(MemFlagsData::trusted(), v, p, 0);
             }
+            Instr::Hcall { d, h, a, n } => self.host_call(pc, d, h, a, n),
             _ => match as_binary(instr) {
                 Some((op, d, a, rhs)) => self.binary(pc, op, d, a, rhs),
                 None => {
@@ -699,6 +737,58 @@ impl<'r, 'b> Lower<'r, 'b> {
             },
         }
         Ok(())
+    }
+
+    /// `d = H(a, .., a+n-1)` through the host trampoline. With metering, the
+    /// call runs only if the interpreter would have run it: the block was
+    /// charged whole at its start, so the fuel left plus what the block has
+    /// still to run from `pc` (`end - pc`) must be above zero; otherwise an
+    /// `Interpret` exit at `pc` (the interpreter then traps out of fuel
+    /// before the host sees the call). A failed call leaves through a
+    /// `Trap` exit, `d` unwritten, the trap's details in `ctx`.
+    fn host_call(&mut self, pc: u32, d: Reg, h: u16, a: Reg, n: u8) {
+        let sig = self
+            .host_sig
+            .expect("`lower` imports the trampoline's signature for regions with `hcall`s");
+        if let (Some(fuel), Some((_, end))) = (self.fuel, self.charged) {
+            let left = self.b.use_var(fuel);
+            let ok = self.b.ins().icmp_imm_s(
+                IntCC::SignedGreaterThan,
+                left,
+                -(end.saturating_sub(pc) as i64),
+            );
+            self.check(ok, ExitKind::Interpret, pc);
+        }
+        let ptr = self.b.func.dfg.value_type(self.ctx);
+        let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
+            ir::StackSlotKind::ExplicitSlot,
+            8 * u32::from(n.max(1)),
+            3,
+        ));
+        for i in 0..n {
+            let v = self.get(a.wrapping_add(i));
+            self.b.ins().stack_store(ptr, v, slot, 8 * i32::from(i));
+        }
+        let args = self.b.ins().stack_addr(ptr, slot, 0);
+        let index = self.b.ins().iconst(types::I64, i64::from(h));
+        let count = self.b.ins().iconst(types::I64, i64::from(n));
+        let site = (u64::from(self.region.func) << 32 | u64::from(pc)) as i64;
+        let site = self.b.ins().iconst(types::I64, site);
+        let callee = self.b.ins().iconst(ptr, crate::jit::trampoline_address());
+        let call = self
+            .b
+            .ins()
+            .call_indirect(sig, callee, &[self.ctx, index, args, count, site]);
+        let v = self.b.inst_results(call)[0];
+        let kind = self.b.ins().load(
+            types::I64,
+            MemFlagsData::trusted(),
+            self.ctx,
+            ctx_offset::TRAP_KIND,
+        );
+        let ok = self.b.ins().icmp_imm_s(IntCC::Equal, kind, 0);
+        self.check(ok, ExitKind::Trap, pc);
+        self.set(d, v, None);
     }
 
     /// The host address of word `a + imm`, after a bounds check that leaves

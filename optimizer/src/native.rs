@@ -7,7 +7,9 @@
 //! and direct `call`s to closed functions (recursion included). `calli`,
 //! `halt`, `putn`, `putc` and `inlen` need the interpreter (a call target
 //! unknown until run time, the end of the program, output, input), and so
-//! does any function that calls a function that needs it.
+//! does any function that calls a function that needs it. A function with
+//! an `hcall` is not closed either: regions call host functions (through
+//! a trampoline), native functions do not.
 //!
 //! Native code keeps registers in SSA values (no register window) and
 //! recurses on the machine stack. It never exits to the interpreter: an
@@ -37,8 +39,11 @@ use toyvm_vm::isa::Instr;
 /// which [`closed_functions`] decides).
 fn runs_natively(i: &Instr) -> bool {
     // What regions leave to the interpreter, but for the calls and
-    // returns native functions make themselves.
-    matches!(i, Instr::Call { .. } | Instr::Ret { .. }) || !crate::superblock::is_interpreted(i)
+    // returns native functions make themselves; and no host call (the
+    // trampoline's fuel check and trap path are the region code
+    // generator's).
+    matches!(i, Instr::Call { .. } | Instr::Ret { .. })
+        || !(crate::superblock::is_interpreted(i) || matches!(i, Instr::Hcall { .. }))
 }
 
 /// Per function: whether it is closed (see the module docs). The greatest
@@ -76,6 +81,9 @@ pub(crate) const TRAP_DIVISION_BY_ZERO: u64 = 1;
 pub(crate) const TRAP_OUT_OF_BOUNDS: u64 = 2;
 pub(crate) const TRAP_STACK_OVERFLOW: u64 = 3;
 pub(crate) const TRAP_OUT_OF_FUEL: u64 = 4;
+/// A host function an `hcall` called failed (or panicked): the details are
+/// in the run's [`crate::HostCalls`].
+pub(crate) const TRAP_HOST: u64 = 5;
 
 /// The interpreter's register-stack limit, in words (`MAX_STACK_WORDS` in
 /// `toyvm_vm::interp`).
@@ -116,6 +124,9 @@ pub struct NativeCtx {
     /// (see [`crate::CodeCache::set_fuel_metering`]); below zero after
     /// a block that ran past the limit.
     pub(crate) fuel: i64,
+    /// The run's [`crate::HostCalls`] (type-erased), which a region's
+    /// `hcall` trampoline calls into.
+    pub(crate) host: *mut (),
 }
 
 /// Field offsets for the code generator.
@@ -140,8 +151,9 @@ pub(crate) mod ctx_offset {
 /// happened (for a call too deep: the `call` instruction, in the caller).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NativeTrap {
-    /// Why the native code stopped: `DivisionByZero`, `OutOfBounds` or
-    /// `StackOverflow` (with the depth limit).
+    /// Why the native code stopped: `DivisionByZero`, `OutOfBounds`,
+    /// `StackOverflow` (with the depth limit), `OutOfFuel`, or `Host` (a
+    /// region's host call failed).
     pub kind: TrapKind,
     /// The index of the function holding the trapping instruction.
     pub func: u32,
@@ -166,7 +178,12 @@ impl NativeTrap {
 
 impl NativeCtx {
     /// The trap recorded in the context, if any.
-    pub(crate) fn trap(&self, max_depth: usize, fuel_limit: u64) -> Option<NativeTrap> {
+    pub(crate) fn trap(
+        &self,
+        max_depth: usize,
+        fuel_limit: u64,
+        host: &mut crate::HostCalls<'_>,
+    ) -> Option<NativeTrap> {
         let kind = match self.trap_kind {
             TRAP_NONE => return None,
             TRAP_DIVISION_BY_ZERO => TrapKind::DivisionByZero,
@@ -176,6 +193,7 @@ impl NativeCtx {
             },
             TRAP_STACK_OVERFLOW => TrapKind::StackOverflow { depth: max_depth },
             TRAP_OUT_OF_FUEL => TrapKind::OutOfFuel { limit: fuel_limit },
+            TRAP_HOST => host.take_trap(),
             k => unreachable!("native code writes only known trap codes, not {k}"),
         };
         Some(NativeTrap {

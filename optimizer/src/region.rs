@@ -292,7 +292,7 @@ impl Region {
     }
 
     /// What the guard at step `i` reports when it fails: the Value tuple of
-    /// the load right before it (or, for an entry guard of a region at a
+    /// the load or host call right before it (or, for an entry guard of a region at a
     /// function's entry, of the argument); `None` for other guards (a
     /// `calli`'s, whose Call tuple the interpreter emits when it resumes).
     pub fn guard_report(&self, i: usize) -> Option<ExitReport> {
@@ -303,7 +303,7 @@ impl Region {
         match before {
             Some(Step::Op {
                 pc,
-                instr: Instr::Ld { d, .. },
+                instr: Instr::Ld { d, .. } | Instr::Hcall { d, .. },
             }) if d == reg && pc + 1 == *resume => Some(ExitReport::Value { pc: *pc, reg: *reg }),
             None | Some(Step::Guard { .. })
                 if self.head == 0

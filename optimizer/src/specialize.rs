@@ -2,7 +2,8 @@
 //!
 //! A Value candidate `(pc, value, count)` whose count covers at least
 //! [`SpecializeConfig::value_share`] of its pc's executions makes the value
-//! a guarded constant: a load gets a guard right after it, a function
+//! a guarded constant: a load (or a host call's result, `hcall`) gets a
+//! guard right after it, a function
 //! argument (`Pc::arg(f, i)`) a guard at region entry when the region starts
 //! at the function's entry. After the guard the code generator treats the
 //! register as that constant, so Cranelift folds what depends on it; a guard
@@ -188,7 +189,7 @@ pub fn apply(region: &mut Region, spec: &Specializations) {
         match step {
             Step::Op {
                 pc,
-                instr: Instr::Ld { d, .. },
+                instr: Instr::Ld { d, .. } | Instr::Hcall { d, .. },
             } => {
                 steps.push(step);
                 if let Some(&value) = spec.values.get(&Pc::new(func, pc)) {

@@ -119,6 +119,9 @@ impl fmt::Display for End {
 pub struct Observed {
     pub output: Vec<u8>,
     pub end: End,
+    /// A digest of every host call, in order (0 for a program without
+    /// imports; see [`super::host_imports`]).
+    pub host: u64,
 }
 
 /// What the JIT did, summed over runs: the evidence that a campaign ran
@@ -212,6 +215,13 @@ impl fmt::Display for Mismatch {
                 writeln!(f, "    interpreter: {:?}", window(&w.output))?;
                 writeln!(f, "    jit:         {:?}", window(&g.output))?;
             }
+            if w.host != g.host {
+                writeln!(
+                    f,
+                    "  host calls' digest: interpreter {:#x}, jit {:#x}",
+                    w.host, g.host
+                )?;
+            }
         }
         writeln!(f, "program (args {:?}):", self.program.args)?;
         f.write_str(&self.program.text)
@@ -227,6 +237,9 @@ pub fn run(
     config: Option<&DiffConfig>,
     fuel: Option<u64>,
 ) -> (Observed, Option<JitStats>) {
+    if !program.imports.is_empty() {
+        return run_hosted(program, args, config, fuel);
+    }
     let mut output = Vec::new();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let builder = match config {
@@ -237,10 +250,89 @@ pub fn run(
                 .profile_str(&c.spec)
                 .map(|b| b.jit(Some(c.jit.clone())).fuel(fuel)),
         };
-        builder.and_then(|b| b.build().run(Input { args, file: &[] }, &mut output))
+        builder
+            .and_then(|b| b.build().run(Input { args, file: &[] }, &mut output))
+            .map(|report| (report.outcome.value, report.stats.jit))
     }));
-    let (end, stats) = match result {
-        Ok(Ok(report)) => (End::Value(report.outcome.value), report.stats.jit),
+    let (end, stats) = ended(result);
+    (
+        Observed {
+            output,
+            end,
+            host: 0,
+        },
+        stats,
+    )
+}
+
+/// [`run`] for a program with imports: an [`crate::engine::Instance`]
+/// with the fuzz host ([`super::host_imports`]) calls the entry function.
+fn run_hosted(
+    program: &toyvm_vm::Program,
+    args: &[i64],
+    config: Option<&DiffConfig>,
+    fuel: Option<u64>,
+) -> (Observed, Option<JitStats>) {
+    use crate::engine::{Engine, Instance, Module};
+    let log = std::sync::Arc::new(std::sync::Mutex::new(0u64));
+    let output = SharedOutput::default();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let (spec, jit) = match config {
+            None => ("none", None),
+            Some(c) => (c.spec.as_str(), Some(c.jit.clone())),
+        };
+        let limits = crate::runtime::Limits {
+            fuel,
+            ..Default::default()
+        };
+        let engine = Engine::builder()
+            .profile_str(spec)?
+            .jit(jit)
+            .limits(limits)
+            .build();
+        let module = Module::new(&engine, program.clone())?;
+        let imports = super::host_imports(std::sync::Arc::clone(&log));
+        let mut instance = Instance::with_imports(&module, imports, &[])?;
+        instance.set_output(output.clone());
+        let value = instance.call_index(program.entry, args)?;
+        Ok((value, instance.stats().jit))
+    }));
+    let (end, stats) = ended(result);
+    let host = *log
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let output = std::mem::take(
+        &mut *output
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    (Observed { output, end, host }, stats)
+}
+
+/// An instance's output, kept for the comparison.
+#[derive(Clone, Default)]
+struct SharedOutput(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedOutput {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// How a run ended, and the JIT's statistics when it returned.
+fn ended(
+    result: std::thread::Result<crate::Result<(i64, Option<JitStats>)>>,
+) -> (End, Option<JitStats>) {
+    match result {
+        Ok(Ok((value, stats))) => (End::Value(value), stats),
         Ok(Err(crate::Error::Vm(toyvm_vm::Error::Trap(Trap { kind, pc, function })))) => (
             End::Trap {
                 message: kind.to_string(),
@@ -258,8 +350,7 @@ pub fn run(
                 .unwrap_or_default();
             (End::Panic(msg), None)
         }
-    };
-    (Observed { output, end }, stats)
+    }
 }
 
 /// Runs `case` interpreted, then under every configuration, and returns
@@ -297,8 +388,10 @@ pub fn check(case: &FuzzProgram, configs: &[DiffConfig]) -> Result<Summary, Box<
         if got != want {
             let what = if got.end != want.end {
                 "the runs end differently"
-            } else {
+            } else if got.output != want.output {
                 "the outputs differ"
+            } else {
+                "the host received different calls"
             };
             return Err(Box::new(Mismatch {
                 program: case.clone(),

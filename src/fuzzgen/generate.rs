@@ -49,6 +49,9 @@ struct Ctx<'a> {
     max_trip: i64,
     /// Rare traps (out of bounds, division by zero, bad calls) allowed.
     traps: bool,
+    /// The program imports the fuzz host's functions ([`super::HOST`]):
+    /// statements may call them with `hcall`.
+    host: bool,
 }
 
 struct Gen<'s> {
@@ -128,6 +131,10 @@ impl Gen<'_> {
             "eqi", "nei", "lti", "lei", "ltui",
         ];
         let (d, a, b) = (self.reg(ctx), self.src(ctx), self.src(ctx));
+        if ctx.host && self.chance(15) {
+            self.hcall(ctx, out, d);
+            return;
+        }
         match self.below(40) {
             0..=9 => {
                 let op = self.pick(&OPS);
@@ -202,6 +209,19 @@ impl Gen<'_> {
                 let _ = writeln!(out, "  xor r{d}, r{d}, r{a}");
             }
         }
+    }
+
+    /// `hcall` of one of the fuzz host's functions (`flaky`, which may
+    /// fail, only where traps are allowed).
+    fn hcall(&mut self, ctx: &Ctx<'_>, out: &mut String, d: u8) {
+        let names: &[(&str, u8)] = if ctx.traps {
+            &[("mix", 2), ("peek", 1), ("flaky", 1)]
+        } else {
+            &[("mix", 2), ("peek", 1)]
+        };
+        let (name, n) = self.pick(names);
+        self.stage_args(ctx, out, n);
+        let _ = writeln!(out, "  hcall r{d}, {name}, r{ARGS}, {n}");
     }
 
     /// `ld` within the data cells, from a slow cell (a value constant for a
@@ -363,7 +383,13 @@ impl Gen<'_> {
 pub fn generate(src: &mut dyn Source) -> FuzzProgram {
     let mut g = Gen { src, label: 0 };
     let traps = g.chance(50);
+    let host = g.chance(35);
     let mut text = format!(".memory {MEMORY}\n");
+    if host {
+        for (name, n) in super::HOST {
+            let _ = writeln!(text, ".import {name} {n}");
+        }
+    }
     let data: Vec<String> = (0..g.range(0, 8)).map(|_| g.imm().to_string()).collect();
     if !data.is_empty() {
         let _ = writeln!(text, ".data {}: {}", g.range(0, 40), data.join(", "));
@@ -394,6 +420,7 @@ pub fn generate(src: &mut dyn Source) -> FuzzProgram {
             loops: g.below(2) as usize,
             max_trip: 3,
             traps,
+            host,
         };
         let n = g.range(1, 5) as u64;
         g.body(&ctx, &mut text, n);
@@ -461,6 +488,7 @@ pub fn generate(src: &mut dyn Source) -> FuzzProgram {
             loops: 1,
             max_trip: 4,
             traps,
+            host,
         };
         let n = g.range(2, 6) as u64;
         g.body(&ctx, &mut text, n);
@@ -569,6 +597,7 @@ pub fn generate(src: &mut dyn Source) -> FuzzProgram {
         loops: COUNTERS.len(),
         max_trip: 7,
         traps,
+        host,
     };
     let stmts = g.range(3, 12) as u64;
     g.body(&ctx, &mut text, stmts);

@@ -19,7 +19,14 @@
 //! that change part-way through the run (and, rarely, to a function of the
 //! wrong arity or to a value that is no function), bounded recursion,
 //! registers, memory cells and arguments that stay constant for a long time
-//! and then change (value guards), and output.
+//! and then change (value guards), and output. About a third of the
+//! programs import the fuzz host's functions ([`HOST`], answered by
+//! [`host_imports`]) and call them with `hcall`: calls that read and write
+//! memory, return values worth specializing, and rarely fail. Those run
+//! through [`crate::engine`] (the interpreter-only engine is the oracle),
+//! and a run's [`Observed::host`] digests every call the host received, so
+//! compiled code that calls the host once too often, too few times, with
+//! other arguments or in another order is a mismatch.
 //!
 //! ```
 //! use toyvm::fuzzgen::{self, Seeded};
@@ -40,6 +47,50 @@ pub use diff::{
     DiffConfig, End, JitTotals, Mismatch, ORACLE_FUEL, Observed, Summary, check, configs, run,
 };
 pub use generate::generate;
+
+/// The fuzz host's functions, `(name, arguments)`, as generated programs
+/// import them.
+pub const HOST: [(&str, u8); 3] = [("mix", 2), ("peek", 1), ("flaky", 1)];
+
+/// The fuzz host: deterministic functions of their arguments and memory.
+/// `mix(a, b)` adds `b` to word `a & 31` and returns a hash of `a`, `b` and
+/// word 1; `peek(a)` returns word `a mod 64`; `flaky(a)` returns `a ==
+/// 12345` (nearly always 0) but fails when `a mod 257 == 13`. Every call
+/// folds its import and arguments into `log`, in call order.
+pub fn host_imports(log: std::sync::Arc<std::sync::Mutex<u64>>) -> crate::engine::Imports {
+    let note = move |log: &std::sync::Mutex<u64>, what: i64, args: &[i64]| {
+        let mut h = log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for &x in std::iter::once(&what).chain(args) {
+            *h = (*h ^ x as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    let word = |mem: &[i64], i: i64| mem.get(i.rem_euclid(64) as usize).copied().unwrap_or(0);
+    let mut imports = crate::engine::Imports::new();
+    let (l1, l2, l3) = (log.clone(), log.clone(), log);
+    imports
+        .define("mix", 2, move |args, mem| {
+            note(&l1, 1, args);
+            if let Some(w) = mem.get_mut((args[0] & 31) as usize) {
+                *w = w.wrapping_add(args[1]);
+            }
+            Ok(args[0].wrapping_mul(0x9e37_79b9).wrapping_add(args[1]) ^ word(mem, 1))
+        })
+        .define("peek", 1, move |args, mem| {
+            note(&l2, 2, args);
+            Ok(word(mem, args[0]))
+        })
+        .define("flaky", 1, move |args, _| {
+            note(&l3, 3, args);
+            if args[0].rem_euclid(257) == 13 {
+                Err(format!("flaky fails at {}", args[0]))
+            } else {
+                Ok(i64::from(args[0] == 12345))
+            }
+        });
+    imports
+}
 
 /// A deterministic stream of choices.
 pub trait Source {

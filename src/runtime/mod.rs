@@ -383,6 +383,7 @@ impl interp::Host for JitHost<'_, '_> {
         id: u32,
         regs: &mut [i64; 256],
         mem: &mut [i64],
+        host_fns: &mut dyn interp::HostFunctions,
         depth: usize,
         fuel: &mut u64,
     ) -> Result<u32, toyvm_vm::interp::Trap> {
@@ -390,6 +391,7 @@ impl interp::Host for JitHost<'_, '_> {
             id,
             regs,
             mem,
+            host_fns,
             depth,
             fuel,
             self.kinds,

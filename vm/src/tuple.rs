@@ -1,11 +1,14 @@
 //! Profiling tuples and the sink the interpreter streams them into.
 //!
 //! A tuple is `(kind, a, b)`:
-//! - **Value** `<pc, value>`: every `ld` (the value loaded) and every
-//!   argument of a function at entry (`pc` = [`Pc::arg`]`(func, i)`);
+//! - **Value** `<pc, value>`: every `ld` (the value loaded), every `hcall`
+//!   (the value the host function returned) and every argument of a
+//!   function at entry (`pc` = [`Pc::arg`]`(func, i)`);
 //! - **Edge** `<branch pc, next pc>`: every conditional branch, taken or not,
 //!   and every `jtab`, so arc weights can be recovered from edge counts;
-//! - **Call** `<call-site pc, callee index>`: every `call` and `calli`.
+//! - **Call** `<call-site pc, callee index>`: every `call` and `calli`, and
+//!   every `hcall`, whose callee is import `h` numbered past the program's
+//!   functions (`functions.len() + h`).
 //!
 //! The tuple types are `toyvm-event`'s, shared with the profiler models, so
 //! a batch reaches a model as the interpreter wrote it.  Which kinds are

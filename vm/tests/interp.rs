@@ -378,6 +378,7 @@ fn hosts_can_run_compiled_regions_and_resume() {
             id: u32,
             regs: &mut [i64; 256],
             _mem: &mut [i64],
+            _host_fns: &mut dyn interp::HostFunctions,
             _depth: usize,
             _fuel: &mut u64,
         ) -> Result<u32, toyvm_vm::interp::Trap> {

@@ -43,6 +43,11 @@ use crate::native::{self, NativeCtx, NativeTrap};
 use crate::region::{Region, Step};
 use crate::{Error, Result};
 
+mod host;
+
+pub use host::HostCalls;
+pub(crate) use host::trampoline_address;
+
 /// The machine-level signature of a compiled region (see the private `codegen`
 /// module for what the code does with each argument). `ctx` points at the run's
 /// native context (memory, depth limit, trap record); `depth` is the
@@ -732,6 +737,34 @@ impl CompiledRegion {
         max_depth: usize,
         fuel: &mut Fuel,
     ) -> std::result::Result<(Exit, Option<usize>), NativeTrap> {
+        self.run_hosted(
+            regs,
+            mem,
+            counters,
+            depth,
+            max_depth,
+            fuel,
+            &mut HostCalls::none(),
+        )
+    }
+
+    /// [`run_metered`](Self::run_metered) with the host functions the
+    /// region's `hcall`s call (see [`HostCalls`]). A host function's
+    /// failure is the returned trap ([`TrapKind::Host`]); a host function
+    /// that panics panics here, once compiled code has left.
+    ///
+    /// [`TrapKind::Host`]: toyvm_vm::interp::TrapKind::Host
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_hosted(
+        &self,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        counters: &mut [u64],
+        depth: usize,
+        max_depth: usize,
+        fuel: &mut Fuel,
+        host: &mut HostCalls<'_>,
+    ) -> std::result::Result<(Exit, Option<usize>), NativeTrap> {
         assert!(
             counters.len() >= self.exits.len(),
             "region {} needs {} exit counters, {} given",
@@ -746,15 +779,18 @@ impl CompiledRegion {
             };
             return Ok((exit, None));
         }
+        let mem_len = mem.len() as u64;
+        let mem_ptr = mem.as_mut_ptr();
         let mut ctx = NativeCtx {
-            mem: mem.as_mut_ptr(),
-            mem_len: mem.len() as u64,
+            mem: mem_ptr,
+            mem_len,
             max_depth: max_depth as u64,
             trap_kind: native::TRAP_NONE,
             trap_func: 0,
             trap_pc: 0,
             trap_addr: 0,
             fuel: fuel.left.min(i64::MAX as u64) as i64,
+            host: std::ptr::from_mut(host).cast(),
         };
         // SAFETY: `entry` points at live code (`_memory` keeps it mapped)
         // with `RegionFn`'s signature, and so does every native function it
@@ -767,12 +803,16 @@ impl CompiledRegion {
         // addresses fail), `counters` only at indices below `exits.len()`,
         // checked above, and `ctx` only within the `NativeCtx` it points at.
         // The exclusive borrows do not alias and outlive the call; `mem` is
-        // not otherwise used while `ctx` holds its pointer.
+        // not otherwise used while `ctx` holds its pointer. An `hcall`
+        // calls `host::trampoline` (a plain `extern "C"` function with the
+        // signature the code generator declares for it), which reaches
+        // `host` and the memory through `ctx` only while the code waits on
+        // it; neither is used here until the code returns.
         let raw = unsafe {
             (self.entry)(
                 regs.as_mut_ptr(),
-                mem.as_mut_ptr(),
-                mem.len() as u64,
+                mem_ptr,
+                mem_len,
                 counters.as_mut_ptr(),
                 &mut ctx,
                 depth as u64,
@@ -782,7 +822,7 @@ impl CompiledRegion {
         if self.metered {
             fuel.left = ctx.fuel.max(0) as u64;
         }
-        match ctx.trap(max_depth, fuel.limit) {
+        match ctx.trap(max_depth, fuel.limit, host) {
             Some(trap) => {
                 debug_assert_eq!(exit.kind, ExitKind::Trap);
                 Err(trap)

@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use toyvm_optimizer::{CompiledRegion, ExitKind, Fuel, PlanConfig};
+use toyvm_optimizer::{CompiledRegion, ExitKind, Fuel, HostCalls, PlanConfig};
+use toyvm_vm::interp::HostFunctions;
 use toyvm_vm::{Candidate, KindSet, Program, Tuple};
 
 /// Knobs of the JIT policy.
@@ -417,6 +418,7 @@ impl Jit {
         slot: u32,
         regs: &mut [i64; 256],
         mem: &mut [i64],
+        host_fns: &mut dyn HostFunctions,
         depth: usize,
         fuel: &mut u64,
         kinds: KindSet,
@@ -428,15 +430,22 @@ impl Jit {
             left: *fuel,
         };
         let mut slot = slot;
+        let mut host = HostCalls::new(host_fns, &self.program.imports);
         let exit = loop {
             let r = self.slots[slot as usize]
                 .as_mut()
                 .expect("only installed regions are offered");
             r.entries += 1;
             let func = r.code.func();
-            let exit =
-                r.code
-                    .run_metered(regs, mem, &mut r.counters, depth, self.max_depth, &mut f);
+            let exit = r.code.run_hosted(
+                regs,
+                mem,
+                &mut r.counters,
+                depth,
+                self.max_depth,
+                &mut f,
+                &mut host,
+            );
             let exit = match exit {
                 Ok((e, site)) => {
                     let exited = site.and_then(|i| r.code.exits()[i].report);

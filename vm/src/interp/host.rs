@@ -1,6 +1,6 @@
 //! The interpreter's host: a tuple sink that may also supply compiled code.
 
-use super::Trap;
+use super::{HostFunctions, Trap};
 use crate::tuple::{Tuple, TupleSink};
 
 /// A [`TupleSink`] that may also hand the interpreter compiled code (the
@@ -12,7 +12,8 @@ use crate::tuple::{Tuple, TupleSink};
 /// 1. If `JIT` is true, the interpreter calls `region_at` after every taken
 ///    branch, `jmp`, `jtab` and call entry, with the pc it is about to run;
 ///    when it answers `Some(id)`, the interpreter calls `run_region` with
-///    the current frame's registers and the memory instead of
+///    the current frame's registers, the memory and the run's host
+///    functions (which compiled code calls for `hcall`s) instead of
 ///    interpreting, and resumes interpreting the same function at the
 ///    returned instruction offset.  The instruction there is interpreted
 ///    without another `region_at` check.  When `JIT` is false the
@@ -43,6 +44,7 @@ pub trait Host: TupleSink {
         id: u32,
         regs: &mut [i64; 256],
         mem: &mut [i64],
+        host_fns: &mut dyn HostFunctions,
         depth: usize,
         fuel: &mut u64,
     ) -> Result<u32, Trap>;
@@ -71,6 +73,7 @@ impl<S: TupleSink + ?Sized> Host for NoJit<'_, S> {
         id: u32,
         _: &mut [i64; 256],
         _: &mut [i64],
+        _: &mut dyn HostFunctions,
         _: usize,
         _: &mut u64,
     ) -> Result<u32, Trap> {

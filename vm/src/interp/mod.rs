@@ -496,7 +496,10 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     && let Some(id) = em.sink.region_at(fidx!() as u32, pc as u32)
                 {
                     let mut left = fuel - steps;
-                    match em.sink.run_region(id, regs, self.mem, cs.depth, &mut left) {
+                    match em
+                        .sink
+                        .run_region(id, regs, self.mem, self.host_fns, cs.depth, &mut left)
+                    {
                         Ok(resume) => {
                             if COUNT {
                                 steps = fuel - left;
@@ -772,9 +775,18 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     enter!(d, callee, a, n)
                 }
                 Instr::Hcall { d, h, a, n } => {
+                    if emit_call {
+                        // Imports are callees past the program's functions.
+                        push!(Kind::Call, fpc | pc as u64, (fns.len() + h as usize) as u64);
+                    }
                     let args = &regs[a as usize..a as usize + n as usize];
                     match self.host_fns.call(h, args, self.mem) {
-                        Ok(v) => regs[d as usize] = v,
+                        Ok(v) => {
+                            regs[d as usize] = v;
+                            if emit_value {
+                                push!(Kind::Value, fpc | pc as u64, v as u64);
+                            }
+                        }
                         Err(message) => fail!(TrapKind::Host {
                             name: prog.imports[h as usize].name.clone(),
                             message,
