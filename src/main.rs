@@ -784,11 +784,8 @@ fn run_profiled(
             &mut out,
         )
         .and_then(|r| {
-            out.flush().map_err(|e| {
-                toyvm::Error::Vm(toyvm_vm::Error::Usage(format!(
-                    "writing program output: {e}"
-                )))
-            })?;
+            out.flush()
+                .map_err(|e| toyvm::Error::Vm(toyvm_vm::Error::Output(e)))?;
             Ok(r)
         })
         .map_err(|e| match e {

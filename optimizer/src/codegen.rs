@@ -8,6 +8,11 @@
 //!                ctx: *mut NativeCtx, depth: u64) -> u64
 //! ```
 //!
+//! - Straight-line instructions (moves, constants, arithmetic, `ld`, `st`)
+//!   and `loop`'s counter are lowered by `lower`, shared with the native
+//!   functions' code generator ([`func`]); this module says what differs
+//!   for regions (the `Emit` implementation: constants tracked, a failed
+//!   check an `Interpret` exit).
 //! - Every register the region touches is loaded from `regs` into a
 //!   Cranelift variable at entry; every exit stores back each register the
 //!   region writes anywhere (a static superset of what the path wrote, whose
@@ -48,7 +53,7 @@ use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
 use toyvm_vm::Pc;
 use toyvm_vm::isa::{Instr, Reg};
-use toyvm_vm::semantics::{ArithError, BinOp, Cond, Rhs, as_binary, as_branch};
+use toyvm_vm::semantics::{self, Rhs, as_branch};
 
 use crate::exit::{Exit, ExitKind, ExitReport, ExitSite};
 use crate::native::ctx_offset;
@@ -57,6 +62,7 @@ use crate::{Error, Result};
 
 mod calls;
 pub(crate) mod func;
+mod lower;
 
 use calls::call_operands;
 use func::DeclareCallee;
@@ -215,51 +221,6 @@ fn exit_text(f: u32, e: &ExitSite) -> String {
 
 /// Source locations: step `i` is `i + 1`; exit site `k` is
 /// `steps + 1 + k`; 0 (the default) is the entry's register loads.
-/// Lowers every binary operation that cannot trap (all but `div` and
-/// `rem`, which each code generator guards in its own way).
-fn pure_binary(b: &mut FunctionBuilder<'_>, op: BinOp, x: Value, y: Value) -> Option<Value> {
-    let ins = b.ins();
-    Some(match op {
-        BinOp::Add => ins.iadd(x, y),
-        BinOp::Sub => ins.isub(x, y),
-        BinOp::Mul => ins.imul(x, y),
-        BinOp::And => ins.band(x, y),
-        BinOp::Or => ins.bor(x, y),
-        BinOp::Xor => ins.bxor(x, y),
-        // Cranelift masks shift amounts to the type's width, as toyvm does.
-        BinOp::Shl => ins.ishl(x, y),
-        BinOp::Shr => ins.sshr(x, y),
-        BinOp::Ushr => ins.ushr(x, y),
-        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Ltu => {
-            let cc = match op {
-                BinOp::Eq => IntCC::Equal,
-                BinOp::Ne => IntCC::NotEqual,
-                BinOp::Lt => IntCC::SignedLessThan,
-                BinOp::Le => IntCC::SignedLessThanOrEqual,
-                _ => IntCC::UnsignedLessThan,
-            };
-            let c = ins.icmp(cc, x, y);
-            b.ins().uextend(types::I64, c)
-        }
-        BinOp::Div | BinOp::Rem => return None,
-    })
-}
-
-/// `x / y` (or `x % y`) for a `y` known to be non-zero, wrapping like the
-/// interpreter: divides by 1 instead of -1 and patches the result, so the
-/// machine division never overflows.
-fn nonzero_divide(b: &mut FunctionBuilder<'_>, div: bool, x: Value, y: Value) -> Value {
-    let m1 = b.ins().icmp_imm_s(IntCC::Equal, y, -1);
-    let one = b.ins().iconst(types::I64, 1);
-    let safe = b.ins().select(m1, one, y);
-    let (q, alt) = if div {
-        (b.ins().sdiv(x, safe), b.ins().ineg(x))
-    } else {
-        (b.ins().srem(x, safe), b.ins().iconst(types::I64, 0))
-    };
-    b.ins().select(m1, alt, q)
-}
-
 fn loc(n: usize) -> SourceLoc {
     SourceLoc::new(n as u32)
 }
@@ -305,6 +266,32 @@ struct Lower<'r, 'b> {
     refunds: Vec<u32>,
     /// The `hcall` trampoline's signature, when the region has `hcall`s.
     host_sig: Option<ir::SigRef>,
+}
+
+/// Regions track known constants; a failed check leaves with an
+/// `Interpret` exit at the instruction, whose re-execution traps.
+impl<'b> lower::Emit<'b> for Lower<'_, 'b> {
+    fn builder(&mut self) -> &mut FunctionBuilder<'b> {
+        &mut self.b
+    }
+    fn get(&mut self, r: Reg) -> Value {
+        Lower::get(self, r)
+    }
+    fn known(&self, r: Reg) -> Option<i64> {
+        self.known[r as usize]
+    }
+    fn set(&mut self, r: Reg, v: Value, k: Option<i64>) {
+        Lower::set(self, r, v, k)
+    }
+    fn memory(&mut self) -> (Value, Value) {
+        (self.mem, self.mem_len)
+    }
+    fn check(&mut self, ok: Value, pc: u32, _: lower::Fault) {
+        Lower::check(self, ok, ExitKind::Interpret, pc)
+    }
+    fn fail(&mut self, pc: u32, _: lower::Fault) {
+        self.leave(ExitKind::Interpret, pc)
+    }
 }
 
 impl<'r, 'b> Lower<'r, 'b> {
@@ -690,51 +677,17 @@ impl<'r, 'b> Lower<'r, 'b> {
     }
 
     fn op(&mut self, pc: u32, instr: &Instr) -> Result<()> {
+        if lower::straight(self, pc, instr) {
+            return Ok(());
+        }
         match *instr {
-            Instr::Nop {} => {}
-            Instr::Mov { d, a } => {
-                let v = self.get(a);
-                self.set(d, v, self.known[a as usize]);
-            }
-            Instr::Li { d, imm } => self.set_const(d, imm as i64),
-            Instr::Lk { d, k } => self.set_const(d, k),
-            Instr::Fref { d, f } => self.set_const(d, f as i64),
-            Instr::Neg { d, a } => match self.known[a as usize] {
-                Some(k) => self.set_const(d, k.wrapping_neg()),
-                None => {
-                    let x = self.get(a);
-                    let v = self.b.ins().ineg(x);
-                    self.set(d, v, None);
-                }
-            },
-            Instr::Not { d, a } => match self.known[a as usize] {
-                Some(k) => self.set_const(d, !k),
-                None => {
-                    let x = self.get(a);
-                    let v = self.b.ins().bnot(x);
-                    self.set(d, v, None);
-                }
-            },
-            Instr::Ld { d, a, imm } => {
-                let p = self.address(pc, a, imm);
-                let v = self.b.ins().load(types::I64, MemFlagsData::trusted(), p, 0);
-                self.set(d, v, None);
-            }
-            Instr::St { a, imm, b } => {
-                let p = self.address(pc, a, imm);
-                let v = self.get(b);
-                self.b.ins().store(MemFlagsData::trusted(), v, p, 0);
-            }
             Instr::Hcall { d, h, a, n } => self.host_call(pc, d, h, a, n),
-            _ => match as_binary(instr) {
-                Some((op, d, a, rhs)) => self.binary(pc, op, d, a, rhs),
-                None => {
-                    return Err(self.invalid(format!(
-                        "`{}` at {pc} cannot be compiled in place",
-                        crate::region::InstrText(instr)
-                    )));
-                }
-            },
+            _ => {
+                return Err(self.invalid(format!(
+                    "`{}` at {pc} cannot be compiled in place",
+                    crate::region::InstrText(instr)
+                )));
+            }
         }
         Ok(())
     }
@@ -791,82 +744,11 @@ impl<'r, 'b> Lower<'r, 'b> {
         self.set(d, v, None);
     }
 
-    /// The host address of word `a + imm`, after a bounds check that leaves
-    /// with an `Interpret` exit (the interpreter then traps).
-    fn address(&mut self, pc: u32, a: Reg, imm: i32) -> Value {
-        let addr = match self.known[a as usize] {
-            Some(k) => self.b.ins().iconst(types::I64, k.wrapping_add(imm as i64)),
-            None => {
-                let x = self.get(a);
-                self.b.ins().iadd_imm_s(x, imm as i64)
-            }
-        };
-        // Unsigned: a negative address is out of bounds too.
-        let ok = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedLessThan, addr, self.mem_len);
-        self.check(ok, ExitKind::Interpret, pc);
-        let off = self.b.ins().ishl_imm_u(addr, 3);
-        self.b.ins().iadd(self.mem, off)
-    }
-
-    fn binary(&mut self, pc: u32, op: BinOp, d: Reg, a: Reg, rhs: Rhs) {
-        let (y, ky) = self.rhs(rhs);
-        if let (Some(kx), Some(ky)) = (self.known[a as usize], ky) {
-            match op.eval(kx, ky) {
-                Ok(v) => self.set_const(d, v),
-                Err(ArithError::DivisionByZero) => self.leave(ExitKind::Interpret, pc),
-            }
-            return;
-        }
-        let x = self.get(a);
-        let v = match pure_binary(&mut self.b, op, x, y) {
-            Some(v) => v,
-            None => match self.divide(pc, op, x, y, ky) {
-                Some(v) => v,
-                None => return,
-            },
-        };
-        self.set(d, v, None);
-    }
-
-    /// `x / y` or `x % y` with toyvm's semantics; `None` when the divisor is
-    /// the constant 0 (the code leaves for the interpreter to trap).
-    fn divide(&mut self, pc: u32, op: BinOp, x: Value, y: Value, ky: Option<i64>) -> Option<Value> {
-        let div = op == BinOp::Div;
-        match ky {
-            Some(0) => {
-                self.leave(ExitKind::Interpret, pc);
-                None
-            }
-            // The one overflowing case: `MIN / -1` wraps, `MIN % -1` is 0.
-            Some(-1) if div => Some(self.b.ins().ineg(x)),
-            Some(-1) => Some(self.b.ins().iconst(types::I64, 0)),
-            // A constant divisor: Cranelift strength-reduces it.
-            Some(_) if div => Some(self.b.ins().sdiv(x, y)),
-            Some(_) => Some(self.b.ins().srem(x, y)),
-            None => {
-                let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
-                self.check(nonzero, ExitKind::Interpret, pc);
-                Some(nonzero_divide(&mut self.b, div, x, y))
-            }
-        }
-    }
-
     fn branch(&mut self, pc: u32, instr: &Instr, taken: Target, fall: Target) -> Result<()> {
         let (cond, a, rhs) = match *instr {
             Instr::Loop { a, b, .. } => {
-                // `a += 1; if a <= b jump`.
-                match self.known[a as usize] {
-                    Some(k) => self.set_const(a, k.wrapping_add(1)),
-                    None => {
-                        let x = self.get(a);
-                        let v = self.b.ins().iadd_imm_s(x, 1);
-                        self.set(a, v, None);
-                    }
-                }
-                (Cond::Le, a, Rhs::Reg(b))
+                lower::count_up(self, a);
+                (semantics::LOOP_COND, a, Rhs::Reg(b))
             }
             _ => match as_branch(instr) {
                 Some((cond, a, rhs, _)) => (cond, a, rhs),
@@ -888,15 +770,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             return Ok(());
         }
         let x = self.get(a);
-        let cc = match cond {
-            Cond::Eq => IntCC::Equal,
-            Cond::Ne => IntCC::NotEqual,
-            Cond::Lt => IntCC::SignedLessThan,
-            Cond::Le => IntCC::SignedLessThanOrEqual,
-            Cond::Gt => IntCC::SignedGreaterThan,
-            Cond::Ge => IntCC::SignedGreaterThanOrEqual,
-        };
-        let c = self.b.ins().icmp(cc, x, y);
+        let c = self.b.ins().icmp(lower::cond_cc(cond), x, y);
         let mut next = None;
         let t = self.target(taken, &mut next);
         let f = self.target(fall, &mut next);
@@ -907,11 +781,7 @@ impl<'r, 'b> Lower<'r, 'b> {
 
     fn switch(&mut self, a: Reg, cases: &[Target], default: Target) {
         if let Some(k) = self.known[a as usize] {
-            let t = usize::try_from(k)
-                .ok()
-                .and_then(|i| cases.get(i))
-                .copied()
-                .unwrap_or(default);
+            let t = semantics::jtab_entry(cases, k).unwrap_or(default);
             self.goto(t);
             return;
         }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use toyvm_vm::isa::Instr;
-use toyvm_vm::semantics::{as_binary, as_branch};
+use toyvm_vm::semantics::{self, as_binary, as_branch};
 use toyvm_vm::{Pc, Program, Tuple, interp};
 
 use crate::jit::CompiledRegion;
@@ -86,7 +86,7 @@ pub fn step(
             next
         }
         Instr::Ld { d, a, imm } => {
-            let addr = r(a).wrapping_add(imm as i64) as u64 as usize;
+            let addr = semantics::word_index(semantics::word_address(r(a), imm));
             match mem.get(addr) {
                 Some(&v) => {
                     regs[d as usize] = v;
@@ -96,7 +96,7 @@ pub fn step(
             }
         }
         Instr::St { a, imm, b } => {
-            let addr = r(a).wrapping_add(imm as i64) as u64 as usize;
+            let addr = semantics::word_index(semantics::word_address(r(a), imm));
             match mem.get_mut(addr) {
                 Some(slot) => {
                     *slot = r(b);
@@ -108,16 +108,13 @@ pub fn step(
         Instr::Jmp { target } => Stepped::Next(target),
         Instr::Loop { a, b, target } => {
             let (x, y) = (r(a), r(b));
-            let v = x.wrapping_add(1);
+            let v = semantics::loop_count(x);
             regs[a as usize] = v;
-            Stepped::Next(if v <= y { target } else { pc + 1 })
+            let on = semantics::LOOP_COND.holds(v, y);
+            Stepped::Next(if on { target } else { pc + 1 })
         }
         Instr::Jtab { a, t } => {
-            let table = &f.tables[t as usize];
-            let to = usize::try_from(r(a))
-                .ok()
-                .and_then(|k| table.get(k))
-                .copied();
+            let to = semantics::jtab_entry(&f.tables[t as usize], r(a));
             Stepped::Next(to.unwrap_or(pc + 1))
         }
         Instr::Call { d, f, a, n } => Stepped::Call { d, f, a, n },

@@ -39,6 +39,9 @@ pub enum Error {
     /// The program was given the wrong arguments or input.
     #[error("{0}")]
     Usage(String),
+    /// Writing the program's output (`putn`, `putc`) failed.
+    #[error("writing program output: {0}")]
+    Output(#[source] std::io::Error),
 }
 
 fn verify_location(function: &str, offset: &Option<u32>) -> String {

@@ -1,5 +1,7 @@
-//! What each arithmetic and comparison instruction computes: the one
-//! definition the interpreter, the JIT's constant folder and the tests share.
+//! What each arithmetic and comparison instruction computes, and how
+//! `ld`/`st` address memory, `loop` counts and `jtab` picks its target: the
+//! one definition the interpreter, the JIT's constant folder and lowering,
+//! and the tests' evaluator share.
 
 use crate::isa::{Instr, Reg};
 
@@ -129,6 +131,40 @@ impl Cond {
             Cond::Ge => Cond::Lt,
         }
     }
+}
+
+/// The word address an `ld`/`st` with base register value `base` and
+/// offset `imm` accesses (wrapping). The access is in bounds when
+/// [`word_index`] of it is below the memory's length in words.
+#[inline(always)]
+pub fn word_address(base: i64, imm: i32) -> i64 {
+    base.wrapping_add(imm as i64)
+}
+
+/// The memory index of word address `addr`: compared unsigned, so a
+/// negative address is past any memory (out of bounds, trapping with
+/// `addr` itself).
+#[inline(always)]
+pub fn word_index(addr: i64) -> usize {
+    addr as u64 as usize
+}
+
+/// `loop a, b, target` first steps the counter `a` to `loop_count(a)`
+/// (wrapping), then goes to `target` while [`LOOP_COND`] holds of the new
+/// count and `b`.
+#[inline(always)]
+pub fn loop_count(a: i64) -> i64 {
+    a.wrapping_add(1)
+}
+
+/// The comparison `loop` branches on: the stepped counter `<=` the limit.
+pub const LOOP_COND: Cond = Cond::Le;
+
+/// The entry of a `jtab`'s table that index `i` selects; `None` (fall
+/// through to the next instruction) when `i` is negative or past the end.
+#[inline(always)]
+pub fn jtab_entry<T: Copy>(table: &[T], i: i64) -> Option<T> {
+    usize::try_from(i).ok().and_then(|i| table.get(i)).copied()
 }
 
 /// The right-hand side of a binary operation or comparison.

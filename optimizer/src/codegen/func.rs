@@ -29,7 +29,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
 use toyvm_vm::isa::Instr;
-use toyvm_vm::semantics::{BinOp, Cond, Rhs, as_binary, as_branch};
+use toyvm_vm::semantics::{self, Rhs, as_branch};
 use toyvm_vm::{Pc, Program};
 
 use crate::cfg::Cfg;
@@ -38,6 +38,7 @@ use crate::native::{self, ctx_offset};
 use crate::{Error, Result};
 
 use super::Lowered;
+use super::lower::{self, Fault};
 
 /// The signature of native function `f` (with `params` parameters).
 pub(crate) fn native_signature(isa: &dyn TargetIsa, params: u8) -> Signature {
@@ -206,6 +207,39 @@ struct FuncLower<'p, 'b> {
     ends: HashMap<u32, u32>,
 }
 
+/// Native functions track no constants; a failed check records the trap
+/// and unwinds every native frame.
+impl<'b> lower::Emit<'b> for FuncLower<'_, 'b> {
+    fn builder(&mut self) -> &mut FunctionBuilder<'b> {
+        &mut self.b
+    }
+    fn get(&mut self, r: u8) -> Value {
+        FuncLower::get(self, r)
+    }
+    fn known(&self, _: u8) -> Option<i64> {
+        None
+    }
+    fn set(&mut self, r: u8, v: Value, _: Option<i64>) {
+        FuncLower::set(self, r, v)
+    }
+    fn memory(&mut self) -> (Value, Value) {
+        self.mem
+            .expect("loaded at entry when the function has ld/st")
+    }
+    fn check(&mut self, ok: Value, pc: u32, fault: Fault) {
+        let (kind, addr) = match fault {
+            Fault::DivisionByZero => (native::TRAP_DIVISION_BY_ZERO, None),
+            Fault::OutOfBounds { addr } => (native::TRAP_OUT_OF_BOUNDS, Some(addr)),
+        };
+        FuncLower::check(self, ok, kind, pc, addr)
+    }
+    fn fail(&mut self, pc: u32, fault: Fault) {
+        // The code after it stays valid IR, in a block nothing reaches.
+        let never = self.b.ins().iconst(types::I8, 0);
+        lower::Emit::check(self, never, pc, fault)
+    }
+}
+
 impl<'p, 'b> FuncLower<'p, 'b> {
     fn new(
         program: &'p Program,
@@ -364,70 +398,30 @@ impl<'p, 'b> FuncLower<'p, 'b> {
 
     /// Lowers one instruction; whether control falls through to `pc + 1`.
     fn instr(&mut self, pc: u32, instr: &Instr) -> bool {
-        if let Some((op, d, a, rhs)) = as_binary(instr) {
-            let x = self.get(a);
-            let y = self.rhs(rhs);
-            let v = self.binary(pc, op, x, y, rhs);
-            self.set(d, v);
+        if lower::straight(self, pc, instr) {
             return true;
         }
         if let Some((cond, a, rhs, target)) = as_branch(instr) {
             let x = self.get(a);
             let y = self.rhs(rhs);
-            let c = self.b.ins().icmp(cond_cc(cond), x, y);
+            let c = self.b.ins().icmp(lower::cond_cc(cond), x, y);
             let (t, n) = (self.block(target), self.block(pc + 1));
             self.b.ins().brif(c, t, &[], n, &[]);
             return false;
         }
         match *instr {
-            Instr::Nop {} => {}
-            Instr::Mov { d, a } => {
-                let v = self.get(a);
-                self.set(d, v);
-            }
-            Instr::Li { d, imm } => {
-                let v = self.b.ins().iconst(types::I64, imm as i64);
-                self.set(d, v);
-            }
-            Instr::Lk { d, k } => {
-                let v = self.b.ins().iconst(types::I64, k);
-                self.set(d, v);
-            }
-            Instr::Fref { d, f } => {
-                let v = self.b.ins().iconst(types::I64, f as i64);
-                self.set(d, v);
-            }
-            Instr::Neg { d, a } => {
-                let x = self.get(a);
-                let v = self.b.ins().ineg(x);
-                self.set(d, v);
-            }
-            Instr::Not { d, a } => {
-                let x = self.get(a);
-                let v = self.b.ins().bnot(x);
-                self.set(d, v);
-            }
-            Instr::Ld { d, a, imm } => {
-                let p = self.address(pc, a, imm);
-                let v = self.b.ins().load(types::I64, MemFlagsData::trusted(), p, 0);
-                self.set(d, v);
-            }
-            Instr::St { a, imm, b } => {
-                let p = self.address(pc, a, imm);
-                let v = self.get(b);
-                self.b.ins().store(MemFlagsData::trusted(), v, p, 0);
-            }
             Instr::Jmp { target } => {
                 let t = self.block(target);
                 self.b.ins().jump(t, &[]);
                 return false;
             }
             Instr::Loop { a, b, target } => {
-                let x = self.get(a);
-                let v = self.b.ins().iadd_imm_s(x, 1);
-                self.set(a, v);
-                let y = self.get(b);
-                let c = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, v, y);
+                lower::count_up(self, a);
+                let (v, y) = (self.get(a), self.get(b));
+                let c = self
+                    .b
+                    .ins()
+                    .icmp(lower::cond_cc(semantics::LOOP_COND), v, y);
                 let (t, n) = (self.block(target), self.block(pc + 1));
                 self.b.ins().brif(c, t, &[], n, &[]);
                 return false;
@@ -482,61 +476,6 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             _ => unreachable!("arithmetic and branches are handled above: {instr:?}"),
         }
         true
-    }
-
-    /// The host address of word `a + imm`, after the bounds check.
-    fn address(&mut self, pc: u32, a: u8, imm: i32) -> Value {
-        let (mem, len) = self
-            .mem
-            .expect("loaded at entry when the function has ld/st");
-        let x = self.get(a);
-        let addr = self.b.ins().iadd_imm_s(x, imm as i64);
-        // Unsigned: a negative address is out of bounds too.
-        let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, addr, len);
-        self.check(ok, native::TRAP_OUT_OF_BOUNDS, pc, Some(addr));
-        let off = self.b.ins().ishl_imm_u(addr, 3);
-        self.b.ins().iadd(mem, off)
-    }
-
-    fn binary(&mut self, pc: u32, op: BinOp, x: Value, y: Value, rhs: Rhs) -> Value {
-        match super::pure_binary(&mut self.b, op, x, y) {
-            Some(v) => v,
-            None => self.divide(pc, op == BinOp::Div, x, y, rhs),
-        }
-    }
-
-    /// `x / y` or `x % y` with toyvm's semantics, trapping on a zero divisor.
-    fn divide(&mut self, pc: u32, div: bool, x: Value, y: Value, rhs: Rhs) -> Value {
-        match rhs {
-            Rhs::Imm(0) => {
-                let never = self.b.ins().iconst(types::I8, 0);
-                self.check(never, native::TRAP_DIVISION_BY_ZERO, pc, None);
-                // Unreachable at run time; any value keeps the IR valid.
-                self.b.ins().iconst(types::I64, 0)
-            }
-            // The one overflowing case: `MIN / -1` wraps, `MIN % -1` is 0.
-            Rhs::Imm(-1) if div => self.b.ins().ineg(x),
-            Rhs::Imm(-1) => self.b.ins().iconst(types::I64, 0),
-            // A constant divisor: Cranelift strength-reduces it.
-            Rhs::Imm(_) if div => self.b.ins().sdiv(x, y),
-            Rhs::Imm(_) => self.b.ins().srem(x, y),
-            Rhs::Reg(_) => {
-                let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
-                self.check(nonzero, native::TRAP_DIVISION_BY_ZERO, pc, None);
-                super::nonzero_divide(&mut self.b, div, x, y)
-            }
-        }
-    }
-}
-
-fn cond_cc(cond: Cond) -> IntCC {
-    match cond {
-        Cond::Eq => IntCC::Equal,
-        Cond::Ne => IntCC::NotEqual,
-        Cond::Lt => IntCC::SignedLessThan,
-        Cond::Le => IntCC::SignedLessThanOrEqual,
-        Cond::Gt => IntCC::SignedGreaterThan,
-        Cond::Ge => IntCC::SignedGreaterThanOrEqual,
     }
 }
 

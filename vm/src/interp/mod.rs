@@ -24,7 +24,7 @@ pub use trap::{Trap, TrapKind};
 
 use crate::isa::Instr;
 use crate::program::{ARG_OFFSET, Pc, Program};
-use crate::semantics::{ArithError, BinOp};
+use crate::semantics::{self, ArithError, BinOp};
 use crate::tuple::{BATCH, Emitter, Kind, KindSet, NoSink, Tuple, TupleSink, flush_full};
 use crate::{Error, Result};
 
@@ -689,8 +689,8 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 Instr::Ltui { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::Ltu)),
 
                 Instr::Ld { d, a, imm } => {
-                    let addr = regs[a as usize].wrapping_add(imm as i64);
-                    let Some(&v) = self.mem.get(addr as u64 as usize) else {
+                    let addr = semantics::word_address(regs[a as usize], imm);
+                    let Some(&v) = self.mem.get(semantics::word_index(addr)) else {
                         fail!(TrapKind::OutOfBounds {
                             addr,
                             size: self.mem.len() as u64
@@ -703,9 +703,9 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     pc += 1;
                 }
                 Instr::St { a, imm, b } => {
-                    let addr = regs[a as usize].wrapping_add(imm as i64);
+                    let addr = semantics::word_address(regs[a as usize], imm);
                     let size = self.mem.len() as u64;
-                    let Some(slot) = self.mem.get_mut(addr as u64 as usize) else {
+                    let Some(slot) = self.mem.get_mut(semantics::word_index(addr)) else {
                         fail!(TrapKind::OutOfBounds { addr, size });
                     };
                     *slot = regs[b as usize];
@@ -739,17 +739,14 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 Instr::Bgti { a, imm, target } => branch!(regs[a as usize] > imm as i64, target),
                 Instr::Bgei { a, imm, target } => branch!(regs[a as usize] >= imm as i64, target),
                 Instr::Loop { a, b, target } => {
-                    let v = regs[a as usize].wrapping_add(1);
+                    let v = semantics::loop_count(regs[a as usize]);
                     regs[a as usize] = v;
-                    branch!(v <= regs[b as usize], target)
+                    branch!(semantics::LOOP_COND.holds(v, regs[b as usize]), target)
                 }
                 Instr::Jtab { a, t } => {
                     let table = &prog.functions[fidx!()].tables[t as usize];
-                    let i = regs[a as usize];
-                    let next = usize::try_from(i)
-                        .ok()
-                        .and_then(|i| table.get(i))
-                        .map_or(pc + 1, |&t| t as usize);
+                    let next = semantics::jtab_entry(table, regs[a as usize])
+                        .map_or(pc + 1, |t| t as usize);
                     if emit_edge {
                         push!(Kind::Edge, fpc | pc as u64, fpc | next as u64);
                     }
@@ -848,7 +845,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
 fn flush_output(out_buf: &mut Vec<u8>, out: &mut dyn Write) -> Result<()> {
     let r = out.write_all(out_buf).and_then(|_| out.flush());
     out_buf.clear();
-    r.map_err(|e| Error::Usage(format!("writing program output: {e}")))
+    r.map_err(Error::Output)
 }
 
 /// Makes room for more frames: doubles the spare slots, up to `max_depth`.
