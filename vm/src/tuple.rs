@@ -74,6 +74,15 @@ impl<S: TupleSink + ?Sized> TupleSink for &mut S {
     }
 }
 
+thread_local! {
+    /// A spare tuple buffer: a run takes it and gives it back when it ends
+    /// ([`Emitter::recycle`]), so starting a run does not fill 24 KB (a
+    /// host that calls a short function many times would pay for that on
+    /// every call).
+    static SPARE: std::cell::Cell<Option<Box<[Tuple; BATCH]>>> =
+        const { std::cell::Cell::new(None) };
+}
+
 /// The interpreter's fixed tuple buffer in front of a sink.
 pub(crate) struct Emitter<'s, S: TupleSink> {
     pub(crate) buf: Box<[Tuple; BATCH]>,
@@ -89,14 +98,14 @@ pub(crate) struct Emitter<'s, S: TupleSink> {
 
 impl<'s, S: TupleSink> Emitter<'s, S> {
     pub(crate) fn new(sink: &'s mut S, mask: KindSet) -> Self {
+        let buf = SPARE.with(std::cell::Cell::take).unwrap_or_else(|| {
+            vec![Tuple::new(Kind::Value, 0, 0); BATCH]
+                .into_boxed_slice()
+                .try_into()
+                .expect("BATCH tuples")
+        });
         Emitter {
-            buf: Box::new(
-                [Tuple {
-                    kind: Kind::Value,
-                    a: 0,
-                    b: 0,
-                }; BATCH],
-            ),
+            buf,
             len: 0,
             value: S::ACTIVE && mask.contains(Kind::Value),
             edge: S::ACTIVE && mask.contains(Kind::Edge),
@@ -105,6 +114,14 @@ impl<'s, S: TupleSink> Emitter<'s, S> {
             count: false,
             sink,
         }
+    }
+
+    /// Gives the buffer back for the thread's next run (after
+    /// [`flush`](Self::flush)).
+    pub(crate) fn recycle(self) {
+        let buf = self.buf;
+        // During the thread's teardown the spare is gone: just free it.
+        let _ = SPARE.try_with(|s| s.set(Some(buf)));
     }
 
     /// Hands the buffered tuples to the sink.

@@ -276,6 +276,8 @@ pub fn call_with_host<S: Host>(
             tuples: em.counts,
         })
     });
+    em.recycle();
+    m.recycle();
     (outcome, steps)
 }
 
@@ -332,6 +334,30 @@ struct Machine<'p, 'o, 'm> {
     steps: u64,
 }
 
+thread_local! {
+    /// A spare register stack, taken by a run and given back when it ends,
+    /// so a host calling a short function many times does not allocate
+    /// and zero one per call. What the last run left in it is never read:
+    /// the verifier proves every register is written before it is read,
+    /// as it must be within a run, where frames reuse the words of frames
+    /// that returned.
+    static SPARE_STACK: std::cell::Cell<Option<Vec<i64>>> = const { std::cell::Cell::new(None) };
+}
+
+/// Register stacks up to this many words go back to [`SPARE_STACK`];
+/// a run that recursed deeper frees its stack.
+const SPARE_STACK_WORDS: usize = 1 << 16;
+
+impl Machine<'_, '_, '_> {
+    /// Gives the register stack back for the thread's next run.
+    fn recycle(self) {
+        let stack = self.calls.stack;
+        if (4 * WINDOW..=SPARE_STACK_WORDS).contains(&stack.len()) {
+            let _ = SPARE_STACK.try_with(|s| s.set(Some(stack)));
+        }
+    }
+}
+
 #[inline(always)]
 fn window(stack: &mut [i64], base: usize) -> &mut [i64; WINDOW] {
     (&mut stack[base..base + WINDOW])
@@ -347,7 +373,9 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
         out: &'o mut dyn Write,
         host_fns: &'m mut dyn HostFunctions,
     ) -> Self {
-        let mut stack = vec![0i64; 4 * WINDOW];
+        let mut stack = SPARE_STACK
+            .with(std::cell::Cell::take)
+            .unwrap_or_else(|| vec![0i64; 4 * WINDOW]);
         stack[..call.args.len()].copy_from_slice(call.args);
         Machine {
             prog,
@@ -362,7 +390,8 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 frame_regs: prog.functions[call.func as usize].regs as usize,
             },
             input_len: call.input_len as i64,
-            out_buf: Vec::with_capacity(OUT_CHUNK),
+            // Grown on the first output: most calls print nothing.
+            out_buf: Vec::new(),
             out,
             steps: 0,
         }
