@@ -1,6 +1,7 @@
 //! What one host-to-guest call costs: 20,000 calls of a function that
-//! returns its argument, on an interpreter-only engine and on one with the
-//! JIT on (each call then runs on a scoped thread with a large stack).
+//! returns its argument, on an interpreter-only engine (the call runs on
+//! the caller's thread) and on one with the JIT on (the call is handed to
+//! the instance's own thread, whose stack native code needs, and back).
 //!
 //! `cargo run --release --example call_cost`
 

@@ -41,12 +41,16 @@
 //! # Ok::<(), toyvm::Error>(())
 //! ```
 //!
-//! An instance runs calls on the calling thread; with the JIT on, each call
-//! runs on a scoped thread of its own with a stack large enough for native
-//! recursion to the call-depth limit (compiled functions call each other
-//! on the machine stack), which costs tens of microseconds per call. The
-//! profiler model runs on the caller's side too (the threaded model of
-//! [`crate::Runtime`] is for whole runs). Decisions are deterministic: the
+//! Without compiled code an instance runs calls on the calling thread.
+//! With the JIT on, calls run on the instance's own thread, whose stack is
+//! large enough for native recursion to the call-depth limit (compiled
+//! functions call each other on the machine stack): started by the first
+//! call, handed each call's state and arguments through a channel and
+//! giving them back with the result, joined when the instance is dropped.
+//! A host function runs on that thread during a call; if it panics, the
+//! panic continues in the caller of [`Instance::call`] and the instance
+//! stays usable. The profiler model runs within the call too (the
+//! threaded model of [`crate::Runtime`] is for whole runs). Decisions are deterministic: the
 //! same calls in the same order compile the same regions at the same
 //! points.
 
@@ -320,7 +324,19 @@ pub struct InstanceStats {
 /// One running copy of a module: its memory, its profiler model's state
 /// and its installed compiled code, kept from call to call. A trap ends
 /// the call, not the instance: memory stays as the trap left it.
+///
+/// With compiled code, calls run on the instance's own thread (see the
+/// module docs), started at the first call and joined when the instance is
+/// dropped.
 pub struct Instance {
+    /// `Some` but while a call runs on the worker thread (which has it).
+    state: Option<Box<State>>,
+    /// The thread calls run on, once the first call started it.
+    worker: Option<Worker>,
+}
+
+/// What a call works on: everything of the instance but its thread.
+struct State {
     module: Module,
     mem: Vec<i64>,
     input_len: usize,
@@ -338,12 +354,109 @@ pub struct Instance {
     stats: InstanceStats,
 }
 
+/// A call for the worker thread: the state it runs on, and the call.
+struct Job {
+    state: Box<State>,
+    func: u32,
+    args: Vec<i64>,
+}
+
+/// What the worker sends back: the state, and the call's result or the
+/// panic it raised.
+type Done = (Box<State>, std::thread::Result<Result<i64>>);
+
+/// An instance's thread, with the stack native code needs. It waits for
+/// jobs and sends back each one's state with its result; it ends when its
+/// job channel closes (the instance is dropped).
+struct Worker {
+    jobs: std::sync::mpsc::Sender<Job>,
+    done: std::sync::mpsc::Receiver<Done>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Worker {
+    fn start(stack: usize) -> Result<Worker> {
+        let (jobs, job_rx) = std::sync::mpsc::channel::<Job>();
+        let (done_tx, done) = std::sync::mpsc::channel::<Done>();
+        let thread = std::thread::Builder::new()
+            .name("toyvm-instance".into())
+            .stack_size(stack)
+            .spawn(move || {
+                while let Ok(Job {
+                    mut state,
+                    func,
+                    args,
+                }) = recv_soon(&job_rx)
+                {
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        state.call_here(func, &args)
+                    }));
+                    if done_tx.send((state, r)).is_err() {
+                        return;
+                    }
+                }
+            })
+            .map_err(|source| Error::Thread {
+                what: "instance",
+                source,
+            })?;
+        Ok(Worker {
+            jobs,
+            done,
+            thread: Some(thread),
+        })
+    }
+}
+
+/// How long a thread waiting for the other side of a call spins before it
+/// sleeps: a host calling a short function in a loop, and a call that
+/// returns within it, then cost no trip through the kernel's scheduler
+/// (measured by `examples/call_cost.rs`: a sleep and wake-up each way cost
+/// about 13 us on a 2-core virtual machine).
+const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// `rx.recv()`, spinning for [`SPIN`] first where there is a core to
+/// spare (on one core the spinning thread would only keep the other from
+/// running).
+fn recv_soon<T>(
+    rx: &std::sync::mpsc::Receiver<T>,
+) -> std::result::Result<T, std::sync::mpsc::RecvError> {
+    use std::sync::mpsc::TryRecvError;
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if cores < 2 {
+        return rx.recv();
+    }
+    let start = std::time::Instant::now();
+    loop {
+        match rx.try_recv() {
+            Ok(v) => return Ok(v),
+            Err(TryRecvError::Disconnected) => return Err(std::sync::mpsc::RecvError),
+            Err(TryRecvError::Empty) if start.elapsed() < SPIN => std::hint::spin_loop(),
+            Err(TryRecvError::Empty) => return rx.recv(),
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // Closing the job channel ends the thread's loop.
+        let (closed, _) = std::sync::mpsc::channel();
+        drop(std::mem::replace(&mut self.jobs, closed));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 impl std::fmt::Debug for Instance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.state();
         f.debug_struct("Instance")
-            .field("memory_words", &self.mem.len())
-            .field("fuel", &self.fuel)
-            .field("stats", &self.stats)
+            .field("memory_words", &s.mem.len())
+            .field("fuel", &s.fuel)
+            .field("stats", &s.stats)
+            .field("worker", &self.worker.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -392,7 +505,7 @@ impl Instance {
             let lag = config.lag.unwrap_or(spec.interval);
             Link::inline(Model::new(spec, false), lag, jit.is_some())
         });
-        Ok(Instance {
+        let state = State {
             module: module.clone(),
             mem,
             input_len: file.len(),
@@ -404,24 +517,40 @@ impl Instance {
             host_fns,
             out: Box::new(std::io::stdout()),
             stats: InstanceStats::default(),
+        };
+        Ok(Instance {
+            state: Some(Box::new(state)),
+            worker: None,
         })
+    }
+
+    fn state(&self) -> &State {
+        self.state
+            .as_deref()
+            .expect("the state is away only during a call, which holds `&mut self`")
+    }
+
+    fn state_mut(&mut self) -> &mut State {
+        self.state
+            .as_deref_mut()
+            .expect("the state is away only during a call, which holds `&mut self`")
     }
 
     /// Where the program's output (`putn`, `putc`) goes from now on.
     pub fn set_output(&mut self, out: impl Write + Send + 'static) {
-        self.out = Box::new(out);
+        self.state_mut().out = Box::new(out);
     }
 
     /// The module instantiated.
     pub fn module(&self) -> &Module {
-        &self.module
+        &self.state().module
     }
 
     /// Calls the function named `name` with `args` (one per parameter) and
     /// returns what it returns (or `halt`'s operand).
     pub fn call(&mut self, name: &str, args: &[i64]) -> Result<i64> {
         let func = self
-            .module
+            .module()
             .function(name)
             .ok_or_else(|| Error::NoSuchFunction(name.to_owned()))?;
         self.call_index(func, args)
@@ -429,26 +558,41 @@ impl Instance {
 
     /// Calls function `func` (an index into the program's functions).
     pub fn call_index(&mut self, func: u32, args: &[i64]) -> Result<i64> {
-        if func as usize >= self.module.program.functions.len() {
+        if func as usize >= self.module().program.functions.len() {
             return Err(Error::NoSuchFunction(format!("#{func}")));
         }
-        match self.stack {
-            Some(stack) => std::thread::scope(|scope| {
-                std::thread::Builder::new()
-                    .name("toyvm-call".into())
-                    .stack_size(stack)
-                    .spawn_scoped(scope, || self.call_here(func, args))
-                    .map_err(|source| Error::Thread {
-                        what: "call",
-                        source,
-                    })?
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            }),
-            None => self.call_here(func, args),
+        let Some(stack) = self.state().stack else {
+            return self.state_mut().call_here(func, args);
+        };
+        if self.worker.is_none() {
+            self.worker = Some(Worker::start(stack)?);
         }
+        let worker = self.worker.as_ref().expect("started above");
+        let state = self.state.take().expect("here between calls");
+        let job = Job {
+            state,
+            func,
+            args: args.to_vec(),
+        };
+        if let Err(std::sync::mpsc::SendError(job)) = worker.jobs.send(job) {
+            // The thread is gone (it cannot be while the instance lives).
+            self.state = Some(job.state);
+            self.worker = None;
+            return Err(Error::Thread {
+                what: "instance",
+                source: std::io::Error::other("the instance's thread has ended"),
+            });
+        }
+        let (state, result) = recv_soon(&worker.done)
+            .expect("the thread sends every job back: a panic is caught and sent too");
+        self.state = Some(state);
+        // A panic in the call (a host function's) goes on in the caller,
+        // as it would without the thread; the instance stays usable.
+        result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
+}
 
+impl State {
     fn call_here(&mut self, func: u32, args: &[i64]) -> Result<i64> {
         let config = &self.module.engine.config;
         let cfg = Config {
@@ -491,37 +635,39 @@ impl Instance {
         let value = result?.value;
         self.out
             .flush()
-            .map_err(|e| Error::Usage(format!("writing the program's output: {e}")))?;
+            .map_err(|e| Error::Vm(toyvm_vm::Error::Output(e)))?;
         Ok(value)
     }
+}
 
+impl Instance {
     /// The instance's memory, word by word.
     pub fn memory(&self) -> &[i64] {
-        &self.mem
+        &self.state().mem
     }
 
     /// The instance's memory, to write from the host between calls.
     pub fn memory_mut(&mut self) -> &mut [i64] {
-        &mut self.mem
+        &mut self.state_mut().mem
     }
 
     /// `len` words of memory from word address `addr`, or
     /// [`Error::MemoryAccess`] if they are not all inside it.
     pub fn read(&self, addr: u64, len: usize) -> Result<&[i64]> {
         let range = self.range(addr, len)?;
-        Ok(&self.mem[range])
+        Ok(&self.state().mem[range])
     }
 
     /// Writes `words` to memory from word address `addr`, or returns
     /// [`Error::MemoryAccess`] (writing nothing) if they do not all fit.
     pub fn write(&mut self, addr: u64, words: &[i64]) -> Result<()> {
         let range = self.range(addr, words.len())?;
-        self.mem[range].copy_from_slice(words);
+        self.state_mut().mem[range].copy_from_slice(words);
         Ok(())
     }
 
     fn range(&self, addr: u64, len: usize) -> Result<std::ops::Range<usize>> {
-        let size = self.mem.len() as u64;
+        let size = self.state().mem.len() as u64;
         let end = addr.checked_add(len as u64).filter(|&e| e <= size);
         match end {
             Some(end) => Ok(addr as usize..end as usize),
@@ -532,13 +678,13 @@ impl Instance {
     /// Fuel left, when the engine set a fuel limit: instructions the
     /// instance may still execute over its next calls.
     pub fn fuel(&self) -> Option<u64> {
-        self.fuel
+        self.state().fuel
     }
 
     /// Refuels the instance. Only with a fuel limit on the engine (its
     /// compiled code is then metered); otherwise a usage error.
     pub fn set_fuel(&mut self, fuel: u64) -> Result<()> {
-        match &mut self.fuel {
+        match &mut self.state_mut().fuel {
             Some(f) => {
                 *f = fuel;
                 Ok(())
@@ -551,9 +697,10 @@ impl Instance {
 
     /// What the instance has done so far.
     pub fn stats(&self) -> InstanceStats {
+        let s = self.state();
         InstanceStats {
-            jit: self.jit.as_ref().map(Jit::stats),
-            ..self.stats.clone()
+            jit: s.jit.as_ref().map(Jit::stats),
+            ..s.stats.clone()
         }
     }
 }

@@ -70,7 +70,7 @@ pub enum Error {
     /// could not be started.
     #[error("cannot start the {what}'s thread: {source}")]
     Thread {
-        /// Whose thread: `run`, `profiler model`, `compiler`.
+        /// Whose thread: `run`, `profiler model`, `compiler`, `instance`.
         what: &'static str,
         /// Why the system refused it.
         source: std::io::Error,

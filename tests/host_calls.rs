@@ -160,9 +160,21 @@ fn a_host_panic_in_compiled_code_reaches_the_caller() {
         .unwrap_or_default();
     assert!(message.contains("bump panics at 25000"), "{message}");
     // The host saw the calls up to the panicking one, in order.
-    let log = log.lock().unwrap();
-    assert_eq!(log.last(), Some(&("bump", 25_000)));
-    assert_eq!(log.len(), 2 * 24_999 + 1);
+    {
+        let log = log.lock().unwrap();
+        assert_eq!(log.last(), Some(&("bump", 25_000)));
+        assert_eq!(log.len(), 2 * 24_999 + 1);
+    }
+    // The instance is still usable: a later call runs (compiled code and
+    // all) and agrees with a fresh interpreter run of the same call on the
+    // memory the panic left.
+    let memory = instance.memory().to_vec();
+    let again = instance.call("work", &[1_000, 0]).unwrap();
+    let plain_log = Log::default();
+    let plain = Module::from_bytes(&engine("none", None), GUEST.as_bytes()).unwrap();
+    let mut fresh = Instance::with_imports(&plain, imports(&plain_log, -1, -1), &[]).unwrap();
+    fresh.memory_mut().copy_from_slice(&memory);
+    assert_eq!(again, fresh.call("work", &[1_000, 0]).unwrap());
 }
 
 #[test]
