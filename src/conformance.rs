@@ -95,7 +95,7 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
-use toyvm_profiler::spec::{Model, RapOptions};
+use toyvm_profiler::guarantee::RangeBound;
 use toyvm_profiler::{Candidate, HotRange, IntervalDriver, IntervalEnd, Kind, ProfilerSpec, Tuple};
 use toyvm_vm::interp::{self, Config, Input};
 use toyvm_vm::{Program, TupleSink};
@@ -106,13 +106,6 @@ pub use reference::{
     Entry, FORMAT, Fingerprint, GivenTolerances, MAX_REFERENCE_BYTES, RangeCount, RangeSetup,
     RefInterval, Reference, Tolerances, load, read_file, reuse, save,
 };
-
-fn rap_options(spec: &ProfilerSpec) -> Option<&RapOptions> {
-    match &spec.model {
-        Model::Rap(o) => Some(o),
-        _ => None,
-    }
-}
 
 /// Feeds the program's tuple stream to an interval driver (the runtime's
 /// host without a JIT) and hands every ended interval to `on_interval`.
@@ -254,7 +247,8 @@ pub fn record_reference(
     // rest counts towards the events per kind and the range counts.
     let mut all_spec = oracle.clone();
     all_spec.threshold = 1.0 / oracle.interval as f64;
-    let ranges = rap_options(spec).map(|o| RangeSetup {
+    let guarantee = spec.guarantee();
+    let ranges = guarantee.range_bound().map(|o| RangeSetup {
         dims: o.dims,
         hot: o.hot,
         reset: o.reset,
@@ -481,7 +475,8 @@ pub fn check(
 ) -> crate::Result<Verdict> {
     reference.ensure_recorded_for(program, &reference.args, input)?;
     ensure_matches(spec, reference)?;
-    let rap = rap_options(spec);
+    let guarantee = spec.guarantee();
+    let rap = guarantee.range_bound();
     if let Some(o) = rap {
         let want = RangeSetup {
             dims: o.dims,
@@ -532,7 +527,7 @@ pub fn check(
         )));
     }
     let tol = reference.tolerances;
-    let period = sampling_period(spec);
+    let period = guarantee.period();
     let low = reference.low_bound();
     let allowed = |exact: u64| -> f64 {
         let c = exact as f64;
@@ -545,7 +540,6 @@ pub fn check(
         (tol.tolerance * c).max(sampling)
     };
     // RAP's error bound per kind: max(h, eps * n), n the tree's events.
-    let height = rap.map_or(0, |o| 128 / o.branching.trailing_zeros()) as f64;
     let mut tree_events = [0u64; 3];
     let mut crit = [
         ("hot entries found", 0u64, 0u64, Vec::<(f64, String)>::new()),
@@ -578,11 +572,8 @@ pub fn check(
         for (n, added) in tree_events.iter_mut().zip(refi.events) {
             *n = if reset { added } else { *n + added };
         }
-        let rap_error = |kind: Kind| -> f64 {
-            rap.map_or(0.0, |o| {
-                height.max(o.eps * tree_events[kind as usize] as f64)
-            })
-        };
+        let rap_error =
+            |kind: Kind| -> f64 { rap.map_or(0.0, |o| o.error(tree_events[kind as usize])) };
         let expected_bound = |kind: Kind| -> f64 {
             let base = reference.expected_bound() as f64;
             if rap.is_some() {
@@ -724,7 +715,7 @@ pub fn check(
             }
         }
         if let Some(o) = rap {
-            check_ranges(i, o, refi, hot, &tree_events, height, &mut crit[3]);
+            check_ranges(i, o, refi, hot, &tree_events, &mut crit[3]);
         }
         if let Some(m) = report.get(i).filter(|m| m.events > 0) {
             let c = &mut crit[4];
@@ -779,11 +770,10 @@ pub fn check(
 /// of the same ranges.
 fn check_ranges(
     i: usize,
-    o: &RapOptions,
+    o: &RangeBound,
     refi: &RefInterval,
     hot: &[HotRange],
     tree_events: &[u64; 3],
-    height: f64,
     crit: &mut (&'static str, u64, u64, Vec<(f64, String)>),
 ) {
     if hot.is_empty() && refi.ranges.is_empty() {
@@ -804,7 +794,7 @@ fn check_ranges(
         let (p, bits) = range_prefix(r, dims);
         let n = tree_events[r.kind as usize];
         let cut = o.hot * n as f64;
-        let error = height.max(o.eps * n as f64);
+        let error = o.error(n);
         let place = show_range(r.kind, p, bits, dims);
         match exact_of(r.kind, p, bits) {
             None => note(
@@ -844,21 +834,6 @@ fn check_ranges(
     match bad {
         None => crit.2 += 1,
         Some(v) => crit.3.push(v),
-    }
-}
-
-/// How many events one sampled message stands for (1 for counting models).
-fn sampling_period(spec: &ProfilerSpec) -> u64 {
-    use toyvm_profiler::spec::SamplerExpr;
-    fn period(s: &SamplerExpr) -> u64 {
-        match s {
-            SamplerExpr::Random(r) | SamplerExpr::Periodic(r) | SamplerExpr::CountedRandom(r) => *r,
-            SamplerExpr::Hash(inner, _) => period(inner),
-        }
-    }
-    match &spec.model {
-        Model::Stratified(o) => period(&o.sampler),
-        _ => 1,
     }
 }
 

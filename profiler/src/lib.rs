@@ -39,6 +39,7 @@
 pub mod conte;
 pub mod driver;
 pub mod error;
+pub mod guarantee;
 pub mod hash;
 pub mod lackey;
 pub mod metrics;

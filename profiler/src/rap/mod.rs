@@ -41,6 +41,10 @@ use crate::profiler::{Candidate, HotRange, Overhead, Profiler, sort_candidates};
 use crate::spec::{ProfilerSpec, RapOptions};
 use crate::tuple::{Kind, KindSet, Tuple};
 
+/// Bits of a range key (the tuple's `a:b`, or the two interleaved): with
+/// `2^k` children per node the tree is `KEY_BITS / k` levels high.
+pub const KEY_BITS: u32 = 128;
+
 /// Spreads the 64 bits of `x` to the odd... even positions of a 128-bit word.
 fn spread(x: u64) -> u128 {
     let mut v = x as u128;

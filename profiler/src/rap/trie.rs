@@ -144,7 +144,7 @@ impl RapTree {
     /// A tree with branching factor `b` (a power of two dividing 2^128's bit count into
     /// whole levels: 2, 4, 16, 256), error `eps`, merge growth `q` and first merge time.
     pub fn new(b: u32, eps: f64, q: u64, merge_first: u64) -> Self {
-        Self::with_key_bits(b, eps, q, merge_first, 128)
+        Self::with_key_bits(b, eps, q, merge_first, super::KEY_BITS)
     }
 
     /// [`RapTree::new`] over the range R = 2^`bits` of the keys' top `bits` bits: the
