@@ -26,6 +26,14 @@
 //!
 //! [`record::RecordSink`] writes a run's tuple stream as a trace for
 //! `toyvm profile`; [`conformance`] is the two-pass verification of a model.
+//!
+//! Use this crate to run toyvm programs with the profile-driven JIT from
+//! Rust: [`Runtime`] for one whole run from `main`, [`engine`] to embed the
+//! VM in a host (functions called by name, host functions, limits, code
+//! shared between instances). The `toyvm` command's other tools live here
+//! as libraries too: [`compare`], [`reproduce`], [`fuzzgen`], [`synth`].
+//! To profile your own VM's events, use [`toyvm_profiler`] alone.
+#![deny(missing_docs)]
 
 pub mod compare;
 pub mod conformance;

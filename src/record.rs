@@ -14,6 +14,9 @@ pub struct RecordSink<W: Write> {
 }
 
 impl<W: Write> RecordSink<W> {
+    /// A sink writing a `format` trace to `out` (wrap a file in a
+    /// `BufWriter`: every batch is written as it comes). A binary trace's
+    /// header is written now, so an error here is `out`'s.
     pub fn new(out: W, format: Format) -> toyvm_profiler::Result<Self> {
         Ok(RecordSink {
             writer: Some(TraceWriter::new(out, format)?),

@@ -6,14 +6,24 @@
 pub struct RunFlags<'a> {
     /// The `--profile` spec (`none` without one).
     pub profile: &'a str,
+    /// `--no-jit`: interpret only, even with a model.
     pub no_jit: bool,
+    /// `--candidates`: print each interval's candidates (needs a model).
     pub candidates: bool,
+    /// `--jit-log`: log what the JIT compiles (needs a model and the JIT).
     pub jit_log: bool,
+    /// `--async`: install compiled code as soon as it is ready (needs a
+    /// model and the JIT).
     pub async_install: bool,
+    /// `--dump-clif DIR` was given (needs a model and the JIT).
     pub dump_clif: bool,
+    /// `--no-value-spec` (needs a model and the JIT).
     pub no_value_spec: bool,
+    /// `--no-call-spec` (needs a model and the JIT).
     pub no_call_spec: bool,
+    /// `--kinds KINDS` was given (needs `--record`).
     pub kinds: bool,
+    /// `--record FILE` was given.
     pub record: bool,
 }
 

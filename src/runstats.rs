@@ -63,7 +63,11 @@ impl Mode {
 /// mode (`jit` is null without the JIT).
 #[derive(Debug, Serialize)]
 pub struct StatsOut<'a> {
+    /// How the program ran (the JSON's `mode` key: `interpreter`,
+    /// `record`, `model`, `jit`).
     pub mode: Mode,
+    /// The run's statistics; in JSON their keys sit beside `mode`, not
+    /// under a key of their own.
     #[serde(flatten)]
     pub stats: &'a Stats,
     /// Interpreter seconds per interpreted instruction, in nanoseconds
@@ -75,6 +79,10 @@ pub struct StatsOut<'a> {
 }
 
 impl<'a> StatsOut<'a> {
+    /// The output of a run with `stats` in `mode` that returned `result`;
+    /// computes the nanoseconds per interpreted instruction, which are
+    /// absent when no instruction was counted and under the JIT with a
+    /// fuel limit (the count then holds compiled code's instructions).
     pub fn new(stats: &'a Stats, mode: Mode, result: i64) -> StatsOut<'a> {
         StatsOut {
             mode,

@@ -2,6 +2,12 @@
 //! IMPACT-style superblocks, value and call-target specialization, and
 //! Cranelift code generation with exact side exits.
 //!
+//! Use this crate to turn profiles of `toyvm-vm` programs into native code
+//! yourself (to study region formation, or to drive compilation from a
+//! policy of your own). It decides nothing about when to compile: the
+//! `toyvm` crate's runtime does that (when to plan, compile, install and
+//! drop regions), and is what to use to simply run programs with the JIT.
+//!
 //! ```
 //! use toyvm_optimizer::{CodeCache, ExitKind, SuperblockConfig, WeightedCfg, cfg, form_superblocks};
 //! use toyvm_vm::{asm, interp};

@@ -1,6 +1,15 @@
 //! Software models of hardware profilers, with an exact oracle and the papers' error
 //! metrics.  Usable on its own by any runtime: it depends only on the tuple stream.
 //!
+//! Use this crate when you write a runtime (or a trace analysis) and want a hardware
+//! profiler's view of its events without toyvm's VM: have your interpreter emit a
+//! [`Tuple`] per loaded value, taken branch and call ([`Tuple::value`], [`Tuple::edge`],
+//! [`Tuple::call`], program counters packed by [`Tuple::pc`]), build a model from a spec
+//! string, and feed it batches through an [`IntervalDriver`], whose callback hands you
+//! each ended interval's hot [`Candidate`]s to act on (toyvm's runtime compiles them).
+//! To judge a model rather than use it, [`profile_stream`] runs several over one stream
+//! against the exact oracle.
+//!
 //! ```
 //! use toyvm_profiler::{parse_spec, Tuple};
 //!
@@ -34,7 +43,7 @@
 //!   streams from Valgrind's Lackey tool.  [`synth`]: synthetic streams.
 //! - [`hash`]: the papers' hash function and the deterministic random source.
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod conte;
 pub mod driver;

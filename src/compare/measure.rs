@@ -28,8 +28,11 @@ use crate::runtime::JitOptions;
 /// What one run printed and returned, and its statistics.
 #[derive(Clone, Debug)]
 pub struct Run {
+    /// Everything the program printed.
     pub output: Vec<u8>,
+    /// The value `main` returned.
     pub value: i64,
+    /// The run's statistics: wall time, the model's and the JIT's counters.
     pub stats: Stats,
 }
 
@@ -152,22 +155,33 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 /// A timed run, reduced to what the report needs.
 #[derive(Clone, Debug)]
 pub struct Timed {
+    /// [`fnv1a64`] of what the run printed.
     pub output_hash: u64,
+    /// The length of what the run printed, in bytes.
     pub output_len: usize,
+    /// The value `main` returned.
     pub value: i64,
+    /// The run's statistics (its wall time is the timing).
     pub stats: Stats,
 }
 
 /// What one unit of work produced.
 #[derive(Debug)]
 pub enum Done {
+    /// A timed run finished.
     Time {
+        /// Index of the program in the comparison's cases.
         case: usize,
+        /// Index of the configuration in the comparison's columns.
         config: usize,
+        /// Which round of `--repeat` (from 0).
         rep: usize,
+        /// The run, or why it failed.
         result: Result<Box<Timed>, String>,
     },
+    /// An error pass (or one part of it) finished.
     Errors {
+        /// Index of the program in the comparison's cases.
         case: usize,
         /// Config index and its report.
         result: Result<Vec<(usize, ModelReport)>, String>,
@@ -177,13 +191,23 @@ pub enum Done {
 /// One unit of work.
 #[derive(Clone, Debug)]
 pub enum Job {
+    /// One timed run of a program under one configuration.
     Time {
+        /// Index of the program in the comparison's cases.
         case: usize,
+        /// Index of the configuration in the comparison's columns.
         config: usize,
+        /// Which round of `--repeat` (from 0).
         rep: usize,
     },
     /// The error pass over `configs` (indices of model configurations).
-    Errors { case: usize, configs: Vec<usize> },
+    Errors {
+        /// Index of the program in the comparison's cases.
+        case: usize,
+        /// Indices of the model configurations this part measures (never
+        /// the interpreter alone).
+        configs: Vec<usize>,
+    },
 }
 
 /// The work of a comparison, in the order a single thread runs it: per

@@ -10,12 +10,15 @@ pub struct Machine {
     pub cores: usize,
     /// The CPU's model name (`/proc/cpuinfo`), when known.
     pub cpu: Option<String>,
-    /// Operating system and architecture.
+    /// The operating system (`std::env::consts::OS`: `linux`, `macos`).
     pub os: String,
+    /// The architecture (`std::env::consts::ARCH`: `x86_64`, `aarch64`).
     pub arch: String,
 }
 
 impl Machine {
+    /// The machine this process runs on; the CPU's name is read from
+    /// `/proc/cpuinfo` and is absent where that file is not.
     pub fn this() -> Machine {
         Machine {
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),

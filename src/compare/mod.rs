@@ -166,8 +166,13 @@ impl Default for CompareArgs {
 /// A finished comparison: the report and the per-interval error series.
 #[derive(Clone, Debug)]
 pub struct Comparison {
+    /// The report itself: rows, summary, settings, machine and date
+    /// (`--format json` prints all of it).
     pub report: CompareReport,
+    /// Per-interval error of every (program, model) pair whose error pass
+    /// succeeded, for the interval chart.
     pub series: Vec<IntervalSeries>,
+    /// The configurations compared, in column order (`none` first).
     pub columns: Vec<Column>,
 }
 

@@ -30,6 +30,7 @@ impl Config {
         }
     }
 
+    /// The model's spec; `None` for the interpreter alone.
     pub fn spec(&self) -> Option<&ProfilerSpec> {
         match self {
             Config::Interpreter => None,

@@ -28,8 +28,10 @@ use super::specs;
 use super::suite::Case;
 use crate::synth::{self, Knobs};
 
-/// Interval and threshold the workloads' hot sets are measured at.
+/// Interval the workloads' hot sets are measured at, in tuples.
 pub const DESCRIBE_INTERVAL: u64 = 10_000;
+/// Candidate threshold the workloads' hot sets are measured at, as a
+/// fraction of [`DESCRIBE_INTERVAL`] (1%).
 pub const DESCRIBE_THRESHOLD: f64 = 0.01;
 /// Iterations of a generated workload with `--bench` (without: its
 /// header's test size, 10,000), unless the grid sets `n`.
@@ -62,32 +64,55 @@ pub struct Workload {
 /// One model on one workload.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StudyPoint {
+    /// The workload's name ([`Workload::name`]).
     pub workload: String,
+    /// The configuration as given on the command line.
     pub label: String,
+    /// The configuration's canonical spec.
     pub spec: String,
     /// The model's capacity at its interval (see the module doc).
     pub capacity: Option<u64>,
     /// Distinct tuples per interval over the capacity.
     pub load: Option<f64>,
+    /// Error E against the perfect profiler on the interpreter's stream (a
+    /// fraction); absent when the error pass failed.
     pub error: Option<f64>,
+    /// E's false-positive part: cold tuples reported, cold code compiled.
     pub false_positive: Option<f64>,
+    /// E's false-negative part: hot tuples missed, regions never compiled.
     pub false_negative: Option<f64>,
+    /// The perfect-profile JIT's time over this model's; absent unless
+    /// every run of the pair matched the interpreter.
     pub speedup_vs_perfect: Option<f64>,
+    /// The smallest per-round ratio of perfect's time to this time.
     pub speedup_vs_perfect_low: Option<f64>,
+    /// The largest per-round ratio of perfect's time to this time.
     pub speedup_vs_perfect_high: Option<f64>,
+    /// Whether this pair's run times overlap perfect's (min-max): the
+    /// difference is run-to-run noise. Absent for failed pairs.
     pub within_noise: Option<bool>,
+    /// Modeled hardware state of the model, in bytes.
     pub state_bytes: u64,
+    /// Regions the JIT compiled in the timed run.
     pub compiles: u64,
+    /// Exits off compiled traces in the timed run.
     pub side_exits: u64,
+    /// Exits through failing specialization guards in the timed run
+    /// (specialized on a value that did not hold).
     pub guard_failures: u64,
 }
 
 /// The study part of a report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Study {
+    /// Interval the hot sets were measured at ([`DESCRIBE_INTERVAL`]).
     pub interval: u64,
+    /// Threshold the hot sets were measured at ([`DESCRIBE_THRESHOLD`]).
     pub threshold: f64,
+    /// The generated workloads, in the order of the grids' points.
     pub workloads: Vec<Workload>,
+    /// Every model (perfect excepted) on every workload, workload by
+    /// workload in column order; pairs without a row are left out.
     pub points: Vec<StudyPoint>,
 }
 
@@ -213,6 +238,7 @@ pub fn study(workloads: Vec<Workload>, columns: &[Column], rows: &[Row]) -> Stud
 /// Where a configuration's error starts to show and to cost.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Crossing {
+    /// The configuration as given on the command line.
     pub label: String,
     /// The first workload (by hot set) with E above 1%, and its load.
     pub error_above_1pct: Option<(String, Option<f64>)>,
@@ -222,6 +248,7 @@ pub struct Crossing {
     pub speedup_below_0_9: Option<(String, Option<f64>)>,
     /// Workloads on which the speedup relative to perfect is within noise.
     pub within_noise: usize,
+    /// The configuration's points in the study (one per workload).
     pub points: usize,
 }
 

@@ -17,6 +17,7 @@ pub struct Case {
     pub name: String,
     /// Where it was read from.
     pub path: PathBuf,
+    /// The program, assembled or loaded from `.bc` (and verified).
     pub program: Program,
     /// The entry function's arguments.
     pub args: Vec<i64>,
@@ -29,8 +30,13 @@ pub struct Case {
 /// What a header says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Header {
+    /// The entry function's arguments at test size (`# args:`; empty
+    /// without the line). `_` may separate digits (`1_000`).
     pub args: Vec<i64>,
+    /// The arguments at benchmark size (`# bench-args:`), when given.
     pub bench_args: Option<Vec<i64>>,
+    /// The input file (`# input:`), relative to the repository root; an
+    /// empty value counts as none.
     pub input: Option<String>,
 }
 

@@ -95,8 +95,11 @@ impl Tolerances {
 /// given.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GivenTolerances {
+    /// `--margin`: see [`Tolerances::margin`].
     pub margin: Option<f64>,
+    /// `--tolerance`: see [`Tolerances::tolerance`].
     pub tolerance: Option<f64>,
+    /// `--quorum`: see [`Tolerances::quorum`].
     pub quorum: Option<f64>,
 }
 
@@ -155,11 +158,14 @@ impl GivenTolerances {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fingerprint {
+    /// The length in bytes.
     pub bytes: u64,
+    /// The FNV-1a 64 hash as 16 lowercase hex digits.
     pub fnv1a64: String,
 }
 
 impl Fingerprint {
+    /// The fingerprint of `bytes`.
     pub fn of(bytes: &[u8]) -> Fingerprint {
         Fingerprint {
             bytes: bytes.len() as u64,
@@ -178,9 +184,15 @@ impl std::fmt::Display for Fingerprint {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
+    /// The tuple's kind.
     pub kind: Kind,
+    /// The tuple's first component: the packed pc of the load, branch or
+    /// call site.
     pub a: u64,
+    /// The tuple's second component: the value, the next pc or the callee's
+    /// function index, by kind.
     pub b: u64,
+    /// The tuple's exact count in the interval.
     pub count: u64,
 }
 
@@ -196,11 +208,19 @@ impl Entry {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RangeCount {
+    /// The kind whose tree the key belongs to.
     pub kind: Kind,
+    /// The high 64 bits of the 128-bit prefix (its value right-aligned,
+    /// `bits` significant bits).
     pub hi: u64,
+    /// The low 64 bits of the prefix.
     pub lo: u64,
+    /// The longest prefix of the chain, in bits (at most 128).
     pub bits: u32,
+    /// The shortest prefix of the chain, in bits (`top <= bits`).
     pub top: u32,
+    /// The exact events every prefix of the chain holds: in the interval
+    /// with `reset=on`, since the run's start with the cumulative tree.
     pub count: u64,
 }
 
@@ -253,23 +273,31 @@ pub struct RangeSetup {
 pub struct Reference {
     /// [`FORMAT`] when written.
     pub format: u32,
+    /// The toyvm version that recorded it (for messages only).
     pub toyvm_version: String,
     /// The program's name as given to pass 1 (for messages only).
     pub program: String,
     /// The program's `.bc` encoding: what identifies it.
     pub program_hash: Fingerprint,
+    /// The entry function's arguments pass 1 ran with; pass 2 runs with
+    /// the same.
     pub args: Vec<i64>,
     /// The input file's bytes, when there were any.
     pub input_hash: Option<Fingerprint>,
     /// Interval length, threshold fraction and kinds, as a perfect spec.
     pub oracle: String,
+    /// The interval length in tuples (the oracle's).
     pub interval: u64,
     /// The candidate threshold T as a count.
     pub threshold: u64,
+    /// The tolerances recorded with it; pass 2 judges with these unless
+    /// the command line gives others ([`GivenTolerances::apply_to`]).
     pub tolerances: Tolerances,
     /// Present when the reference was recorded for a RAP spec.
     #[serde(default)]
     pub ranges: Option<RangeSetup>,
+    /// Every interval of the run, in order (indices 0, 1, 2, ...; the
+    /// partial last one included).
     pub intervals: Vec<RefInterval>,
 }
 

@@ -19,6 +19,7 @@ pub struct DiffConfig {
     pub spec: String,
     /// JIT options as the `toyvm run` flags that give them (for messages).
     pub flags: &'static str,
+    /// The JIT options the run uses.
     pub jit: JitOptions,
 }
 
@@ -82,10 +83,17 @@ pub fn configs() -> Vec<DiffConfig> {
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum End {
+    /// `main` returned this value.
     Value(i64),
+    /// The program trapped.
     Trap {
+        /// What trapped, as the trap kind prints (`division by zero`, `out
+        /// of fuel ...`).
         message: String,
+        /// The name of the function that trapped.
         function: String,
+        /// The packed pc of the trapping instruction (function index high,
+        /// offset low; see [`toyvm_vm::Pc`]).
         pc: u64,
     },
     /// Any other error (not expected from a valid program).
@@ -117,7 +125,9 @@ impl fmt::Display for End {
 /// What one run printed and how it ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Observed {
+    /// Everything the run printed, up to its end (a trap included).
     pub output: Vec<u8>,
+    /// How it ended.
     pub end: End,
     /// A digest of every host call, in order (0 for a program without
     /// imports; see [`super::host_imports`]).
@@ -128,12 +138,20 @@ pub struct Observed {
 /// compiled code and took its exits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JitTotals {
+    /// Regions and whole functions compiled and installed.
     pub compiles: u64,
+    /// Of those, compiles of a head compiled before.
     pub recompiles: u64,
+    /// Installed regions dropped.
     pub drops: u64,
+    /// Times the interpreter entered compiled code.
     pub region_entries: u64,
+    /// Exits off a region's trace (a branch direction not compiled).
     pub side_exits: u64,
+    /// Exits through a failing specialization guard.
     pub guard_failures: u64,
+    /// Exits that hand one instruction (a call, `ret`, output, a trap) to
+    /// the interpreter.
     pub interpret_exits: u64,
 }
 
@@ -169,16 +187,21 @@ pub struct Summary {
     pub oracle: Option<End>,
     /// The interpreter ran out of [`ORACLE_FUEL`]; nothing was compared.
     pub out_of_fuel: bool,
+    /// What the JIT did over the compared runs (the fuel-limited rerun
+    /// not counted).
     pub jit: JitTotals,
 }
 
 /// A configuration whose run differs from the interpreter's.
 #[derive(Clone, Debug)]
 pub struct Mismatch {
+    /// The program that showed the difference, with its arguments.
     pub program: FuzzProgram,
     /// The configuration (empty when the program itself is invalid).
     pub config: String,
+    /// The interpreter's run (absent when the program itself is invalid).
     pub want: Option<Observed>,
+    /// The run under `config` (absent when the program itself is invalid).
     pub got: Option<Observed>,
     /// Why, in one line.
     pub what: String,

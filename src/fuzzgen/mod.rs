@@ -105,6 +105,7 @@ pub struct Bytes<'a> {
 }
 
 impl<'a> Bytes<'a> {
+    /// Choices that read `data` front to back, one byte per choice.
     pub fn new(data: &'a [u8]) -> Self {
         Bytes { data }
     }
@@ -131,6 +132,9 @@ pub struct Seeded {
 }
 
 impl Seeded {
+    /// The choices of `seed`: the splitmix64 sequence from it, each 64-bit
+    /// output giving eight bytes, low byte first. The same seed gives the
+    /// same program.
     pub fn new(seed: u64) -> Self {
         Seeded {
             state: seed,
@@ -160,7 +164,9 @@ impl Source for Seeded {
 /// One generated program and the arguments `main` takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FuzzProgram {
+    /// The program as text assembly (with `main` as its entry).
     pub text: String,
+    /// The arguments `main` is run with.
     pub args: Vec<i64>,
 }
 

@@ -63,6 +63,7 @@ pub struct ReproduceArgs {
 /// How a claim fared.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
+    /// Our measurement agrees with the paper's claim.
     Holds,
     /// With the reason: other workloads, a documented deviation, a defect.
     Differs(String),
@@ -102,6 +103,7 @@ impl Verdict {
 pub struct Outcome {
     /// Our figure in one line (the numbers the verdict is drawn from).
     pub ours: String,
+    /// How the claim fared, computed from the same numbers.
     pub verdict: Verdict,
     /// A markdown table or list with the full numbers.
     pub detail: String,
@@ -112,9 +114,13 @@ pub struct Outcome {
 /// A figure's chart.
 #[derive(Clone, Debug)]
 pub struct Chart {
+    /// The x axis's label, with its unit where it has one (`eps (%)`).
     pub x: String,
+    /// The y axis's label, with its unit where it has one (`mean E (%)`).
     pub y: String,
+    /// Whether the x axis is logarithmic (for x values spanning decades).
     pub log_x: bool,
+    /// One line per series: its legend name and its `(x, y)` points.
     pub series: Vec<crate::compare::chart::Line>,
 }
 
@@ -125,6 +131,8 @@ pub struct Figure {
     pub id: &'static str,
     /// The paper's claim in one line, with its number.
     pub claim: &'static str,
+    /// Runs the experiment on the shared streams and sizes and measures
+    /// the claim.
     pub run: fn(&Ctx) -> crate::Result<Outcome>,
 }
 
@@ -160,9 +168,13 @@ pub fn select(wanted: &[String]) -> crate::Result<Vec<Figure>> {
 /// One figure's row of the report.
 #[derive(Clone, Debug)]
 pub struct Row {
+    /// The figure's id ([`Figure::id`]).
     pub id: &'static str,
+    /// The paper's claim ([`Figure::claim`]).
     pub claim: &'static str,
+    /// What the figure produced.
     pub outcome: Outcome,
+    /// Wall time the figure took, in seconds (its chart included).
     pub seconds: f64,
 }
 

@@ -18,7 +18,10 @@ use crate::synth::{Knobs, generate};
 /// A named stream.
 #[derive(Clone, Debug)]
 pub struct Stream {
+    /// How the report names it (`zipf-wide`, `synth-hot4096`, or a
+    /// `--trace` file's stem).
     pub name: String,
+    /// The tuples, in stream order.
     pub tuples: Vec<Tuple>,
 }
 
@@ -26,6 +29,7 @@ pub struct Stream {
 /// at a 1% threshold; 1M at 0.1%) and how many intervals of each.
 #[derive(Clone, Debug)]
 pub struct Sizes {
+    /// Whether these are `--quick`'s reduced sizes.
     pub quick: bool,
     /// The short setting's interval (the papers' 10,000).
     pub short: u64,
@@ -39,6 +43,9 @@ pub struct Sizes {
 }
 
 impl Sizes {
+    /// The full sizes (20 intervals of each setting, 400 trials), or with
+    /// `quick` the reduced ones (8 intervals, a long interval of 100,000,
+    /// 40 trials).
     pub fn new(quick: bool) -> Sizes {
         if quick {
             Sizes {
@@ -85,6 +92,7 @@ pub const MAX_TRACE_TUPLES: usize = 50_000_000;
 /// What every figure may use.
 #[derive(Debug)]
 pub struct Ctx {
+    /// The sizes of this run.
     pub sizes: Sizes,
     /// Value streams of the long setting's length (figures of the short
     /// setting take a prefix).

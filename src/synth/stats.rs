@@ -31,23 +31,32 @@ pub struct KindStats {
 pub struct StreamStats {
     /// Interval length in tuples.
     pub interval: u64,
-    /// Candidate threshold as a fraction of the interval, and as a count.
+    /// Candidate threshold as a fraction of the interval (0.01: 1%).
     pub threshold: f64,
+    /// The same threshold as a count of tuples per interval (at least 1):
+    /// a tuple seen this many times in an interval is a candidate.
     pub threshold_count: u64,
-    /// Tuples in the run, and intervals measured (the full ones; the
-    /// partial last one only when there is no full one).
+    /// Tuples in the run, every kind.
     pub tuples: u64,
+    /// Intervals measured: the full ones; the partial last one only when
+    /// there is no full one. The means below are over these.
     pub intervals: u64,
-    /// Every kind together, then value, edge and call tuples.
+    /// Every kind together.
     pub all: KindStats,
+    /// Value tuples only.
     pub value: KindStats,
+    /// Edge tuples only.
     pub edge: KindStats,
+    /// Call tuples only.
     pub call: KindStats,
     /// Candidates per interval at lower thresholds: `(threshold, mean)`.
     pub hot_at: Vec<(f64, f64)>,
     /// Mean share of an interval's candidates that were not candidates in
-    /// the interval before (0: a fixed hot set), and the largest such share.
+    /// the interval before (0: a fixed hot set; 1: a new hot set every
+    /// interval), averaged over the intervals after the first that have a
+    /// candidate.
     pub hot_change: f64,
+    /// The largest such share of any one interval, in `0.0..=1.0`.
     pub hot_change_max: f64,
     /// The program's output.
     pub output: String,

@@ -4,6 +4,11 @@
 //! word-addressed bounds-checked memory, direct and indirect calls, and an
 //! interpreter that streams profiling tuples into a sink.
 //!
+//! Use this crate alone to assemble, verify, load and interpret programs and
+//! to collect their tuple streams; it knows nothing of profiler models or the
+//! JIT. To run programs with the profile-driven JIT, or to embed the VM in a
+//! host, use the `toyvm` crate, which drives this interpreter.
+//!
 //! ```
 //! use toyvm_vm::{asm, interp};
 //!
