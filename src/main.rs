@@ -158,9 +158,11 @@ enum Command {
     /// Pass 1 runs the program under the perfect profiler and records, per
     /// interval, the entries a correct model must report (saved with
     /// `--reference`). Pass 2 runs the model and checks, over all intervals,
-    /// that it finds the hot entries, estimates their counts within the
-    /// tolerance and reports no systematic false positives. Exit status 0
-    /// only when every criterion passes (1 otherwise).
+    /// that it finds the hot entries, estimates their counts within what
+    /// the model guarantees (the tolerance; sampling noise for a sampler),
+    /// reports no systematic false positives and stays within its overhead
+    /// budget, and for RAP that its hot ranges hold within its error bound.
+    /// Exit status 0 only when every criterion passes (1 otherwise).
     #[command(after_long_help = toyvm_profiler::spec::HELP)]
     Verify {
         /// The program (bytecode or assembly).

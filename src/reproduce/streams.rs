@@ -226,9 +226,19 @@ fn record_synth(len: usize) -> crate::Result<(Vec<Tuple>, (u64, u64))> {
         args: &[i64::MAX / 2],
         file: &[],
     };
-    let _ =
+    let ran =
         toyvm_vm::interp::run_with_sink(&program, input, &mut std::io::sink(), &mut tuples, &cfg);
-    let run = (fuel, tuples.len() as u64);
+    // The fuel trap is the expected end; any other trap or error is not.
+    let instructions = match ran {
+        Ok(outcome) => outcome.steps.unwrap_or(fuel),
+        Err(toyvm_vm::Error::Trap(t))
+            if matches!(t.kind, toyvm_vm::interp::TrapKind::OutOfFuel { .. }) =>
+        {
+            fuel
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let run = (instructions, tuples.len() as u64);
     tuples.truncate(len);
     Ok((tuples, run))
 }
