@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::cfg::{EdgeCounts, edge_counts};
 use toyvm_vm::asm::assemble;

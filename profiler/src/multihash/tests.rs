@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::hash::SplitMix64;
 use crate::spec::parse_spec;
