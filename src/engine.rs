@@ -49,7 +49,9 @@
 //! giving them back with the result, joined when the instance is dropped.
 //! A host function runs on that thread during a call; if it panics, the
 //! panic continues in the caller of [`Instance::call`] and the instance
-//! stays usable. The profiler model runs within the call too (the
+//! stays usable (where panics unwind: a binary built with `panic =
+//! "abort"`, as this workspace's release profile is, aborts instead). The
+//! profiler model runs within the call too (the
 //! threaded model of [`crate::Runtime`] is for whole runs). Decisions are deterministic: the
 //! same calls in the same order compile the same regions at the same
 //! points.
