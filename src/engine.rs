@@ -51,8 +51,8 @@
 //! panic continues in the caller of [`Instance::call`] and the instance
 //! stays usable (where panics unwind: a binary built with `panic =
 //! "abort"`, as this workspace's release profile is, aborts instead). The
-//! profiler model runs within the call too (the
-//! threaded model of [`crate::Runtime`] is for whole runs). Decisions are deterministic: the
+//! profiler model runs within the call too (the threaded model of
+//! [`crate::Runtime`] is for whole runs). Decisions are deterministic: the
 //! same calls in the same order compile the same regions at the same
 //! points.
 
@@ -371,7 +371,8 @@ type Done = (Box<State>, std::thread::Result<Result<i64>>);
 /// jobs and sends back each one's state with its result; it ends when its
 /// job channel closes (the instance is dropped).
 struct Worker {
-    jobs: std::sync::mpsc::Sender<Job>,
+    /// `None` only while the worker is dropped (closing the channel).
+    jobs: Option<std::sync::mpsc::Sender<Job>>,
     done: std::sync::mpsc::Receiver<Done>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -403,7 +404,7 @@ impl Worker {
                 source,
             })?;
         Ok(Worker {
-            jobs,
+            jobs: Some(jobs),
             done,
             thread: Some(thread),
         })
@@ -443,8 +444,7 @@ fn recv_soon<T>(
 impl Drop for Worker {
     fn drop(&mut self) {
         // Closing the job channel ends the thread's loop.
-        let (closed, _) = std::sync::mpsc::channel();
-        drop(std::mem::replace(&mut self.jobs, closed));
+        self.jobs = None;
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -576,7 +576,8 @@ impl Instance {
             func,
             args: args.to_vec(),
         };
-        if let Err(std::sync::mpsc::SendError(job)) = worker.jobs.send(job) {
+        let jobs = worker.jobs.as_ref().expect("closed only on drop");
+        if let Err(std::sync::mpsc::SendError(job)) = jobs.send(job) {
             // The thread is gone (it cannot be while the instance lives).
             self.state = Some(job.state);
             self.worker = None;
