@@ -56,7 +56,7 @@ use toyvm_vm::isa::{Instr, Reg};
 use toyvm_vm::semantics::{self, Rhs, as_branch};
 
 use crate::exit::{Exit, ExitKind, ExitReport, ExitSite};
-use crate::native::ctx_offset;
+use crate::native::{self, ctx_offset};
 use crate::region::{Region, Step, Target};
 use crate::{Error, Result};
 
@@ -243,6 +243,9 @@ struct Lower<'r, 'b> {
     exits: Vec<ExitSite>,
     /// Exit blocks, filled once every path into them exists.
     pending: Vec<(Block, usize)>,
+    /// Where native calls unwind to: `(block, trap exit, interpret exit)`,
+    /// filled before the exits (see `Lower::unwound`).
+    unwinds: Vec<(Block, Block, Block)>,
     head: Block,
     /// The blocks [`Target::Block`]s go to, by bytecode offset.
     labels: HashMap<u32, Block>,
@@ -325,6 +328,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             written: [false; 256],
             exits: Vec::new(),
             pending: Vec::new(),
+            unwinds: Vec::new(),
             head,
             labels: HashMap::new(),
             regs: p[0],
@@ -553,6 +557,27 @@ impl<'r, 'b> Lower<'r, 'b> {
     }
 
     fn fill_exits(&mut self) {
+        let flags = MemFlagsData::trusted();
+        for (blk, trap, interpret) in std::mem::take(&mut self.unwinds) {
+            self.b.switch_to_block(blk);
+            let kind = self
+                .b
+                .ins()
+                .load(types::I64, flags, self.ctx, ctx_offset::TRAP_KIND);
+            let bail = self.b.create_block();
+            self.b.set_cold_block(bail);
+            let bailed = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, kind, native::TRAP_BAIL as i64);
+            self.b.ins().brif(bailed, bail, &[], trap, &[]);
+            self.b.switch_to_block(bail);
+            let none = self.b.ins().iconst(types::I64, native::TRAP_NONE as i64);
+            self.b
+                .ins()
+                .store(flags, none, self.ctx, ctx_offset::TRAP_KIND);
+            self.b.ins().jump(interpret, &[]);
+        }
         let base = self.region.steps.len() + 1;
         for (blk, i) in std::mem::take(&mut self.pending) {
             self.b.switch_to_block(blk);

@@ -11,6 +11,29 @@
 //! an `hcall` is not closed either: regions call host functions (through
 //! a trampoline), native functions do not.
 //!
+//! # Functions that bail out
+//!
+//! A function that is not closed may still run natively when it has no
+//! side effects of its own: no `st` and no `hcall`. Such a function
+//! *bails*: it is compiled whole like a closed one, and each instruction
+//! native code cannot run (output, `halt`, `inlen`, `calli`, a call to a
+//! function that is neither bailing nor closed and store-free) becomes a
+//! *bail point* that unwinds every native frame, as a trap does, with
+//! [`TRAP_BAIL`]. Nothing those frames did is visible (no store, no output,
+//! no host call: the functions they ran are bailing or closed and
+//! store-free, and they emit no tuples), so the region or entry stub that
+//! made the outermost native call leaves with an `Interpret` exit *at the
+//! call*, its registers and fuel as they were before it, and the
+//! interpreter runs the call itself. A function whose every path from its
+//! entry to a `ret` passes a bail point would bail on every call, so it is
+//! not counted as bailing. [`native_functions`] decides which functions
+//! bail; closed functions still call only closed functions (a bail would
+//! undo their stores).
+//!
+//! This is how a stack-machine interpreter's arithmetic helper that calls
+//! an error reporter (output and `halt`) on division by zero, or a lookup
+//! that prints only when it fails, run natively on their hot paths.
+//!
 //! Native code keeps registers in SSA values (no register window) and
 //! recurses on the machine stack. It never exits to the interpreter: an
 //! instruction that traps in the interpreter (division by zero, a memory
@@ -75,6 +98,144 @@ pub fn closed_functions(program: &Program) -> Vec<bool> {
     }
 }
 
+/// How a function can run natively (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Native {
+    /// Only in the interpreter.
+    No,
+    /// Closed, and it or a function it calls stores to memory.
+    Closed,
+    /// Closed, and neither it nor any function it calls stores to memory:
+    /// bailing functions may call it.
+    Pure,
+    /// Not closed but free of side effects: compiled whole, with bail points
+    /// where it needs the interpreter.
+    Bails,
+}
+
+impl Native {
+    /// Whether regions may call the function natively.
+    pub fn callable(self) -> bool {
+        self != Native::No
+    }
+
+    /// Whether a bailing function may call a function of this kind
+    /// natively (otherwise the call is one of its bail points).
+    pub fn callable_from_bailing(self) -> bool {
+        matches!(self, Native::Pure | Native::Bails)
+    }
+}
+
+/// Per function: how it can run natively (see the module docs): closed
+/// functions ([`closed_functions`]), split by whether any store is
+/// reachable through their calls, and bailing functions: free of stores
+/// and host calls, with a path from the entry to a `ret` that passes no
+/// bail point. Both sets are greatest fixpoints over the call graph.
+pub fn native_functions(program: &Program) -> Vec<Native> {
+    let closed = closed_functions(program);
+    let effect_free = |f: &toyvm_vm::Function| {
+        !f.code
+            .iter()
+            .any(|i| matches!(i, Instr::St { .. } | Instr::Hcall { .. }))
+    };
+    fn callees(f: &toyvm_vm::Function) -> impl Iterator<Item = usize> + '_ {
+        f.code.iter().filter_map(|i| match *i {
+            Instr::Call { f, .. } => Some(f as usize),
+            _ => None,
+        })
+    }
+    // Closed and store-free through every call.
+    let mut pure: Vec<bool> = program
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| closed[i] && effect_free(f))
+        .collect();
+    loop {
+        let mut changed = false;
+        for (i, f) in program.functions.iter().enumerate() {
+            if pure[i] && callees(f).any(|g| !pure.get(g).copied().unwrap_or(false)) {
+                pure[i] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut bails: Vec<bool> = program
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| !closed[i] && effect_free(f))
+        .collect();
+    loop {
+        let mut changed = false;
+        for (i, f) in program.functions.iter().enumerate() {
+            if !bails[i] {
+                continue;
+            }
+            let native_call = |g: usize| {
+                pure.get(g).copied().unwrap_or(false) || bails.get(g).copied().unwrap_or(false)
+            };
+            if !returns_without_bailing(i as u32, f, &native_call) {
+                bails[i] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    (0..program.functions.len())
+        .map(|i| match (closed[i], pure[i], bails[i]) {
+            (true, true, _) => Native::Pure,
+            (true, false, _) => Native::Closed,
+            (false, _, true) => Native::Bails,
+            (false, _, false) => Native::No,
+        })
+        .collect()
+}
+
+/// Whether instruction `i` of a bailing function is a bail point, given
+/// which callees it may call natively.
+pub(crate) fn is_bail_point(i: &Instr, native_call: &dyn Fn(usize) -> bool) -> bool {
+    match *i {
+        Instr::Call { f, .. } => !native_call(f as usize),
+        _ => !runs_natively(i),
+    }
+}
+
+/// Whether some path from `f`'s entry reaches a `ret` without passing a
+/// bail point.
+fn returns_without_bailing(
+    fidx: u32,
+    f: &toyvm_vm::Function,
+    native_call: &dyn Fn(usize) -> bool,
+) -> bool {
+    let cfg = crate::cfg::Cfg::new(fidx, f);
+    let blocks = cfg.blocks();
+    if blocks.is_empty() {
+        return false;
+    }
+    let clear = |b: usize| {
+        (blocks[b].start..blocks[b].end).all(|pc| !is_bail_point(&f.code[pc as usize], native_call))
+    };
+    let mut seen = vec![false; blocks.len()];
+    let mut stack = vec![0usize];
+    while let Some(b) = stack.pop() {
+        if seen[b] || !clear(b) {
+            continue;
+        }
+        seen[b] = true;
+        if matches!(f.code[blocks[b].last() as usize], Instr::Ret { .. }) {
+            return true;
+        }
+        stack.extend(cfg.succs(b).iter().copied());
+    }
+    false
+}
+
 /// Trap codes in [`NativeCtx::trap_kind`].
 pub(crate) const TRAP_NONE: u64 = 0;
 pub(crate) const TRAP_DIVISION_BY_ZERO: u64 = 1;
@@ -84,6 +245,9 @@ pub(crate) const TRAP_OUT_OF_FUEL: u64 = 4;
 /// A host function an `hcall` called failed (or panicked): the details are
 /// in the run's [`crate::HostCalls`].
 pub(crate) const TRAP_HOST: u64 = 5;
+/// A bailing function reached a bail point (see the module docs): not a
+/// trap of the program; the caller hands its call to the interpreter.
+pub(crate) const TRAP_BAIL: u64 = 6;
 
 /// The interpreter's register-stack limit, in words (`MAX_STACK_WORDS` in
 /// `toyvm_vm::interp`).

@@ -8,7 +8,7 @@ use toyvm_vm::isa::Instr;
 use toyvm_vm::{Candidate, Kind, Pc, Program};
 
 use crate::cfg::{Cfg, EdgeCounts, WeightedCfg};
-use crate::native::closed_functions;
+use crate::native::{Native, native_functions};
 use crate::region::{Region, Step};
 use crate::specialize::{
     self, CallCandidate, CallSite, Specializations, SpecializeConfig, ValueCandidate,
@@ -16,15 +16,15 @@ use crate::specialize::{
 use crate::superblock::{NativeCall, SuperblockConfig, form_superblocks_with};
 
 /// What planning needs of a program that never changes while it runs:
-/// each function's control-flow graph and which functions are closed
-/// ([`closed_functions`]). A runtime that plans at every interval end
+/// each function's control-flow graph and which functions run natively
+/// ([`native_functions`]). A runtime that plans at every interval end
 /// builds it once; rebuilding the graphs of every candidate function at
 /// every plan cost more than compiled code saved on programs with dozens
 /// of functions.
 #[derive(Clone, Debug)]
 pub struct Analysis {
     cfgs: Vec<Arc<Cfg>>,
-    closed: Vec<bool>,
+    natives: Vec<Native>,
 }
 
 impl Analysis {
@@ -37,7 +37,7 @@ impl Analysis {
                 .enumerate()
                 .map(|(i, f)| Arc::new(Cfg::new(i as u32, f)))
                 .collect(),
-            closed: closed_functions(program),
+            natives: native_functions(program),
         }
     }
 
@@ -46,9 +46,12 @@ impl Analysis {
         self.cfgs.get(func as usize)
     }
 
-    /// Whether function `func` is closed (false for one that does not exist).
-    pub fn is_closed(&self, func: u32) -> bool {
-        self.closed.get(func as usize).copied().unwrap_or(false)
+    /// Whether function `func` runs natively, closed or bailing (false
+    /// for one that does not exist).
+    pub fn is_native(&self, func: u32) -> bool {
+        self.natives
+            .get(func as usize)
+            .is_some_and(|n| n.callable())
     }
 }
 
@@ -100,7 +103,7 @@ pub struct PlanConfig {
     pub specialize: SpecializeConfig,
     /// Regions with fewer bytecode instructions are not worth an entry.
     pub min_instrs: usize,
-    /// Compile calls to closed functions (direct, or `calli` sites found
+    /// Compile calls to closed and bailing functions (direct, or `calli` sites found
     /// monomorphic) as native calls that traces continue past. Regions
     /// with native calls need [`crate::CodeCache::compile_natives`] before
     /// they compile, and [`crate::CompiledRegion::run_with`] to run.
@@ -177,13 +180,13 @@ pub fn plan_regions_at(
         wcfgs.push((f, w));
     }
     let spec = Specializations::decide(&profile.values, &profile.calls, &totals, &cfg.specialize);
-    let is_closed = |g: u32| cfg.native_calls && analysis.is_closed(g);
+    let is_native = |g: u32| cfg.native_calls && analysis.is_native(g);
     for (f, w) in &wcfgs {
         let func = &program.functions[*f as usize];
         // The arity must match too: otherwise the interpreter traps.
-        let callable = |g: u32, n: u8| is_closed(g) && program.functions[g as usize].params == n;
+        let callable = |g: u32, n: u8| is_native(g) && program.functions[g as usize].params == n;
         let native = |pc: u32, i: &Instr| match *i {
-            Instr::Call { f: callee, .. } if is_closed(callee) => Some(NativeCall::Callee(callee)),
+            Instr::Call { f: callee, .. } if is_native(callee) => Some(NativeCall::Callee(callee)),
             Instr::Calli { n, .. } => match spec.calls.get(&Pc::new(*f, pc)) {
                 Some(&CallSite::Monomorphic { callee }) if callable(callee, n) => {
                     Some(NativeCall::Callee(callee))
@@ -213,7 +216,7 @@ pub fn plan_regions_at(
     regions
 }
 
-/// Closed functions worth compiling whole ([`crate::CodeCache::compile_function`]):
+/// Closed and bailing functions worth compiling whole ([`crate::CodeCache::compile_function`]):
 /// those the profile's Call candidates show called at least `min_calls`
 /// times (all call sites summed), most called first. For a recursive
 /// function like `fib`, whose time is all in calls, this is the only way
@@ -222,7 +225,7 @@ pub fn plan_regions_at(
 pub fn hot_functions(analysis: &Analysis, profile: &Profile, min_calls: u64) -> Vec<(u32, u64)> {
     let mut calls: HashMap<u32, u64> = HashMap::new();
     for c in &profile.calls {
-        if analysis.is_closed(c.callee) {
+        if analysis.is_native(c.callee) {
             *calls.entry(c.callee).or_insert(0) += c.count;
         }
     }

@@ -199,6 +199,33 @@ impl Gen<'_> {
                 }
                 let _ = writeln!(out, "{skip}:");
             }
+            38 if ctx.phase.is_none() && self.chance(60) => {
+                // In a leaf or helper: output (or a halt) on a data-dependent
+                // path, now and then. A function without stores then bails
+                // there when it runs natively (see `toyvm_optimizer::native`).
+                let skip = self.label();
+                let mask = self.pick(&[1, 7, 63]);
+                let _ = writeln!(out, "  andi r{T0}, r{a}, {mask}\n  bnei r{T0}, 0, {skip}");
+                match self.below(if ctx.traps { 4 } else { 3 }) {
+                    0 => {
+                        let _ = writeln!(out, "  putn r{b}");
+                    }
+                    1 => {
+                        let _ = writeln!(
+                            out,
+                            "  andi r{T0}, r{b}, 31\n  addi r{T0}, r{T0}, 'A'\n  putc r{T0}"
+                        );
+                    }
+                    2 if !ctx.slots.is_empty() || !ctx.cells.is_empty() => self.calli(ctx, out, d),
+                    2 => {
+                        let _ = writeln!(out, "  inlen r{d}");
+                    }
+                    _ => {
+                        let _ = writeln!(out, "  halt r{b}");
+                    }
+                }
+                let _ = writeln!(out, "{skip}:");
+            }
             39 if ctx.phase.is_some() && ctx.traps && self.chance(30) => {
                 let (i, n) = ctx.phase.unwrap();
                 let k = self.range(n / 2, n + n / 2);

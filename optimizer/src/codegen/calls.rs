@@ -4,7 +4,7 @@
 //! ([`Step::Dispatch`](crate::region::Step::Dispatch)).
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, Value};
+use cranelift_codegen::ir::{Block, InstBuilder, Value};
 use toyvm_vm::isa::{Instr, Reg};
 
 use super::{Lower, func};
@@ -32,7 +32,8 @@ impl Lower<'_, '_> {
             }
         }
         let fallback = self.exit(ExitKind::Interpret, pc);
-        let unwind = self.exit(ExitKind::Trap, pc);
+        let trap = self.exit(ExitKind::Trap, pc);
+        let unwind = self.unwound(trap, fallback);
         let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
         let x = self.get(f);
         let join = self.b.create_block();
@@ -63,7 +64,21 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
-    /// A native call: `d = callee(a, .., a+n-1)`, or a `Trap` exit.
+    /// Where a native call goes when its callee unwinds: a bail (see
+    /// [`crate::native`]) clears the context's trap and leaves through
+    /// `interpret`, an `Interpret` exit at the call (registers and fuel are
+    /// the region's from before the call), for the interpreter to make the
+    /// call; a trap leaves through `trap`. The block is filled with the
+    /// exits (see `fill_exits`).
+    pub(super) fn unwound(&mut self, trap: Block, interpret: Block) -> Block {
+        let blk = self.b.create_block();
+        self.b.set_cold_block(blk);
+        self.unwinds.push((blk, trap, interpret));
+        blk
+    }
+
+    /// A native call: `d = callee(a, .., a+n-1)`, a `Trap` exit, or (the
+    /// callee bailed) an `Interpret` exit at the call.
     pub(super) fn call(&mut self, pc: u32, instr: &Instr, callee: u32) -> Result<()> {
         let direct = matches!(instr, Instr::Call { f, .. } if *f == callee);
         if !direct && !matches!(instr, Instr::Calli { .. }) {
@@ -82,7 +97,9 @@ impl Lower<'_, '_> {
             }
         }
         let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
-        let unwind = self.exit(ExitKind::Trap, pc);
+        let trap = self.exit(ExitKind::Trap, pc);
+        let interpret = self.exit(ExitKind::Interpret, pc);
+        let unwind = self.unwound(trap, interpret);
         let v = func::emit_native_call(
             &mut self.b,
             self.ctx,

@@ -34,7 +34,7 @@ use toyvm_vm::{Pc, Program};
 
 use crate::cfg::Cfg;
 use crate::exit::{Exit, ExitKind, ExitSite};
-use crate::native::{self, ctx_offset};
+use crate::native::{self, Native, ctx_offset};
 use crate::{Error, Result};
 
 use super::Lowered;
@@ -67,10 +67,13 @@ fn codegen_error(func: &ir::Function, isa: &dyn TargetIsa, head: String) -> Resu
     }
 }
 
-/// Lowers closed function `fidx` of `program` and verifies the result.
+/// Lowers closed or bailing function `fidx` of `program` (`natives`: every
+/// function's [`Native`], from [`native::native_functions`]) and verifies
+/// the result.
 pub(crate) fn lower_function(
     program: &Program,
     fidx: u32,
+    natives: &[Native],
     isa: &dyn TargetIsa,
     fctx: &mut FunctionBuilderContext,
     declare: &mut DeclareCallee<'_>,
@@ -81,9 +84,12 @@ pub(crate) fn lower_function(
         ir::UserFuncName::user(1, fidx),
         native_signature(isa, f.params),
     );
+    let bailing = natives.get(fidx as usize) == Some(&Native::Bails);
     let mut refs = HashMap::new();
     for i in &f.code {
-        if let Instr::Call { f: callee, .. } = *i {
+        if let Instr::Call { f: callee, .. } = *i
+            && (!bailing || natives[callee as usize].callable_from_bailing())
+        {
             refs.entry(callee)
                 .or_insert_with(|| declare(callee, &mut func));
         }
@@ -91,6 +97,7 @@ pub(crate) fn lower_function(
     {
         let b = FunctionBuilder::new(&mut func, fctx);
         let mut l = FuncLower::new(program, fidx, b, refs, isa.pointer_type(), metering);
+        l.bailing = bailing;
         l.body();
         l.b.finalize(isa.frontend_config());
     }
@@ -205,6 +212,9 @@ struct FuncLower<'p, 'b> {
     fuel: Option<Variable>,
     /// The end of each block, by its start.
     ends: HashMap<u32, u32>,
+    /// A bailing function: instructions it cannot run natively, and calls
+    /// to functions it has no native code for, bail (see [`crate::native`]).
+    bailing: bool,
 }
 
 /// Native functions track no constants; a failed check records the trap
@@ -315,6 +325,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             traps: Vec::new(),
             fuel,
             ends,
+            bailing: false,
         }
     }
 
@@ -396,6 +407,31 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         self.b.def_var(fuel, left);
     }
 
+    /// A bail point at `pc`: unwind every native frame with
+    /// [`native::TRAP_BAIL`], for the outermost caller to hand its call to
+    /// the interpreter.
+    /// Returns whether lowering goes on in the same bytecode block.
+    fn bail(&mut self, pc: u32) -> bool {
+        record_trap(
+            &mut self.b,
+            self.ctx,
+            native::TRAP_BAIL,
+            self.fidx,
+            pc,
+            None,
+        );
+        self.b.ins().jump(self.unwind, &[]);
+        let len = self.program.functions[self.fidx as usize].code.len() as u32;
+        if pc + 1 >= len || self.blocks.contains_key(&(pc + 1)) {
+            return false;
+        }
+        // The rest of the bytecode block is unreachable here: lower it
+        // into a Cranelift block of its own, which nothing enters.
+        let dead = self.b.create_block();
+        self.b.switch_to_block(dead);
+        true
+    }
+
     /// Lowers one instruction; whether control falls through to `pc + 1`.
     fn instr(&mut self, pc: u32, instr: &Instr) -> bool {
         if lower::straight(self, pc, instr) {
@@ -438,6 +474,10 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                 sw.emit(&mut self.b, x, otherwise);
                 return false;
             }
+            Instr::Call { f, .. } if !self.refs.contains_key(&f) => {
+                debug_assert!(self.bailing, "closed functions call only closed ones");
+                return self.bail(pc);
+            }
             Instr::Call { d, f, a, n } => {
                 let args: Vec<Value> = (0..n).map(|i| self.get(a + i)).collect();
                 let callee = self.refs[&f];
@@ -466,12 +506,21 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                 return false;
             }
             Instr::Calli { .. }
+            | Instr::Halt { .. }
+            | Instr::Putn { .. }
+            | Instr::Putc { .. }
+            | Instr::Inlen { .. }
+                if self.bailing =>
+            {
+                return self.bail(pc);
+            }
+            Instr::Calli { .. }
             | Instr::Hcall { .. }
             | Instr::Halt { .. }
             | Instr::Putn { .. }
             | Instr::Putc { .. }
             | Instr::Inlen { .. } => {
-                unreachable!("closed functions hold no {:?}", instr.op())
+                unreachable!("closed and bailing functions hold no {:?}", instr.op())
             }
             _ => unreachable!("arithmetic and branches are handled above: {instr:?}"),
         }
@@ -485,8 +534,11 @@ impl<'p, 'b> FuncLower<'p, 'b> {
 /// entered (so at the region's `depth`, without a depth check), stores the
 /// value into `ret_reg` and leaves with an `Interpret` exit at `ret_pc`, a
 /// `ret ret_reg` of the function: the interpreter then returns the value.
-/// A trap leaves through a `Trap` exit. Exit sites: `[Interpret ret_pc,
-/// Trap 0]`.
+/// A trap leaves through a `Trap` exit; a bail (a bailing function that
+/// needs the interpreter, see [`crate::native`]) through an `Interpret`
+/// exit at offset 0 with the fuel it had, so that the interpreter runs the
+/// function from its start. Exit sites: `[Interpret ret_pc, Trap 0,
+/// Interpret 0]`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn lower_stub(
     program: &Program,
@@ -513,6 +565,11 @@ pub(crate) fn lower_stub(
             resume: 0,
             report: None,
         },
+        ExitSite {
+            kind: ExitKind::Interpret,
+            resume: 0,
+            report: None,
+        },
     ];
     {
         let mut b = FunctionBuilder::new(&mut func, fctx);
@@ -526,17 +583,36 @@ pub(crate) fn lower_stub(
         for r in 0..f.params as i32 {
             args.push(b.ins().load(types::I64, flags, regs, 8 * r));
         }
+        // A bail hands the whole call back with the fuel it started with.
+        let fuel = metering.then(|| b.ins().load(types::I64, flags, ctx, ctx_offset::FUEL));
         let call = b.ins().call(native, &args);
         let (value, trapped) = {
             let r = b.inst_results(call);
             (r[0], r[1])
         };
         let ok = b.create_block();
+        let unwound = b.create_block();
         let trap = b.create_block();
-        b.set_cold_block(trap);
-        b.ins().brif(trapped, trap, &[], ok, &[]);
-        for (blk, site) in [(ok, 0usize), (trap, 1)] {
+        let bail = b.create_block();
+        for blk in [unwound, trap, bail] {
+            b.set_cold_block(blk);
+        }
+        b.ins().brif(trapped, unwound, &[], ok, &[]);
+        b.switch_to_block(unwound);
+        let kind = b.ins().load(types::I64, flags, ctx, ctx_offset::TRAP_KIND);
+        let bailed = b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, kind, native::TRAP_BAIL as i64);
+        b.ins().brif(bailed, bail, &[], trap, &[]);
+        for (blk, site) in [(ok, 0usize), (trap, 1), (bail, 2)] {
             b.switch_to_block(blk);
+            if site == 2 {
+                let none = b.ins().iconst(types::I64, native::TRAP_NONE as i64);
+                b.ins().store(flags, none, ctx, ctx_offset::TRAP_KIND);
+                if let Some(left) = fuel {
+                    b.ins().store(flags, left, ctx, ctx_offset::FUEL);
+                }
+            }
             if site == 0 {
                 b.ins().store(flags, value, regs, 8 * ret_reg as i32);
                 if metering {

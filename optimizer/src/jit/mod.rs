@@ -65,12 +65,12 @@ pub type RegionFn = unsafe extern "C" fn(
 /// which [`CompiledRegion::run`] assumes.
 pub const DEFAULT_MAX_DEPTH: usize = 1 << 16;
 
-/// The closed functions of one program, compiled.
+/// The closed and bailing functions of one program, compiled.
 struct Natives {
     /// The program they came from (a cache serves one program at a time;
     /// another program gets a fresh set).
     functions: Vec<Function>,
-    /// Per function: its native function, if closed.
+    /// Per function: its native function, if it has one.
     ids: Vec<Option<FuncId>>,
     /// Machine stack bytes of the largest native frame.
     frame: usize,
@@ -340,8 +340,8 @@ impl CodeCache {
         Ok(true)
     }
 
-    /// Compiles every closed function of `program` (see
-    /// [`crate::native::closed_functions`]) to native code, once: regions
+    /// Compiles every closed and every bailing function of `program` (see
+    /// [`crate::native::native_functions`]) to native code, once: regions
     /// with [`Step::Call`]s need this first. Calling it again for the same
     /// program does nothing; for another program it compiles that one's
     /// (regions compiled before keep calling the old ones).
@@ -353,7 +353,7 @@ impl CodeCache {
         {
             return Ok(());
         }
-        let closed = native::closed_functions(program);
+        let natives = native::native_functions(program);
         let generation = self.generation;
         self.generation += 1;
         let mut module = self.memory.lock();
@@ -366,7 +366,7 @@ impl CodeCache {
         let mut ids = vec![None; program.functions.len()];
         let mut frame = 0;
         for (f, func) in program.functions.iter().enumerate() {
-            if closed[f] {
+            if natives[f].callable() {
                 let sig = fcodegen::native_signature(&*self.isa, func.params);
                 let name = Natives::name(generation, f);
                 let id = module
@@ -382,6 +382,7 @@ impl CodeCache {
                 fcodegen::lower_function(
                     program,
                     f as u32,
+                    &natives,
                     &*self.isa,
                     &mut self.fctx,
                     &mut declare,
@@ -420,7 +421,7 @@ impl CodeCache {
         Ok(())
     }
 
-    /// The whole closed function `func` as a region at its offset 0, for
+    /// The whole closed or bailing function `func` as a region at its offset 0, for
     /// the runtime to enter through the usual [`CompiledRegion::run_with`]
     /// when the interpreter starts the function. The region calls the
     /// function's native code in the frame the interpreter already pushed
@@ -428,8 +429,10 @@ impl CodeCache {
     /// of the function's first `ret` instruction, and returns an
     /// `Interpret` exit at that `ret`: the interpreter then runs the `ret`
     /// and returns the value as if it had run the whole body. A trap
-    /// returns `Err` from `run_with`. Exit sites: `[Interpret at the ret,
-    /// Trap]`. Errors if the function is not closed or has no `ret`.
+    /// returns `Err` from `run_with`; a bail returns an `Interpret` exit at
+    /// offset 0, for the interpreter to run the function itself. Exit
+    /// sites: `[Interpret at the ret, Trap, Interpret at 0]`. Errors if the
+    /// function cannot run natively or has no `ret`.
     pub fn compile_function(&mut self, program: &Program, func: u32) -> Result<CompiledRegion> {
         let f = program
             .functions
@@ -443,14 +446,15 @@ impl CodeCache {
             head: Pc::new(func, 0).to_string(),
             msg: msg.into(),
         };
-        // `compile_natives` compiled exactly the closed functions.
+        // `compile_natives` compiled exactly the closed and bailing
+        // functions.
         let closed = self
             .natives
             .as_ref()
             .is_some_and(|n| n.ids[func as usize].is_some());
         if !closed {
             return Err(invalid(
-                "the function is not closed: it cannot run natively",
+                "the function is neither closed nor bailing: it cannot run natively",
             ));
         }
         let (ret_pc, ret_reg) = f

@@ -60,11 +60,11 @@ fn run_function(
             let Instr::Ret { a } = p.functions[func as usize].code[e.resume as usize] else {
                 panic!("the exit is not at a `ret`: {e}");
             };
-            assert_eq!(counters, [1, 0]);
+            assert_eq!(counters, [1, 0, 0]);
             Ok(regs[a as usize])
         }
         Err(t) => {
-            assert_eq!(counters, [0, 1]);
+            assert_eq!(counters, [0, 1, 0]);
             Err(t.to_trap(p))
         }
     }
@@ -97,7 +97,7 @@ fn the_program_suite_fib_runs_natively() {
     assert_eq!(closed, [true, false], "fib is closed, main prints");
     let mut cache = CodeCache::new().unwrap();
     let e = cache.compile_function(&p, 1).unwrap_err();
-    assert!(e.to_string().contains("not closed"), "{e}");
+    assert!(e.to_string().contains("cannot run natively"), "{e}");
     let mut compiled = HashMap::new();
     compiled.insert((0, 0), cache.compile_function(&p, 0).unwrap());
     let (mixed, stats) = run_mixed(&p, &[24], &[], &compiled, 1_000);
@@ -479,7 +479,7 @@ fn register_stack_limits_leave_native_code_to_the_interpreter() {
             resume: 0
         }
     );
-    assert_eq!(counters, [0, 0]);
+    assert_eq!(counters, [0, 0, 0]);
     // Under a smaller depth limit it runs natively.
     let native = run_function(&mut cache, &p, 0, &[10], &mut [], 1, 1000);
     assert_eq!(native, Ok(10));
@@ -487,5 +487,121 @@ fn register_stack_limits_leave_native_code_to_the_interpreter() {
     assert!(
         matches!(t.kind, toyvm_vm::interp::TrapKind::StackOverflow { depth } if depth < DEFAULT_MAX_DEPTH),
         "{t}"
+    );
+}
+
+/// `check` has no store: it runs natively and bails at its `putn`, which
+/// only `x % 64 == 0` reaches; `loud` prints on every path (it would bail
+/// on every call: not native); `store` writes memory (closed, not pure);
+/// `main` loops calling `check`.
+const BAILS: &str = "
+    .memory 4
+    .func check(x)              # 0: bails at 3
+        andi r1, x, 63
+        bnei r1, 0, quiet
+        putn x
+        li r1, 10
+        putc r1
+    quiet:
+        muli r1, x, 3
+        ret r1
+    .end
+    .func loud(x)               # 1: every path prints
+        putn x
+        ret x
+    .end
+    .func store(x)              # 2: a store
+        st x, 0, x
+        ret x
+    .end
+    .func twice(x)              # 3: closed and store-free
+        add x, x, x
+        ret x
+    .end
+    .func main(n)               # 4
+        li r1, 0
+        li r2, 0
+    top:
+        call r3, check, r2, 1
+        add r1, r1, r3
+        addi r2, r2, 1
+        blt r2, n, top
+        putn r1
+        ret r1
+    .end";
+
+#[test]
+fn functions_without_side_effects_bail_and_the_rest_stay_as_they_were() {
+    use crate::native::{Native, native_functions};
+    let p = assemble(BAILS).unwrap();
+    assert_eq!(
+        native_functions(&p),
+        [
+            Native::Bails,
+            Native::No,
+            Native::Closed,
+            Native::Pure,
+            Native::No
+        ]
+    );
+    let p = assemble(FIB).unwrap();
+    assert_eq!(native_functions(&p), [Native::Pure, Native::Pure]);
+}
+
+#[test]
+fn a_bailing_function_hands_its_call_to_the_interpreter_with_nothing_changed() {
+    let p = assemble(BAILS).unwrap();
+    let mut cache = CodeCache::new().unwrap();
+    // Whole, from its entry: natively where it does not print; where it
+    // does, an `Interpret` exit at offset 0 with the registers untouched.
+    for (x, value) in [(5, Some(15)), (64, None), (-128, None), (65, Some(195))] {
+        let c = cache.compile_function(&p, 0).unwrap();
+        let mut regs = [0i64; 256];
+        regs[0] = x;
+        let mut counters = vec![0; c.exits().len()];
+        let e = c
+            .run_with(&mut regs, &mut [0; 4], &mut counters, 1, DEFAULT_MAX_DEPTH)
+            .unwrap();
+        assert_eq!(e.kind, ExitKind::Interpret);
+        match value {
+            Some(v) => {
+                assert_eq!((e.resume, regs[1], &counters[..]), (6, v, &[1, 0, 0][..]));
+            }
+            None => {
+                assert_eq!((e.resume, &counters[..]), (0, &[0, 0, 1][..]));
+                assert_eq!(regs[..2], [x, 0], "registers as the call left them");
+            }
+        }
+    }
+    // Called from a region: the loop stays compiled between prints, and
+    // the run's output and value are the interpreter's.
+    let regions = profile_and_plan(&p, &[1000], &[]);
+    let top = regions
+        .iter()
+        .find(|r| (r.func, r.head) == (4, 2))
+        .expect("a region at the loop head");
+    assert!(
+        top.steps
+            .iter()
+            .any(|s| matches!(s, Step::Call { callee: 0, .. })),
+        "{top}"
+    );
+    cache.compile_natives(&p).unwrap();
+    let mut compiled = HashMap::new();
+    for r in &regions {
+        compiled
+            .entry((r.func, r.head))
+            .or_insert(cache.compile(r).unwrap());
+    }
+    let (mixed, stats) = run_mixed(&p, &[1000], &[], &compiled, 100_000);
+    assert_eq!(mixed, run_oracle(&p, &[1000], &[]));
+    // A couple of entries per print (16 of them), not one per call.
+    assert!(stats.entries <= 2 * 16 + 1, "{stats:?}");
+    // Every print but the first (x = 0, before the loop's first back
+    // edge enters the region) is a bail.
+    assert_eq!(
+        stats.exits.get(&ExitKind::Interpret),
+        Some(&15),
+        "{stats:?}"
     );
 }
