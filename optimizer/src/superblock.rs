@@ -70,7 +70,7 @@ impl Default for SuperblockConfig {
             max_instrs: 200,
             min_weight: 1,
             arm_share: 0.02,
-            max_arms: 16,
+            max_arms: 32,
         }
     }
 }
