@@ -497,7 +497,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             Ok(outcome.exit_status())
         }
         Command::Asm { file, output } => {
-            output::check_writable(&output, "the bytecode").map_err(Failure::usage)?;
+            output::check_writable(&output, "the bytecode")
+                .map_err(|e| Failure::usage(e.to_string()))?;
             let src = read(&file)?;
             let text = std::str::from_utf8(&src)
                 .map_err(|_| Failure::usage(format!("{}: not UTF-8 text", file.display())))?;
@@ -547,7 +548,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 _ => return Err(Failure::usage("verify takes one --profile spec")),
             };
             if let Some(path) = reference.as_ref().filter(|p| !p.exists()) {
-                output::check_writable(path, "the reference").map_err(Failure::usage)?;
+                output::check_writable(path, "the reference")
+                    .map_err(|e| Failure::usage(e.to_string()))?;
             }
             let fail = |e: toyvm::Error| Failure::usage(format!("{}: {e}", file.display()));
             let given = toyvm::conformance::GivenTolerances {
@@ -615,7 +617,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
         Command::Trace(args) => toyvm::import::run(&args).map_err(Failure::usage),
         Command::Dis { file, output } => {
             if let Some(p) = &output {
-                output::check_writable(p, "the disassembly").map_err(Failure::usage)?;
+                output::check_writable(p, "the disassembly")
+                    .map_err(|e| Failure::usage(e.to_string()))?;
             }
             let program = load(&file)?;
             let text = asm::disassemble(&program);
@@ -754,7 +757,8 @@ fn run_profiled(
         lag,
     } = o;
     if let Some(dir) = jit.as_ref().and_then(|j| j.dump_clif.as_ref()) {
-        output::check_dir_writable(dir, "Cranelift IR").map_err(Failure::usage)?;
+        output::check_dir_writable(dir, "Cranelift IR")
+            .map_err(|e| Failure::usage(e.to_string()))?;
     }
     let program = load(file)?;
     let args = parse_args(args)?;

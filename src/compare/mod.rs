@@ -397,7 +397,7 @@ fn check_outputs(args: &CompareArgs) -> Result<(), String> {
     ];
     for (path, what) in outputs {
         if let Some(p) = path {
-            crate::output::check_writable(p, what)?;
+            crate::output::check_writable(p, what).map_err(|e| e.to_string())?;
         }
     }
     Ok(())
