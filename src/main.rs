@@ -359,7 +359,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             stats,
             json,
         } => {
-            let file = toyvm::compare::suite::resolve_path(file).map_err(Failure::usage)?;
+            let file = toyvm::compare::suite::resolve_path(file)
+                .map_err(|e| Failure::usage(e.to_string()))?;
             toyvm::runflags::check(&toyvm::runflags::RunFlags {
                 profile: &profile,
                 no_jit,
@@ -609,7 +610,9 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             }
             Ok(if verdict.passed() { 0 } else { 1 })
         }
-        Command::Compare(args) => toyvm::compare::run(&args).map_err(Failure::usage),
+        Command::Compare(args) => {
+            toyvm::compare::run(&args).map_err(|e| Failure::usage(e.to_string()))
+        }
         Command::Synth(args) => toyvm::synth::run(&args).map_err(Failure::usage),
         Command::Reproduce(args) => {
             toyvm::reproduce::run(&args).map_err(|e| Failure::usage(e.to_string()))
