@@ -373,7 +373,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 kinds: kinds.is_some(),
                 record: record.is_some(),
             })
-            .map_err(Failure::usage)?;
+            .map_err(|e| Failure::usage(e.to_string()))?;
             if input.is_none() {
                 warn_if_input_named(&file)?;
             }
