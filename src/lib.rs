@@ -121,6 +121,17 @@ pub enum Error {
     /// rather than lost).
     #[error("the profiler model's thread panicked: {0}")]
     Model(String),
+    /// A comparison, or a chart drawn with its code (`toyvm reproduce`'s
+    /// figures), failed. Boxed: a [`compare::Error`] may hold an `Error`
+    /// (a failed run).
+    #[error(transparent)]
+    Compare(Box<compare::Error>),
+}
+
+impl From<compare::Error> for Error {
+    fn from(e: compare::Error) -> Self {
+        Error::Compare(Box::new(e))
+    }
 }
 
 /// The runtime's result, with [`Error`] by default.

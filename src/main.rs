@@ -359,7 +359,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             stats,
             json,
         } => {
-            let file = toyvm::compare::suite::resolve_path(file).map_err(Failure::usage)?;
+            let file = toyvm::compare::suite::resolve_path(file)
+                .map_err(|e| Failure::usage(e.to_string()))?;
             toyvm::runflags::check(&toyvm::runflags::RunFlags {
                 profile: &profile,
                 no_jit,
@@ -372,7 +373,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 kinds: kinds.is_some(),
                 record: record.is_some(),
             })
-            .map_err(Failure::usage)?;
+            .map_err(|e| Failure::usage(e.to_string()))?;
             if input.is_none() {
                 warn_if_input_named(&file)?;
             }
@@ -497,7 +498,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             Ok(outcome.exit_status())
         }
         Command::Asm { file, output } => {
-            output::check_writable(&output, "the bytecode").map_err(Failure::usage)?;
+            output::check_writable(&output, "the bytecode")
+                .map_err(|e| Failure::usage(e.to_string()))?;
             let src = read(&file)?;
             let text = std::str::from_utf8(&src)
                 .map_err(|_| Failure::usage(format!("{}: not UTF-8 text", file.display())))?;
@@ -547,7 +549,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 _ => return Err(Failure::usage("verify takes one --profile spec")),
             };
             if let Some(path) = reference.as_ref().filter(|p| !p.exists()) {
-                output::check_writable(path, "the reference").map_err(Failure::usage)?;
+                output::check_writable(path, "the reference")
+                    .map_err(|e| Failure::usage(e.to_string()))?;
             }
             let fail = |e: toyvm::Error| Failure::usage(format!("{}: {e}", file.display()));
             let given = toyvm::conformance::GivenTolerances {
@@ -607,7 +610,9 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             }
             Ok(if verdict.passed() { 0 } else { 1 })
         }
-        Command::Compare(args) => toyvm::compare::run(&args).map_err(Failure::usage),
+        Command::Compare(args) => {
+            toyvm::compare::run(&args).map_err(|e| Failure::usage(e.to_string()))
+        }
         Command::Synth(args) => toyvm::synth::run(&args).map_err(Failure::usage),
         Command::Reproduce(args) => {
             toyvm::reproduce::run(&args).map_err(|e| Failure::usage(e.to_string()))
@@ -615,7 +620,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
         Command::Trace(args) => toyvm::import::run(&args).map_err(Failure::usage),
         Command::Dis { file, output } => {
             if let Some(p) = &output {
-                output::check_writable(p, "the disassembly").map_err(Failure::usage)?;
+                output::check_writable(p, "the disassembly")
+                    .map_err(|e| Failure::usage(e.to_string()))?;
             }
             let program = load(&file)?;
             let text = asm::disassemble(&program);
@@ -754,7 +760,8 @@ fn run_profiled(
         lag,
     } = o;
     if let Some(dir) = jit.as_ref().and_then(|j| j.dump_clif.as_ref()) {
-        output::check_dir_writable(dir, "Cranelift IR").map_err(Failure::usage)?;
+        output::check_dir_writable(dir, "Cranelift IR")
+            .map_err(|e| Failure::usage(e.to_string()))?;
     }
     let program = load(file)?;
     let args = parse_args(args)?;

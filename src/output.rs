@@ -11,7 +11,7 @@
 
 use std::fs;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Writes all of `text` to standard output and flushes it.
 pub fn stdout(text: &[u8]) -> io::Result<()> {
@@ -31,19 +31,104 @@ pub fn is_closed_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
 
+/// Why an output path cannot be written: what [`check_writable`] and
+/// [`check_dir_writable`] refuse. `what` names the output in the message
+/// (`the report`, `the chart`).
+#[derive(Debug, thiserror::Error)]
+pub enum NotWritable {
+    /// The path is a directory, not a file.
+    #[error("cannot write {what} to {}: it is a directory", .path.display())]
+    IsDirectory {
+        /// The output, as the message names it.
+        what: String,
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The file exists and does not open for writing.
+    #[error("cannot write {what} to {}: {source}", .path.display())]
+    Open {
+        /// The output, as the message names it.
+        what: String,
+        /// The path given.
+        path: PathBuf,
+        /// Why it did not open.
+        source: io::Error,
+    },
+    /// The directory the file would go in does not exist.
+    #[error("cannot write {what} to {}: the directory {} does not exist", .path.display(), .dir.display())]
+    NoDirectory {
+        /// The output, as the message names it.
+        what: String,
+        /// The path given.
+        path: PathBuf,
+        /// Its directory.
+        dir: PathBuf,
+    },
+    /// What would be the file's directory is not a directory.
+    #[error("cannot write {what} to {}: {} is not a directory", .path.display(), .dir.display())]
+    NotADirectory {
+        /// The output, as the message names it.
+        what: String,
+        /// The path given.
+        path: PathBuf,
+        /// Its would-be directory.
+        dir: PathBuf,
+    },
+    /// No file can be created in the file's directory.
+    #[error("cannot write {what} to {}: cannot create files in {}: {source}", .path.display(), .dir.display())]
+    CannotCreate {
+        /// The output, as the message names it.
+        what: String,
+        /// The path given.
+        path: PathBuf,
+        /// Its directory.
+        dir: PathBuf,
+        /// Why the probe file could not be created.
+        source: io::Error,
+    },
+    /// An output directory could not be created.
+    #[error("cannot write {what} in {}: {source}", .dir.display())]
+    CreateDir {
+        /// The output, as the message names it.
+        what: String,
+        /// The directory given.
+        dir: PathBuf,
+        /// Why it could not be created.
+        source: io::Error,
+    },
+    /// An output directory exists but no file can be created in it.
+    #[error("cannot write {what} in {}: cannot create files there", .dir.display())]
+    DirNotWritable {
+        /// The output, as the message names it.
+        what: String,
+        /// The directory given.
+        dir: PathBuf,
+    },
+}
+
 /// Checks that `path` can be written, before the work whose result goes
 /// there: an existing file must open for writing (it is not truncated), a
 /// new one needs an existing directory where a file can be created (a probe
 /// file is created and removed, so nothing is left behind). `what` names
 /// the output in the message (`the report`, `the chart`).
-pub fn check_writable(path: &Path, what: &str) -> Result<(), String> {
-    let fail = |why: String| Err(format!("cannot write {what} to {}: {why}", path.display()));
+pub fn check_writable(path: &Path, what: &str) -> Result<(), NotWritable> {
+    let what = || what.to_owned();
+    let path_buf = || path.to_owned();
     match fs::metadata(path) {
-        Ok(m) if m.is_dir() => return fail("it is a directory".into()),
+        Ok(m) if m.is_dir() => {
+            return Err(NotWritable::IsDirectory {
+                what: what(),
+                path: path_buf(),
+            });
+        }
         Ok(_) => {
             return match fs::OpenOptions::new().append(true).open(path) {
                 Ok(_) => Ok(()),
-                Err(e) => fail(e.to_string()),
+                Err(source) => Err(NotWritable::Open {
+                    what: what(),
+                    path: path_buf(),
+                    source,
+                }),
             };
         }
         Err(_) => {}
@@ -53,8 +138,20 @@ pub fn check_writable(path: &Path, what: &str) -> Result<(), String> {
         _ => Path::new("."),
     };
     match fs::metadata(dir) {
-        Err(_) => return fail(format!("the directory {} does not exist", dir.display())),
-        Ok(m) if !m.is_dir() => return fail(format!("{} is not a directory", dir.display())),
+        Err(_) => {
+            return Err(NotWritable::NoDirectory {
+                what: what(),
+                path: path_buf(),
+                dir: dir.to_owned(),
+            });
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(NotWritable::NotADirectory {
+                what: what(),
+                path: path_buf(),
+                dir: dir.to_owned(),
+            });
+        }
         Ok(_) => {}
     }
     let name = path
@@ -70,18 +167,29 @@ pub fn check_writable(path: &Path, what: &str) -> Result<(), String> {
             let _ = fs::remove_file(&probe);
             Ok(())
         }
-        Err(e) => fail(format!("cannot create files in {}: {e}", dir.display())),
+        Err(source) => Err(NotWritable::CannotCreate {
+            what: what(),
+            path: path_buf(),
+            dir: dir.to_owned(),
+            source,
+        }),
     }
 }
 
 /// Checks that `dir` is, or can be made, a directory to write files in;
 /// it is created if missing (the work would create it anyway).
-pub fn check_dir_writable(dir: &Path, what: &str) -> Result<(), String> {
-    let fail = |why: String| Err(format!("cannot write {what} in {}: {why}", dir.display()));
-    if let Err(e) = fs::create_dir_all(dir) {
-        return fail(e.to_string());
+pub fn check_dir_writable(dir: &Path, what: &str) -> Result<(), NotWritable> {
+    if let Err(source) = fs::create_dir_all(dir) {
+        return Err(NotWritable::CreateDir {
+            what: what.to_owned(),
+            dir: dir.to_owned(),
+            source,
+        });
     }
-    check_writable(&dir.join("probe"), what).or_else(|_| fail("cannot create files there".into()))
+    check_writable(&dir.join("probe"), what).map_err(|_| NotWritable::DirNotWritable {
+        what: what.to_owned(),
+        dir: dir.to_owned(),
+    })
 }
 
 #[cfg(test)]
@@ -97,12 +205,15 @@ mod tests {
         assert!(!new.exists());
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 0, "no probe left");
         let e = check_writable(Path::new("/nonexistent/x.svg"), "the chart").unwrap_err();
+        assert!(matches!(e, NotWritable::NoDirectory { .. }), "{e:?}");
+        let e = e.to_string();
         assert!(
             e.contains("the chart") && e.contains("/nonexistent") && e.contains("does not exist"),
             "{e}"
         );
         let e = check_writable(&dir, "the report").unwrap_err();
-        assert!(e.contains("is a directory"), "{e}");
+        assert!(matches!(e, NotWritable::IsDirectory { .. }), "{e:?}");
+        assert!(e.to_string().contains("is a directory"), "{e}");
         fs::write(&new, "old").unwrap();
         check_writable(&new, "the report").unwrap();
         assert_eq!(fs::read_to_string(&new).unwrap(), "old", "not truncated");

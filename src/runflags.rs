@@ -27,8 +27,41 @@ pub struct RunFlags<'a> {
     pub record: bool,
 }
 
-/// The first flag that cannot act, as an error message.
-pub fn check(f: &RunFlags<'_>) -> Result<(), String> {
+/// A flag of `toyvm run` given where it cannot act.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FlagError {
+    /// `--candidates` without a profiler model.
+    #[error(
+        "--candidates needs --profile SPEC: without a profiler model there are no candidates to print"
+    )]
+    CandidatesWithoutModel,
+    /// A flag that acts on the JIT, without a profiler model to drive it.
+    #[error(
+        "{flag} needs --profile SPEC: it {what}, and the JIT compiles only what a profiler model's candidates name"
+    )]
+    JitFlagWithoutModel {
+        /// The flag (`--jit-log`).
+        flag: &'static str,
+        /// What it does (`logs what the JIT compiles`).
+        what: &'static str,
+    },
+    /// A flag that acts on the JIT, with `--no-jit`.
+    #[error("{flag} cannot act with --no-jit: it {what}, and nothing is compiled")]
+    JitFlagWithNoJit {
+        /// The flag (`--jit-log`).
+        flag: &'static str,
+        /// What it does (`logs what the JIT compiles`).
+        what: &'static str,
+    },
+    /// `--kinds` without `--record`.
+    #[error(
+        "--kinds needs --record FILE: it chooses the tuple kinds the recorded trace holds (a profiler model takes the kinds its spec names)"
+    )]
+    KindsWithoutRecord,
+}
+
+/// The first flag that cannot act.
+pub fn check(f: &RunFlags<'_>) -> Result<(), FlagError> {
     let jit_flags = [
         (f.jit_log, "--jit-log", "logs what the JIT compiles"),
         (
@@ -55,26 +88,16 @@ pub fn check(f: &RunFlags<'_>) -> Result<(), String> {
     let jit_flag = jit_flags.iter().find(|j| j.0);
     if f.profile == "none" {
         if f.candidates {
-            return Err(
-                "--candidates needs --profile SPEC: without a profiler model there are no candidates to print"
-                    .into(),
-            );
+            return Err(FlagError::CandidatesWithoutModel);
         }
-        if let Some((_, flag, what)) = jit_flag {
-            return Err(format!(
-                "{flag} needs --profile SPEC: it {what}, and the JIT compiles only what a profiler model's candidates name"
-            ));
+        if let Some(&(_, flag, what)) = jit_flag {
+            return Err(FlagError::JitFlagWithoutModel { flag, what });
         }
-    } else if let Some((_, flag, what)) = jit_flag.filter(|_| f.no_jit) {
-        return Err(format!(
-            "{flag} cannot act with --no-jit: it {what}, and nothing is compiled"
-        ));
+    } else if let Some(&(_, flag, what)) = jit_flag.filter(|_| f.no_jit) {
+        return Err(FlagError::JitFlagWithNoJit { flag, what });
     }
     if f.kinds && !f.record {
-        return Err(
-            "--kinds needs --record FILE: it chooses the tuple kinds the recorded trace holds (a profiler model takes the kinds its spec names)"
-                .into(),
-        );
+        return Err(FlagError::KindsWithoutRecord);
     }
     Ok(())
 }
@@ -98,9 +121,11 @@ mod tests {
             candidates: true,
             ..none
         };
+        assert_eq!(check(&candidates), Err(FlagError::CandidatesWithoutModel));
         assert!(
             check(&candidates)
                 .unwrap_err()
+                .to_string()
                 .starts_with("--candidates needs --profile")
         );
         assert!(
@@ -122,6 +147,7 @@ mod tests {
                 ..log
             })
             .unwrap_err()
+            .to_string()
             .contains("--no-jit")
         );
         assert!(
@@ -130,15 +156,18 @@ mod tests {
                 ..none
             })
             .unwrap_err()
+            .to_string()
             .starts_with("--no-call-spec needs")
         );
         let kinds = RunFlags {
             kinds: true,
             ..model
         };
+        assert_eq!(check(&kinds), Err(FlagError::KindsWithoutRecord));
         assert!(
             check(&kinds)
                 .unwrap_err()
+                .to_string()
                 .starts_with("--kinds needs --record")
         );
         assert!(

@@ -120,7 +120,7 @@ struct Tamper {
 }
 
 impl Runner for Tamper {
-    fn run(&self, case: &Case, config: &Config) -> Result<Run, String> {
+    fn run(&self, case: &Case, config: &Config) -> compare::Result<Run> {
         let mut r = RuntimeRunner.run(case, config)?;
         if config.model_name() == self.model {
             r.output.push(b'!');
@@ -152,7 +152,7 @@ fn a_run_whose_output_differs_is_a_failure() {
         output: Some(out.clone()),
         ..small()
     };
-    assert_eq!(compare::run_with(&args, &tamper), Ok(1));
+    assert_eq!(compare::run_with(&args, &tamper).unwrap(), 1);
     let csv = std::fs::read_to_string(&out).unwrap();
     assert!(csv.contains(",mismatch,"), "{csv}");
     let _ = std::fs::remove_file(out);
@@ -207,7 +207,7 @@ fn baselines_charts_and_interval_views_are_written() {
         output: Some(json.clone()),
         ..small()
     };
-    assert_eq!(compare::run(&first), Ok(0));
+    assert_eq!(compare::run(&first).unwrap(), 0);
     let second = CompareArgs {
         format: compare::Format::Markdown,
         output: Some(temp("report.md")),
@@ -217,7 +217,7 @@ fn baselines_charts_and_interval_views_are_written() {
         intervals: Some(icsv.clone()),
         ..first.clone()
     };
-    assert_eq!(compare::run(&second), Ok(0));
+    assert_eq!(compare::run(&second).unwrap(), 0);
     let md = std::fs::read_to_string(temp("report.md")).unwrap();
     assert!(md.contains("Changes since"), "{md}");
     assert!(md.contains("| loop | multihash |"), "{md}");
@@ -246,7 +246,12 @@ fn baselines_charts_and_interval_views_are_written() {
         interval_models: Some("rap,conte".into()),
         ..second
     };
-    assert!(compare::run(&bad).unwrap_err().contains("rap"));
+    let e = compare::run(&bad).unwrap_err();
+    assert!(
+        matches!(&e, compare::Error::UnknownIntervalModel(m) if m == "rap"),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("rap"), "{e}");
     for p in [json, chart, ichart, icsv, temp("report.md")] {
         let _ = std::fs::remove_file(p);
     }
@@ -256,14 +261,14 @@ fn baselines_charts_and_interval_views_are_written() {
 struct MustNotRun;
 
 impl Runner for MustNotRun {
-    fn run(&self, _: &Case, _: &Config) -> Result<Run, String> {
+    fn run(&self, _: &Case, _: &Config) -> compare::Result<Run> {
         panic!("a run started although an output path is bad");
     }
     fn errors(
         &self,
         _: &Case,
         _: &[toyvm_profiler::ProfilerSpec],
-    ) -> Result<Vec<toyvm_profiler::report::ModelReport>, String> {
+    ) -> compare::Result<Vec<toyvm_profiler::report::ModelReport>> {
         panic!("a run started although an output path is bad");
     }
 }
@@ -309,6 +314,8 @@ fn bad_output_paths_fail_before_any_run() {
         ),
     ] {
         let e = compare::run_with(&args, &MustNotRun).unwrap_err();
+        assert!(matches!(e, compare::Error::Output(_)), "{e:?}");
+        let e = e.to_string();
         assert!(
             e.contains(what) && !e.contains("Error(") && !e.contains("Os {"),
             "{e}"
@@ -327,6 +334,8 @@ fn huge_sweeps_are_refused_with_the_cap() {
         ..small()
     };
     let e = compare::run_with(&args, &MustNotRun).unwrap_err();
+    assert!(matches!(e, compare::Error::TooManyPoints { .. }), "{e:?}");
+    let e = e.to_string();
     assert!(
         e.contains("100000000 configurations") && e.contains("4096"),
         "{e}"
@@ -429,7 +438,9 @@ fn a_study_chart_without_workloads_is_refused() {
         study_chart: Some(temp("nope.svg")),
         ..small()
     };
-    let e = compare::build(&args, &RuntimeRunner, &Progress::Hidden).unwrap_err();
+    let e = compare::build(&args, &RuntimeRunner, &Progress::Hidden)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("--synth"), "{e}");
 }
 
@@ -455,12 +466,32 @@ fn a_baseline_at_other_sizes_is_refused_before_any_run() {
     bench["settings"]["bench"] = true.into();
     let e = refused(&bench);
     assert!(
+        matches!(
+            e,
+            compare::Error::BaselineSizes {
+                baseline_bench: true,
+                bench: false,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let e = e.to_string();
+    assert!(
         e.contains("benchmark sizes (--bench)") && e.contains("test sizes"),
         "{e}"
     );
     let mut bigger = base.clone();
     bigger["programs"][0]["args"] = serde_json::json!([3000]);
     let e = refused(&bigger);
+    match &e {
+        compare::Error::BaselinePrograms { programs, .. } => {
+            assert_eq!(programs.len(), 1);
+            assert_eq!(programs[0].program, "loop");
+        }
+        _ => panic!("{e:?}"),
+    }
+    let e = e.to_string();
     assert!(e.contains("loop ran as (3000) there, (300) here"), "{e}");
     let _ = std::fs::remove_file(file);
 }

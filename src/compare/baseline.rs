@@ -11,6 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::{Error, Result, SizeChange};
 use super::report::{CompareReport, ProgramInfo, Status};
 
 /// One pair against an earlier report.
@@ -67,14 +68,6 @@ pub struct BaselineDiff {
     pub warnings: Vec<String>,
 }
 
-fn sizes(bench: bool) -> &'static str {
-    if bench {
-        "benchmark sizes (--bench)"
-    } else {
-        "test sizes (no --bench)"
-    }
-}
-
 /// A program's arguments and input file name, as the sizes to compare.
 fn size_of(p: &ProgramInfo) -> String {
     let args: Vec<String> = p.args.iter().map(i64::to_string).collect();
@@ -98,29 +91,31 @@ pub fn check_sizes(
     file: &str,
     bench: bool,
     programs: &[ProgramInfo],
-) -> Result<(), String> {
+) -> Result<()> {
     if old.settings.bench != bench {
-        return Err(format!(
-            "--baseline {file} ran at {}, this comparison at {}: their times measure other work. \
-             Run with the baseline's sizes or take a new baseline",
-            sizes(old.settings.bench),
-            sizes(bench)
-        ));
+        return Err(Error::BaselineSizes {
+            file: file.to_owned(),
+            baseline_bench: old.settings.bench,
+            bench,
+        });
     }
-    let differ: Vec<String> = programs
+    let differ: Vec<SizeChange> = programs
         .iter()
         .filter_map(|p| {
             let o = old.programs.iter().find(|o| o.name == p.name)?;
-            let (a, b) = (size_of(o), size_of(p));
-            (a != b).then(|| format!("{} ran as {a} there, {b} here", p.name))
+            let (baseline, now) = (size_of(o), size_of(p));
+            (baseline != now).then(|| SizeChange {
+                program: p.name.clone(),
+                baseline,
+                now,
+            })
         })
         .collect();
     if !differ.is_empty() {
-        return Err(format!(
-            "--baseline {file} ran programs at other sizes: {}. Their times measure other work; \
-             take a new baseline",
-            differ.join("; ")
-        ));
+        return Err(Error::BaselinePrograms {
+            file: file.to_owned(),
+            programs: differ,
+        });
     }
     Ok(())
 }

@@ -13,15 +13,19 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::error::{Error, Result};
 use super::report::{CompareReport, IntervalSeries, ProgramInfo, Status};
 
 /// Plotters words a failed write as `backend error: Drawing backend error:
 /// <the I/O error>`: keep only the cause, for a person.
-fn fail<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> String + '_ {
+fn fail<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> Error + '_ {
     move |e| {
         let text = e.to_string();
         let cause = text.rsplit("error: ").next().unwrap_or(&text);
-        format!("cannot write the chart to {}: {cause}", path.display())
+        Error::Chart {
+            path: path.to_owned(),
+            cause: cause.to_owned(),
+        }
     }
 }
 
@@ -150,7 +154,7 @@ fn legend<DB: DrawingBackend>(
 }
 
 /// Speedup bars and the error-vs-state scatter in one SVG.
-pub fn summary(report: &CompareReport, path: &Path) -> Result<(), String> {
+pub fn summary(report: &CompareReport, path: &Path) -> Result<()> {
     let err = fail(path);
     let root = SVGBackend::new(path, (1400, 1150)).into_drawing_area();
     root.fill(&WHITE).map_err(&err)?;
@@ -369,7 +373,7 @@ pub fn intervals(
     models: [&str; 2],
     report: &CompareReport,
     path: &Path,
-) -> Result<(), String> {
+) -> Result<()> {
     let err = fail(path);
     let root = SVGBackend::new(path, (1500, 680)).into_drawing_area();
     root.fill(&WHITE).map_err(&err)?;
@@ -459,7 +463,7 @@ type StudySeries = (String, Vec<(f64, f64, f64, f64)>);
 /// error bars, against load (the hot set over the model's capacity, one
 /// line per configuration) above the same against modeled state bytes
 /// (one line per workload). Legends sit beside the plots, not on them.
-pub fn study(s: &super::study::Study, path: &Path) -> Result<(), String> {
+pub fn study(s: &super::study::Study, path: &Path) -> Result<()> {
     let err = fail(path);
     let mut by_model: Vec<StudySeries> = Vec::new();
     let mut by_workload: Vec<StudySeries> = Vec::new();
@@ -625,7 +629,7 @@ pub fn lines(
     axes: (&str, &str),
     log_x: bool,
     series: &[Line],
-) -> Result<(), String> {
+) -> Result<()> {
     let err = fail(path);
     let root = SVGBackend::new(path, (1100, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(&err)?;

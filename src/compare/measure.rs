@@ -20,6 +20,7 @@ use toyvm_profiler::report::{ModelReport, profile_stream};
 use toyvm_vm::interp::{self, Input};
 use toyvm_vm::{Tuple, TupleSink};
 
+use super::error::{Error, Result};
 use super::specs::Config;
 use super::suite::Case;
 use crate::Stats;
@@ -40,11 +41,11 @@ pub struct Run {
 pub trait Runner: Sync {
     /// Runs `case` once under `config`: the interpreter alone for
     /// [`Config::Interpreter`], the model driving the JIT otherwise.
-    fn run(&self, case: &Case, config: &Config) -> Result<Run, String>;
+    fn run(&self, case: &Case, config: &Config) -> Result<Run>;
 
     /// Every model of `specs` against the perfect profiler over the
     /// interpreter's tuple stream, in the order given.
-    fn errors(&self, case: &Case, specs: &[ProfilerSpec]) -> Result<Vec<ModelReport>, String> {
+    fn errors(&self, case: &Case, specs: &[ProfilerSpec]) -> Result<Vec<ModelReport>> {
         interpreter_errors(case, specs)
     }
 }
@@ -54,7 +55,7 @@ pub trait Runner: Sync {
 pub struct RuntimeRunner;
 
 impl Runner for RuntimeRunner {
-    fn run(&self, case: &Case, config: &Config) -> Result<Run, String> {
+    fn run(&self, case: &Case, config: &Config) -> Result<Run> {
         let (spec, jit) = match config {
             Config::Interpreter => (None, None),
             Config::Model(s) => (Some(s.clone()), Some(JitOptions::default())),
@@ -64,15 +65,13 @@ impl Runner for RuntimeRunner {
             .jit(jit)
             .build();
         let mut output = Vec::new();
-        let report = rt
-            .run(
-                Input {
-                    args: &case.args,
-                    file: &case.input,
-                },
-                &mut output,
-            )
-            .map_err(|e| e.to_string())?;
+        let report = rt.run(
+            Input {
+                args: &case.args,
+                file: &case.input,
+            },
+            &mut output,
+        )?;
         Ok(Run {
             output,
             value: report.outcome.value,
@@ -102,7 +101,7 @@ impl TupleSink for ChannelSink {
 /// Runs the interpreter and every spec over its tuple stream, without
 /// keeping the stream: the interpreter runs on its own thread and hands
 /// batches through a bounded channel.
-pub fn interpreter_errors(case: &Case, specs: &[ProfilerSpec]) -> Result<Vec<ModelReport>, String> {
+pub fn interpreter_errors(case: &Case, specs: &[ProfilerSpec]) -> Result<Vec<ModelReport>> {
     if specs.is_empty() {
         return Ok(Vec::new());
     }
@@ -119,13 +118,9 @@ pub fn interpreter_errors(case: &Case, specs: &[ProfilerSpec]) -> Result<Vec<Mod
                 .map(|_| ())
         });
         let report = profile_stream(rx.into_iter().flatten().map(Ok), specs);
-        let ran = producer
-            .join()
-            .map_err(|_| "the interpreter thread panicked".to_owned())?;
-        ran.map_err(|e| format!("recording the tuple stream: {e}"))?;
-        report
-            .map(|r| r.models)
-            .map_err(|e| format!("profiling the tuple stream: {e}"))
+        let ran = producer.join().map_err(|_| Error::InterpreterPanicked)?;
+        ran.map_err(Error::Record)?;
+        report.map(|r| r.models).map_err(Error::Profile)
     })
 }
 
@@ -177,14 +172,14 @@ pub enum Done {
         /// Which round of `--repeat` (from 0).
         rep: usize,
         /// The run, or why it failed.
-        result: Result<Box<Timed>, String>,
+        result: Result<Box<Timed>>,
     },
     /// An error pass (or one part of it) finished.
     Errors {
         /// Index of the program in the comparison's cases.
         case: usize,
         /// Config index and its report.
-        result: Result<Vec<(usize, ModelReport)>, String>,
+        result: Result<Vec<(usize, ModelReport)>>,
     },
 }
 

@@ -31,6 +31,7 @@
 //! expands `--profile` and `--sweep`, [`measure`] runs (behind the
 //! [`measure::Runner`] seam), [`report`] assembles rows, summary, Pareto
 //! marks and baseline changes, [`render`] prints them, [`chart`] draws SVG.
+//! What can stop a comparison is an [`Error`].
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,7 @@ use rayon::prelude::*;
 
 pub mod baseline;
 pub mod chart;
+mod error;
 pub mod measure;
 pub mod meta;
 pub mod render;
@@ -49,6 +51,7 @@ pub mod specs;
 pub mod study;
 pub mod suite;
 
+pub use error::{BadArgument, Error, Result, SizeChange};
 pub use measure::{Run, Runner, RuntimeRunner};
 pub use report::{Column, CompareReport, IntervalSeries, Row, Status, SummaryRow};
 
@@ -177,7 +180,7 @@ pub struct Comparison {
 }
 
 /// The configurations `args` asks for, with their labels.
-pub fn columns(args: &CompareArgs) -> Result<Vec<Column>, String> {
+pub fn columns(args: &CompareArgs) -> Result<Vec<Column>> {
     let configs = specs::plan(&args.profiles, &args.sweep)?;
     let mut labels: Vec<String> = Vec::new();
     if !args.profiles.is_empty() || !args.sweep.is_empty() {
@@ -210,7 +213,7 @@ pub fn columns(args: &CompareArgs) -> Result<Vec<Column>, String> {
 
 /// The programs `args` asks for, loaded (the suite's or the named ones,
 /// then any `--synth` workloads).
-pub fn cases(args: &CompareArgs) -> Result<(Vec<suite::Case>, Vec<study::Workload>), String> {
+pub fn cases(args: &CompareArgs) -> Result<(Vec<suite::Case>, Vec<study::Workload>)> {
     let (mut synth, workloads) = study::cases(&args.synth, args.bench)?;
     let mut cases = if args.programs.is_empty() && !args.synth.is_empty() {
         Vec::new()
@@ -221,7 +224,7 @@ pub fn cases(args: &CompareArgs) -> Result<(Vec<suite::Case>, Vec<study::Workloa
     Ok((cases, workloads))
 }
 
-fn suite_cases(args: &CompareArgs) -> Result<Vec<suite::Case>, String> {
+fn suite_cases(args: &CompareArgs) -> Result<Vec<suite::Case>> {
     let dir = args.program_dir.clone().unwrap_or_else(suite::default_dir);
     let paths = if args.programs.is_empty() {
         suite::list(&dir)?
@@ -381,13 +384,17 @@ pub fn compare(
     report::assemble(cases, columns, done)
 }
 
-fn write_file(path: &Path, text: &str, what: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("writing {what} to {}: {e}", path.display()))
+fn write_file(path: &Path, text: &str, what: &'static str) -> Result<()> {
+    std::fs::write(path, text).map_err(|source| Error::Write {
+        what,
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// Every output path the comparison will write, checked before any run:
 /// a bad path fails in a moment, not after minutes of runs.
-fn check_outputs(args: &CompareArgs) -> Result<(), String> {
+fn check_outputs(args: &CompareArgs) -> Result<()> {
     let outputs = [
         (&args.output, "the report"),
         (&args.chart, "the chart"),
@@ -407,9 +414,12 @@ fn check_outputs(args: &CompareArgs) -> Result<(), String> {
 const MAX_BASELINE_BYTES: u64 = 256 << 20;
 
 /// Reads at most [`MAX_BASELINE_BYTES`] of a baseline report.
-fn read_baseline(p: &Path) -> Result<Vec<u8>, String> {
+fn read_baseline(p: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
-    let fail = |e: std::io::Error| format!("{}: {e}", p.display());
+    let fail = |source| Error::Read {
+        path: p.to_owned(),
+        source,
+    };
     let mut bytes = Vec::new();
     std::fs::File::open(p)
         .map_err(fail)?
@@ -417,33 +427,34 @@ fn read_baseline(p: &Path) -> Result<Vec<u8>, String> {
         .read_to_end(&mut bytes)
         .map_err(fail)?;
     if bytes.len() as u64 > MAX_BASELINE_BYTES {
-        return Err(format!(
-            "{}: larger than the {MAX_BASELINE_BYTES} bytes a baseline report may hold",
-            p.display()
-        ));
+        return Err(Error::BaselineTooLarge {
+            path: p.to_owned(),
+            limit: MAX_BASELINE_BYTES,
+        });
     }
     Ok(bytes)
 }
 
 /// Builds the whole report for `args` with `runner` (no output written).
-pub fn build(
-    args: &CompareArgs,
-    runner: &dyn Runner,
-    progress: &Progress,
-) -> Result<Comparison, String> {
+pub fn build(args: &CompareArgs, runner: &dyn Runner, progress: &Progress) -> Result<Comparison> {
     if args.repeat == 0 {
-        return Err("--repeat must be at least 1".into());
+        return Err(Error::Usage("--repeat must be at least 1".into()));
     }
     if args.study_chart.is_some() && args.synth.is_empty() {
-        return Err("--study-chart draws the study of --synth workloads: give --synth".into());
+        return Err(Error::Usage(
+            "--study-chart draws the study of --synth workloads: give --synth".into(),
+        ));
     }
     let columns = columns(args)?;
     let (cases, workloads) = cases(args)?;
     let baseline = match &args.baseline {
         Some(p) => {
             let bytes = read_baseline(p)?;
-            let old: CompareReport = serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{}: not a compare JSON report: {e}", p.display()))?;
+            let old: CompareReport =
+                serde_json::from_slice(&bytes).map_err(|source| Error::BaselineJson {
+                    path: p.to_owned(),
+                    source,
+                })?;
             Some((p.display().to_string(), old))
         }
         None => None,
@@ -491,7 +502,7 @@ pub fn build(
 }
 
 /// The two configurations of the interval chart.
-fn interval_models(args: &CompareArgs, columns: &[Column]) -> Result<[String; 2], String> {
+fn interval_models(args: &CompareArgs, columns: &[Column]) -> Result<[String; 2]> {
     let chosen: Vec<String> = match &args.interval_models {
         Some(s) => specs::split_specs(std::slice::from_ref(s))?,
         None => columns
@@ -500,19 +511,21 @@ fn interval_models(args: &CompareArgs, columns: &[Column]) -> Result<[String; 2]
             .map(|c| c.label.clone())
             .collect(),
     };
-    let find = |want: &str| -> Result<String, String> {
+    let find = |want: &str| -> Result<String> {
         columns
             .iter()
             .find(|c| c.label == want || c.config.spec_string() == want)
             .or_else(|| columns.iter().find(|c| c.config.model_name() == want))
             .filter(|c| c.config.spec().is_some())
             .map(|c| c.label.clone())
-            .ok_or_else(|| format!("--interval-models: `{want}` is not one of the compared models"))
+            .ok_or_else(|| Error::UnknownIntervalModel(want.to_owned()))
     };
     match chosen.as_slice() {
         [a, b, ..] => Ok([find(a)?, find(b)?]),
         [a] => Ok([find(a)?, find(a)?]),
-        [] => Err("--interval-chart needs two models other than perfect".into()),
+        [] => Err(Error::Usage(
+            "--interval-chart needs two models other than perfect".into(),
+        )),
     }
 }
 
@@ -523,12 +536,12 @@ pub fn help() -> String {
 }
 
 /// `toyvm compare`: exit status 0, or 1 when any pair mismatched or failed.
-pub fn run(args: &CompareArgs) -> Result<u8, String> {
+pub fn run(args: &CompareArgs) -> Result<u8> {
     run_with(args, &RuntimeRunner)
 }
 
 /// [`run`] with another runner (tests use one that tampers with outputs).
-pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8, String> {
+pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8> {
     // Fail on a bad option or output path before minutes of runs, not after.
     let shown = match &args.interval_chart {
         Some(_) => Some(interval_models(args, &columns(args)?)?),
@@ -584,7 +597,7 @@ pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8, String> {
         if crate::output::is_closed_pipe(&e) {
             return Ok(status);
         }
-        return Err(format!("writing the report to standard output: {e}"));
+        return Err(Error::Stdout(e));
     }
     if c.report.failures > 0 {
         let note = format!(

@@ -369,6 +369,7 @@ pub fn assemble(
     columns: &[Column],
     done: Vec<Done>,
 ) -> (Vec<Row>, Vec<IntervalSeries>) {
+    // Errors become the rows' details here: the report keeps their text.
     type Runs = Vec<(usize, Result<Box<Timed>, String>)>;
     let mut times: HashMap<(usize, usize), Runs> = HashMap::new();
     let mut errors: HashMap<(usize, usize), Result<ModelReport, String>> = HashMap::new();
@@ -379,7 +380,10 @@ pub fn assemble(
                 config,
                 rep,
                 result,
-            } => times.entry((case, config)).or_default().push((rep, result)),
+            } => times
+                .entry((case, config))
+                .or_default()
+                .push((rep, result.map_err(|e| e.to_string()))),
             Done::Errors { case, result } => match result {
                 Ok(models) => {
                     for (config, m) in models {
@@ -387,6 +391,7 @@ pub fn assemble(
                     }
                 }
                 Err(e) => {
+                    let e = e.to_string();
                     for (config, c) in columns.iter().enumerate() {
                         if c.config.spec().is_some() {
                             errors

@@ -4,6 +4,8 @@
 use toyvm_profiler::ProfilerSpec;
 use toyvm_profiler::spec::MODEL_NAMES;
 
+use super::error::{Error, Result};
+
 /// The configuration of one column of the comparison.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Config {
@@ -41,18 +43,16 @@ impl Config {
 
 /// Splits `--profile` values with the one spec-list grammar of
 /// [`toyvm_profiler::spec::split_spec_list`] (`none` included).
-pub fn split_specs(values: &[String]) -> Result<Vec<String>, String> {
-    toyvm_profiler::spec::split_spec_list(values).map_err(|e| e.to_string())
+pub fn split_specs(values: &[String]) -> Result<Vec<String>, toyvm_profiler::Error> {
+    toyvm_profiler::spec::split_spec_list(values)
 }
 
 /// Parses one spec string; `none` is the interpreter.
-pub fn parse_config(s: &str) -> Result<Config, String> {
+pub fn parse_config(s: &str) -> Result<Config, toyvm_profiler::Error> {
     if s.trim() == "none" {
         return Ok(Config::Interpreter);
     }
-    toyvm_profiler::parse_spec(s)
-        .map(Config::Model)
-        .map_err(|e| e.to_string())
+    toyvm_profiler::parse_spec(s).map(Config::Model)
 }
 
 /// Every model at its paper defaults, after the interpreter.
@@ -76,10 +76,14 @@ pub type Axis = (String, Vec<String>);
 /// grids may be listed as `--profile` specs are (`;`, or a comma before a
 /// model name). The size of the product is checked before it is expanded:
 /// a grid of more than [`MAX_CONFIGS`] combinations is refused.
-pub fn expand_sweep(grid: &str) -> Result<Vec<String>, String> {
+pub fn expand_sweep(grid: &str) -> Result<Vec<String>> {
     let mut grids: Vec<(String, Vec<Axis>)> = Vec::new();
     let mut total: usize = 0;
-    for g in toyvm_profiler::spec::split_spec_list(&[grid]).map_err(|e| format!("sweep: {e}"))? {
+    let split = toyvm_profiler::spec::split_spec_list(&[grid]).map_err(|source| Error::Sweep {
+        grid: grid.to_owned(),
+        source,
+    })?;
+    for g in split {
         let (model, opts) = match g.split_once(':') {
             Some((m, o)) => (m.trim().to_owned(), o.to_owned()),
             None => (g.clone(), String::new()),
@@ -87,11 +91,7 @@ pub fn expand_sweep(grid: &str) -> Result<Vec<String>, String> {
         let axes = parse_axes(&opts, &format!("sweep `{g}`"))?;
         total = total.saturating_add(combinations(&axes));
         if total > MAX_CONFIGS {
-            return Err(too_many(
-                &format!("sweep `{grid}`"),
-                total,
-                "configurations",
-            ));
+            return Err(too_many(format!("sweep `{grid}`"), total, "configurations"));
         }
         grids.push((model, axes));
     }
@@ -110,19 +110,23 @@ pub fn expand_sweep(grid: &str) -> Result<Vec<String>, String> {
 }
 
 /// The axes of a grid `key=a|b|c,key2=x|y` (`what` names it in errors).
-pub fn parse_axes(opts: &str, what: &str) -> Result<Vec<Axis>, String> {
+pub fn parse_axes(opts: &str, what: &str) -> Result<Vec<Axis>> {
     let mut axes: Vec<Axis> = Vec::new();
     for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
-        let (key, values) = opt
-            .split_once('=')
-            .ok_or_else(|| format!("{what}: option `{opt}` is not key=value|value..."))?;
+        let (key, values) = opt.split_once('=').ok_or_else(|| Error::GridOption {
+            grid: what.to_owned(),
+            option: opt.to_owned(),
+        })?;
         let values: Vec<String> = values
             .split('|')
             .map(|v| v.trim().to_owned())
             .filter(|v| !v.is_empty())
             .collect();
         if values.is_empty() {
-            return Err(format!("{what}: key `{key}` has no values"));
+            return Err(Error::GridKey {
+                grid: what.to_owned(),
+                key: key.to_owned(),
+            });
         }
         axes.push((key.trim().to_owned(), values));
     }
@@ -136,17 +140,14 @@ pub fn combinations(axes: &[Axis]) -> usize {
         .fold(1usize, |n, (_, vs)| n.saturating_mul(vs.len()))
 }
 
-/// The refusal of a grid with `total` points, more than [`MAX_CONFIGS`].
-pub fn too_many(what: &str, total: usize, points: &str) -> String {
-    format!(
-        "{what} has {} {points}; at most {MAX_CONFIGS} are compared \
-         (each runs on every program): split it or give fewer values",
-        if total == usize::MAX {
-            "more than 2^64".to_owned()
-        } else {
-            total.to_string()
-        }
-    )
+/// The refusal of a grid with `total` points, more than [`MAX_CONFIGS`]
+/// (`what` names the grid, `points` what its points are).
+pub fn too_many(what: String, total: usize, points: &'static str) -> Error {
+    Error::TooManyPoints {
+        grid: what,
+        total,
+        points,
+    }
 }
 
 /// Every point of a grid as its `(key, value)` pairs, in axis order, the
@@ -174,7 +175,7 @@ pub fn odometer(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
 /// duplicates (two spellings of one canonical spec are one column). The
 /// interpreter always comes first; with a sweep and no `--profile`, the
 /// perfect profiler is added as the reference of "speedup over perfect".
-pub fn plan(profiles: &[String], sweeps: &[String]) -> Result<Vec<Config>, String> {
+pub fn plan(profiles: &[String], sweeps: &[String]) -> Result<Vec<Config>> {
     let mut configs = if profiles.is_empty() && sweeps.is_empty() {
         defaults()
     } else {
@@ -189,14 +190,14 @@ pub fn plan(profiles: &[String], sweeps: &[String]) -> Result<Vec<Config>, Strin
         }
         for grid in sweeps {
             for s in expand_sweep(grid)? {
-                v.push(parse_config(&s).map_err(|e| format!("sweep `{grid}`: {e}"))?);
+                v.push(parse_config(&s).map_err(|source| Error::Sweep {
+                    grid: grid.clone(),
+                    source,
+                })?);
             }
         }
         if v.len() > MAX_CONFIGS {
-            return Err(format!(
-                "{} configurations to compare; at most {MAX_CONFIGS}",
-                v.len()
-            ));
+            return Err(Error::TooManyConfigs { count: v.len() });
         }
         v
     };
@@ -236,8 +237,14 @@ mod tests {
         assert_eq!(g[7], "multihash:tables=8,entries=2048");
         let g = expand_sweep("rap:eps=1%|5%; conte").unwrap();
         assert_eq!(g, ["rap:eps=1%", "rap:eps=5%", "conte"]);
-        assert!(expand_sweep("multihash:tables").is_err());
-        assert!(expand_sweep("multihash:tables=").is_err());
+        assert!(matches!(
+            expand_sweep("multihash:tables"),
+            Err(Error::GridOption { .. })
+        ));
+        assert!(matches!(
+            expand_sweep("multihash:tables="),
+            Err(Error::GridKey { .. })
+        ));
         assert_eq!(
             expand_sweep("perfect,multihash:tables=1|2").unwrap(),
             ["perfect", "multihash:tables=1", "multihash:tables=2"]
@@ -251,11 +258,23 @@ mod tests {
         let grid = format!("multihash:{}", vec![format!("seed={ten}"); 8].join(","));
         let e = expand_sweep(&grid).unwrap_err();
         assert!(
+            matches!(
+                e,
+                Error::TooManyPoints {
+                    total: 100_000_000,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let e = e.to_string();
+        assert!(
             e.contains("100000000 configurations") && e.contains("at most"),
             "{e}"
         );
         let grid = format!("multihash:{}", vec![format!("seed={ten}"); 80].join(","));
-        assert!(expand_sweep(&grid).unwrap_err().contains("more than 2^64"));
+        let e = expand_sweep(&grid).unwrap_err().to_string();
+        assert!(e.contains("more than 2^64"), "{e}");
         let ok = format!("multihash:{}", vec![format!("seed={ten}"); 3].join(","));
         assert_eq!(expand_sweep(&ok).unwrap().len(), 1000);
     }
@@ -270,6 +289,6 @@ mod tests {
         let p = plan(&[], &["singlehash:entries=512|1024".into()]).unwrap();
         let names: Vec<&str> = p.iter().map(Config::model_name).collect();
         assert_eq!(names, ["none", "perfect", "singlehash", "singlehash"]);
-        assert!(plan(&["nosuch".into()], &[]).is_err());
+        assert!(matches!(plan(&["nosuch".into()], &[]), Err(Error::Spec(_))));
     }
 }

@@ -23,6 +23,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::{Error, Result};
 use super::report::{Column, Row, Status};
 use super::specs;
 use super::suite::Case;
@@ -118,7 +119,7 @@ pub struct Study {
 
 /// The workloads of `grids` (each `key=a|b,key2=x`, keys as `toyvm synth`'s
 /// flags plus `n`, the iterations), generated, measured and loaded.
-pub fn cases(grids: &[String], bench: bool) -> Result<(Vec<Case>, Vec<Workload>), String> {
+pub fn cases(grids: &[String], bench: bool) -> Result<(Vec<Case>, Vec<Workload>)> {
     let mut points: Vec<Vec<(String, String)>> = Vec::new();
     let mut total = 0usize;
     let mut axes_all = Vec::new();
@@ -127,7 +128,7 @@ pub fn cases(grids: &[String], bench: bool) -> Result<(Vec<Case>, Vec<Workload>)
         total = total.saturating_add(specs::combinations(&axes));
         if total > specs::MAX_CONFIGS {
             return Err(specs::too_many(
-                &format!("--synth `{g}`"),
+                format!("--synth `{g}`"),
                 total,
                 "workloads",
             ));
@@ -149,11 +150,9 @@ pub fn cases(grids: &[String], bench: bool) -> Result<(Vec<Case>, Vec<Workload>)
                     .parse()
                     .ok()
                     .filter(|n| (1..=MAX_ITERATIONS).contains(n))
-                    .ok_or_else(|| {
-                        format!("--synth: `n={v}`: iterations must be in 1..={MAX_ITERATIONS}")
-                    })?;
+                    .ok_or_else(|| Error::SynthIterations { value: v.clone() })?;
             } else {
-                knobs.set(k, v).map_err(|e| format!("--synth: {e}"))?;
+                knobs.set(k, v).map_err(Error::Synth)?;
             }
         }
         let named: Vec<String> = point.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -161,10 +160,14 @@ pub fn cases(grids: &[String], bench: bool) -> Result<(Vec<Case>, Vec<Workload>)
         if workloads.iter().any(|w| w.name == name) {
             continue;
         }
-        let text = synth::generate(&knobs).map_err(|e| format!("--synth: {e}"))?;
-        let program = toyvm_vm::asm::assemble(&text).map_err(|e| format!("{name}: {e}"))?;
+        let text = synth::generate(&knobs).map_err(Error::Synth)?;
+        let workload = |source: crate::Error| Error::Workload {
+            name: name.clone(),
+            source,
+        };
+        let program = toyvm_vm::asm::assemble(&text).map_err(|e| workload(e.into()))?;
         let st = synth::describe(&program, &[n], DESCRIBE_INTERVAL, DESCRIBE_THRESHOLD)
-            .map_err(|e| format!("{name}: {e}"))?;
+            .map_err(workload)?;
         workloads.push(Workload {
             name: name.clone(),
             knobs: knobs.header(),
@@ -523,12 +526,20 @@ mod tests {
         let huge = format!("hot={}", vec!["1"; 70].join("|"));
         let e = cases_err(&format!("{huge},zipf={}", vec!["1"; 70].join("|")));
         assert!(e.contains("4900 workloads"), "{e}");
+        assert!(matches!(
+            super::cases(&["n=0".to_owned()], false),
+            Err(Error::SynthIterations { .. })
+        ));
+        assert!(matches!(
+            super::cases(&["hot=4,colour=red".to_owned()], false),
+            Err(Error::Synth(_))
+        ));
     }
 
     fn cases_err(g: &str) -> String {
         match cases(&[g.to_owned()], false) {
             Ok(_) => panic!("`{g}` was accepted"),
-            Err(e) => e,
+            Err(e) => e.to_string(),
         }
     }
 }

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use toyvm_vm::Program;
 
+use super::error::{BadArgument, Error, Result};
+
 /// One program, loaded and ready to run.
 #[derive(Clone, Debug)]
 pub struct Case {
@@ -41,14 +43,15 @@ pub struct Header {
 }
 
 /// Reads the `# args:`, `# bench-args:` and `# input:` lines of a source.
-pub fn parse_header(source: &str) -> Result<Header, String> {
+pub fn parse_header(source: &str) -> Result<Header, BadArgument> {
     let mut h = Header::default();
-    let ints = |s: &str, line: usize| -> Result<Vec<i64>, String> {
+    let ints = |s: &str, line: usize| -> Result<Vec<i64>, BadArgument> {
         s.split_whitespace()
             .map(|a| {
-                a.replace('_', "")
-                    .parse()
-                    .map_err(|_| format!("line {line}: argument `{a}` is not an integer"))
+                a.replace('_', "").parse().map_err(|_| BadArgument {
+                    line,
+                    arg: a.to_owned(),
+                })
             })
             .collect()
     };
@@ -80,22 +83,27 @@ pub fn default_dir() -> PathBuf {
 }
 
 /// Every `.tasm` and `.bc` file of `dir`, sorted by name.
-pub fn list(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn list(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Read {
+        path: dir.to_owned(),
+        source,
+    })?;
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "tasm" || e == "bc"))
         .collect();
     paths.sort();
     if paths.is_empty() {
-        return Err(format!("{}: no .tasm or .bc programs", dir.display()));
+        return Err(Error::NoPrograms {
+            dir: dir.to_owned(),
+        });
     }
     Ok(paths)
 }
 
 /// A program given on the command line: a path, or the name of a program
 /// in `dir` (`sieve` for `dir/sieve.tasm`).
-pub fn resolve(name: &str, dir: &Path) -> Result<PathBuf, String> {
+pub fn resolve(name: &str, dir: &Path) -> Result<PathBuf> {
     let p = PathBuf::from(name);
     if p.is_file() {
         return Ok(p);
@@ -111,16 +119,16 @@ pub fn resolve(name: &str, dir: &Path) -> Result<PathBuf, String> {
         .iter()
         .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
         .collect();
-    Err(format!(
-        "`{name}` is neither a file nor a program in {} (there: {})",
-        dir.display(),
-        known.join(", ")
-    ))
+    Err(Error::UnknownProgram {
+        name: name.to_owned(),
+        dir: dir.to_owned(),
+        known,
+    })
 }
 
 /// A program path from the command line, or when no such file exists the
 /// name of a program in [`default_dir`] (`toyvm run sieve`).
-pub fn resolve_path(file: PathBuf) -> Result<PathBuf, String> {
+pub fn resolve_path(file: PathBuf) -> Result<PathBuf> {
     if file.exists() {
         return Ok(file);
     }
@@ -129,14 +137,22 @@ pub fn resolve_path(file: PathBuf) -> Result<PathBuf, String> {
 
 /// Loads a program with its header's arguments (`bench`: the benchmark
 /// size when the header gives one).
-pub fn load(path: &Path, bench: bool) -> Result<Case, String> {
-    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    let bytes = std::fs::read(path).map_err(|e| at(&e))?;
-    let program = Program::load_any(&bytes).map_err(|e| at(&e))?;
+pub fn load(path: &Path, bench: bool) -> Result<Case> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let program = Program::load_any(&bytes).map_err(|source| Error::Program {
+        path: path.to_owned(),
+        source,
+    })?;
     let header = match std::str::from_utf8(&bytes) {
         // Bytecode has no header: it runs without arguments.
         Ok(text) if !bytes.starts_with(toyvm_vm::bytecode::MAGIC) => {
-            parse_header(text).map_err(|e| at(&e))?
+            parse_header(text).map_err(|source| Error::Header {
+                path: path.to_owned(),
+                source,
+            })?
         }
         _ => Header::default(),
     };
@@ -146,7 +162,11 @@ pub fn load(path: &Path, bench: bool) -> Result<Case, String> {
     };
     let input_path = named_input(path, &header);
     let input = match &input_path {
-        Some(p) => std::fs::read(p).map_err(|e| at(&format_args!("input {}: {e}", p.display())))?,
+        Some(p) => std::fs::read(p).map_err(|source| Error::Input {
+            program: path.to_owned(),
+            input: p.clone(),
+            source,
+        })?,
         None => Vec::new(),
     };
     Ok(Case {
@@ -213,6 +233,14 @@ mod tests {
         assert_eq!(h.args, [300, -2]);
         assert_eq!(h.bench_args, Some(vec![10_000]));
         assert_eq!(h.input.as_deref(), Some("../shared/x.b"));
-        assert!(parse_header("# args: x\n").unwrap_err().contains("line 1"));
+        let e = parse_header("# args: x\n").unwrap_err();
+        assert_eq!(
+            e,
+            BadArgument {
+                line: 1,
+                arg: "x".into()
+            }
+        );
+        assert_eq!(e.to_string(), "line 1: argument `x` is not an integer");
     }
 }

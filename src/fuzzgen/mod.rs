@@ -183,13 +183,18 @@ impl FuzzProgram {
     }
 
     /// Reads a corpus file: its `# args:` header and its text.
-    pub fn from_corpus(text: &str) -> Result<Self, String> {
+    pub fn from_corpus(text: &str) -> Result<Self, crate::compare::BadArgument> {
         let mut args = Vec::new();
-        for l in text.lines() {
+        for (i, l) in text.lines().enumerate() {
             if let Some(a) = l.trim().strip_prefix("# args:") {
                 args = a
                     .split_whitespace()
-                    .map(|a| a.parse().map_err(|_| format!("bad argument `{a}`")))
+                    .map(|a| {
+                        a.parse().map_err(|_| crate::compare::BadArgument {
+                            line: i + 1,
+                            arg: a.to_owned(),
+                        })
+                    })
                     .collect::<Result<_, _>>()?;
             }
         }

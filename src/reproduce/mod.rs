@@ -201,8 +201,7 @@ pub fn run(args: &ReproduceArgs) -> crate::Result<u8> {
                 format!("{}: {}", f.id, f.claim),
                 format!("ours: {}", outcome.ours),
             ];
-            crate::compare::chart::lines(&path, &title, (&c.x, &c.y), c.log_x, &c.series)
-                .map_err(crate::Error::Usage)?;
+            crate::compare::chart::lines(&path, &title, (&c.x, &c.y), c.log_x, &c.series)?;
         }
         let row = Row {
             id: f.id,
