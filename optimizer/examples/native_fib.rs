@@ -41,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .spawn(move || {
             let mut regs = [0i64; 256];
             regs[0] = n;
-            let mut counters = vec![0; region.exits().len()];
+            let mut counters = vec![0; region.counters_len()];
             let start = Instant::now();
             let exit = region
                 .run_with(&mut regs, &mut [], &mut counters, 1, DEFAULT_MAX_DEPTH)

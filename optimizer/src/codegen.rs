@@ -263,6 +263,9 @@ struct Lower<'r, 'b> {
     report: Option<ExitReport>,
     /// Fuel left, with metering on (see the module docs).
     fuel: Option<Variable>,
+    /// Arrivals at the head in this run (entry and loop trips), added to
+    /// the last counter at every exit.
+    arrivals: Variable,
     /// The original block being lowered, `(offset, end)`, once charged.
     charged: Option<(u32, u32)>,
     /// Per exit site: instructions it gives back to fuel.
@@ -319,6 +322,9 @@ impl<'r, 'b> Lower<'r, 'b> {
             b.def_var(v, left);
             v
         });
+        let arrivals = b.declare_var(types::I64);
+        let zero = b.ins().iconst(types::I64, 0);
+        b.def_var(arrivals, zero);
         Lower {
             region,
             b,
@@ -341,6 +347,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             done: false,
             report: None,
             fuel,
+            arrivals,
             charged: None,
             refunds: Vec::new(),
             host_sig: None,
@@ -470,6 +477,11 @@ impl<'r, 'b> Lower<'r, 'b> {
         }
         self.b.switch_to_block(blk);
         self.done = false;
+        if blk == self.head {
+            let n = self.b.use_var(self.arrivals);
+            let n = self.b.ins().iadd_imm_s(n, 1);
+            self.b.def_var(self.arrivals, n);
+        }
         let facts = match self.at_head {
             Some(facts) => facts,
             None if blk == self.head => {
@@ -579,6 +591,8 @@ impl<'r, 'b> Lower<'r, 'b> {
             self.b.ins().jump(interpret, &[]);
         }
         let base = self.region.steps.len() + 1;
+        // The arrivals counter follows the exits' (see `CompiledRegion`).
+        let trips = 8 * self.exits.len() as i32;
         for (blk, i) in std::mem::take(&mut self.pending) {
             self.b.switch_to_block(blk);
             self.b.set_srcloc(loc(base + i));
@@ -587,6 +601,10 @@ impl<'r, 'b> Lower<'r, 'b> {
             let n = self.b.ins().load(types::I64, flags, self.counters, at);
             let n = self.b.ins().iadd_imm_s(n, 1);
             self.b.ins().store(flags, n, self.counters, at);
+            let arrived = self.b.use_var(self.arrivals);
+            let n = self.b.ins().load(types::I64, flags, self.counters, trips);
+            let n = self.b.ins().iadd(n, arrived);
+            self.b.ins().store(flags, n, self.counters, trips);
             for r in 0..256 {
                 if self.written[r] {
                     let v = self.get(r as Reg);

@@ -187,7 +187,7 @@ pub fn run_mixed(
     }
     let mut counters: HashMap<(u32, u32), Vec<u64>> = regions
         .iter()
-        .map(|(&k, r)| (k, vec![0; r.exits().len()]))
+        .map(|(&k, r)| (k, vec![0; r.counters_len()]))
         .collect();
     let mut stats = JitStats::default();
     let mut out = Vec::new();

@@ -37,7 +37,7 @@ fn recompiling_thousands_of_times_keeps_memory_bounded_by_live_code() {
                 // It still runs until it is dropped.
                 let mut regs = [0i64; 256];
                 regs[0] = 3;
-                let mut counters = vec![0; dropped.exits().len()];
+                let mut counters = vec![0; dropped.counters_len()];
                 let e = dropped.run(&mut regs, &mut [], &mut counters);
                 assert_eq!((e.resume, regs[1], regs[3]), (4, 4, 3));
             }

@@ -16,7 +16,7 @@ fn run_text(
 ) -> (Exit, CompiledRegion, Vec<u64>) {
     let r = Region::parse(text).unwrap();
     let c = CodeCache::new().unwrap().compile(&r).unwrap();
-    let mut counters = vec![0; c.exits().len()];
+    let mut counters = vec![0; c.counters_len()];
     let e = c.run(regs, mem, &mut counters);
     (e, c, counters)
 }
@@ -27,7 +27,7 @@ fn check_against_reference(p: &Program, region: &Region, regs: [i64; 256], mem: 
     cache.compile_natives(p).unwrap();
     let c = cache.compile(region).unwrap();
     let (mut r1, mut m1) = (regs, mem.clone());
-    let mut counters = vec![0; c.exits().len()];
+    let mut counters = vec![0; c.counters_len()];
     let e = match c.run_with(&mut r1, &mut m1, &mut counters, 0, crate::DEFAULT_MAX_DEPTH) {
         Ok(e) => e,
         Err(t) => {
@@ -35,7 +35,11 @@ fn check_against_reference(p: &Program, region: &Region, regs: [i64; 256], mem: 
                 reference_traps(p, region.func, region.head, Box::new(regs), mem, 1_000_000),
                 "native code trapped ({t:?}), the reference does not\n{region}"
             );
-            assert_eq!(counters.iter().sum::<u64>(), 1, "exactly one exit counted");
+            assert_eq!(
+                counters[..c.exits().len()].iter().sum::<u64>(),
+                1,
+                "exactly one exit counted"
+            );
             return Exit {
                 kind: ExitKind::Trap,
                 resume: t.pc,
@@ -56,7 +60,11 @@ fn check_against_reference(p: &Program, region: &Region, regs: [i64; 256], mem: 
         ),
         "the reference never reaches {e} with the compiled state\n{region}"
     );
-    assert_eq!(counters.iter().sum::<u64>(), 1, "exactly one exit counted");
+    assert_eq!(
+        counters[..c.exits().len()].iter().sum::<u64>(),
+        1,
+        "exactly one exit counted"
+    );
     e
 }
 
@@ -317,8 +325,28 @@ region f0:0
         }
     );
     assert_eq!(c.exits().len(), 1);
-    assert_eq!(counters, [1]);
+    // One exit taken; the head reached once.
+    assert_eq!(counters, [1, 1]);
     assert_eq!(regs[2], 0);
+}
+
+#[test]
+fn the_last_counter_counts_trips_through_the_head() {
+    let text = "\
+region f0:0
+  block 0 weight=10
+    0: addi r1, r1, 1
+    1: blti r1, 10, L0 -> head | exit 2
+";
+    for start in [0, 7, 9, 10] {
+        let mut regs = [0i64; 256];
+        regs[1] = start;
+        let (e, _, counters) = run_text(text, &mut regs, &mut []);
+        assert_eq!(e.resume, 2);
+        // Entered at r1 = start: one arrival per increment.
+        let trips = (10 - start).max(1) as u64;
+        assert_eq!(counters, [1, trips], "from {start}");
+    }
 }
 
 #[test]

@@ -638,10 +638,14 @@ impl Fuel {
 /// A region in machine code.
 ///
 /// Counter layout: `counters[i]` counts the exits taken through
-/// [`exits()`](CompiledRegion::exits)`[i]`; the runtime allocates
-/// `exits().len()` zeroed `u64`s per region and reads them to find hot side
-/// exits (kind `Side`), failing guards (`Guard`) and instructions handed to
-/// the interpreter (`Interpret`).
+/// [`exits()`](CompiledRegion::exits)`[i]`, and the last,
+/// `counters[exits().len()]`, the times control reached the region's head
+/// (once per entry that passes the entry guards, plus once per loop
+/// iteration: a looping region's trips). The runtime allocates
+/// [`counters_len()`](CompiledRegion::counters_len) zeroed `u64`s per
+/// region and reads them to find hot side exits (kind `Side`), failing
+/// guards (`Guard`, against the trips) and instructions handed to the
+/// interpreter (`Interpret`).
 pub struct CompiledRegion {
     entry: RegionFn,
     /// Compiled with fuel metering.
@@ -770,10 +774,10 @@ impl CompiledRegion {
         host: &mut HostCalls<'_>,
     ) -> std::result::Result<(Exit, Option<usize>), NativeTrap> {
         assert!(
-            counters.len() >= self.exits.len(),
-            "region {} needs {} exit counters, {} given",
+            counters.len() >= self.counters_len(),
+            "region {} needs {} counters, {} given",
             Pc::new(self.func, self.head),
-            self.exits.len(),
+            self.counters_len(),
             counters.len()
         );
         if self.calls_native && !native::register_stack_unreachable(max_depth, self.max_regs) {
@@ -804,8 +808,8 @@ impl CompiledRegion {
         // only (register operands are `u8`), touches `mem` (through the
         // argument or `ctx.mem`, the same pointer and length) only at word
         // indices it has checked against `mem_len` (unsigned, so negative
-        // addresses fail), `counters` only at indices below `exits.len()`,
-        // checked above, and `ctx` only within the `NativeCtx` it points at.
+        // addresses fail), `counters` only at indices up to `exits.len()`
+        // (below `counters_len()`, checked above), and `ctx` only within the `NativeCtx` it points at.
         // The exclusive borrows do not alias and outlive the call; `mem` is
         // not otherwise used while `ctx` holds its pointer. An `hcall`
         // calls `host::trampoline` (a plain `extern "C"` function with the
@@ -859,6 +863,12 @@ impl CompiledRegion {
     /// The exit sites, in counter order.
     pub fn exits(&self) -> &[ExitSite] {
         &self.exits
+    }
+
+    /// The counters a run needs: one per exit site and the head's
+    /// arrivals (see the type's docs).
+    pub fn counters_len(&self) -> usize {
+        self.exits.len() + 1
     }
 
     /// The function this region belongs to.

@@ -446,7 +446,7 @@ impl Jit {
                 compiled.code_size()
             ),
         );
-        let n = compiled.exits().len();
+        let n = compiled.counters_len();
         let slot = match self.slots.iter().position(Option::is_none) {
             Some(s) => s,
             None => {
@@ -516,6 +516,12 @@ impl Jit {
                     _ => {}
                 }
             }
+            // Arrivals at the head: the entries that passed the entry
+            // guards and every loop trip (the counter after the exits').
+            let last = r.code.exits().len();
+            let arrivals = r.counters[last] - r.seen[last];
+            r.seen[last] = r.counters[last];
+            let trips = entered.max(arrivals);
             r.recent_side_exits = side_exits;
             // Nothing ran since the last review (another interval ended in
             // the same batch): there was no chance to enter the region.
@@ -529,16 +535,14 @@ impl Jit {
             let what = describe(&self.program, key.0, key.1);
             let reason = if r.idle >= self.opts.idle_intervals {
                 Some(format!("idle for {} intervals (its phase is over)", r.idle))
-            } else if !r.loops
-                && entered >= self.opts.min_entries
-                && guard_failures as f64 >= self.opts.guard_failure_share * entered as f64
+            } else if trips >= self.opts.min_entries
+                && guard_failures as f64 >= self.opts.guard_failure_share * trips as f64
             {
-                // Only for regions that do not loop: a looping region is
-                // re-entered right after each failure, so failures per entry
-                // is near 1 even when the guard fails once in a thousand
-                // iterations (its iterations are not counted).
+                // Against trips, not entries: a looping region is re-entered
+                // right after each failure, so failures per entry is near 1
+                // even when the guard fails once in a thousand iterations.
                 Some(format!(
-                    "guards failed on {guard_failures} of {entered} entries"
+                    "guards failed on {guard_failures} of {trips} trips through its head"
                 ))
             } else if let Some((at, n)) = hot_exit.filter(|&(_, n)| {
                 entered >= self.opts.min_entries

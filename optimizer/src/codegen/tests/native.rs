@@ -53,18 +53,18 @@ fn run_function(
     assert!(c.calls_native());
     let mut regs = [0i64; 256];
     regs[..args.len()].copy_from_slice(args);
-    let mut counters = vec![0; c.exits().len()];
+    let mut counters = vec![0; c.counters_len()];
     match c.run_with(&mut regs, mem, &mut counters, depth, max_depth) {
         Ok(e) => {
             assert_eq!(e.kind, ExitKind::Interpret);
             let Instr::Ret { a } = p.functions[func as usize].code[e.resume as usize] else {
                 panic!("the exit is not at a `ret`: {e}");
             };
-            assert_eq!(counters, [1, 0, 0]);
+            assert_eq!(counters, [1, 0, 0, 0]);
             Ok(regs[a as usize])
         }
         Err(t) => {
-            assert_eq!(counters, [0, 1, 0]);
+            assert_eq!(counters, [0, 1, 0, 0]);
             Err(t.to_trap(p))
         }
     }
@@ -239,7 +239,7 @@ region f2:0
     cache.compile_natives(&p).unwrap();
     let c = cache.compile(&r).unwrap();
     assert!(c.calls_native());
-    let mut counters = vec![0; c.exits().len()];
+    let mut counters = vec![0; c.counters_len()];
     let mut regs = [0i64; 256];
     regs[..2].copy_from_slice(&[5, 0]);
     let mut mem = vec![0; 16];
@@ -420,7 +420,7 @@ region f4:24
         regs[3] = 7; // i
         regs[5] = method;
         regs[6] = 99;
-        let mut counters = vec![0; c.exits().len()];
+        let mut counters = vec![0; c.counters_len()];
         let e = c
             .run_with(&mut regs, &mut mem, &mut counters, 0, DEFAULT_MAX_DEPTH)
             .unwrap();
@@ -466,7 +466,7 @@ fn register_stack_limits_leave_native_code_to_the_interpreter() {
     let p = assemble(&DOWN.replace(".func down(n)", ".func down(n)\n .regs 256")).unwrap();
     let mut cache = CodeCache::new().unwrap();
     let c = cache.compile_function(&p, 0).unwrap();
-    let mut counters = vec![0; c.exits().len()];
+    let mut counters = vec![0; c.counters_len()];
     let mut regs = [0i64; 256];
     regs[0] = 10;
     let e = c
@@ -479,7 +479,7 @@ fn register_stack_limits_leave_native_code_to_the_interpreter() {
             resume: 0
         }
     );
-    assert_eq!(counters, [0, 0, 0]);
+    assert_eq!(counters, [0, 0, 0, 0]);
     // Under a smaller depth limit it runs natively.
     let native = run_function(&mut cache, &p, 0, &[10], &mut [], 1, 1000);
     assert_eq!(native, Ok(10));
@@ -558,17 +558,20 @@ fn a_bailing_function_hands_its_call_to_the_interpreter_with_nothing_changed() {
         let c = cache.compile_function(&p, 0).unwrap();
         let mut regs = [0i64; 256];
         regs[0] = x;
-        let mut counters = vec![0; c.exits().len()];
+        let mut counters = vec![0; c.counters_len()];
         let e = c
             .run_with(&mut regs, &mut [0; 4], &mut counters, 1, DEFAULT_MAX_DEPTH)
             .unwrap();
         assert_eq!(e.kind, ExitKind::Interpret);
         match value {
             Some(v) => {
-                assert_eq!((e.resume, regs[1], &counters[..]), (6, v, &[1, 0, 0][..]));
+                assert_eq!(
+                    (e.resume, regs[1], &counters[..]),
+                    (6, v, &[1, 0, 0, 0][..])
+                );
             }
             None => {
-                assert_eq!((e.resume, &counters[..]), (0, &[0, 0, 1][..]));
+                assert_eq!((e.resume, &counters[..]), (0, &[0, 0, 1, 0][..]));
                 assert_eq!(regs[..2], [x, 0], "registers as the call left them");
             }
         }
