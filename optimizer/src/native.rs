@@ -16,10 +16,14 @@
 //! A function that is not closed may still run natively when it has no
 //! side effects of its own: no `st` and no `hcall`. Such a function
 //! *bails*: it is compiled whole like a closed one, and each instruction
-//! native code cannot run (output, `halt`, `inlen`, `calli`, a call to a
-//! function that is neither bailing nor closed and store-free) becomes a
-//! *bail point* that unwinds every native frame, as a trap does, with
-//! [`TRAP_BAIL`]. Nothing those frames did is visible (no store, no output,
+//! native code cannot run (output, `halt`, `inlen`, a call to a function
+//! that is neither bailing nor closed and store-free) becomes a *bail
+//! point* that unwinds every native frame, as a trap does, with
+//! [`TRAP_BAIL`]. Its `calli` looks the function value up in a table of
+//! the program's native code (`NativeCtx::table`) and calls a pure or
+//! bailing function of the call's arity natively; any other value (another
+//! function, another arity, no function at all) bails, and the interpreter
+//! makes the call, or traps. Nothing those frames did is visible (no store, no output,
 //! no host call: the functions they ran are bailing or closed and
 //! store-free, and they emit no tuples), so the region or entry stub that
 //! made the outermost native call leaves with an `Interpret` exit *at the
@@ -198,10 +202,13 @@ pub fn native_functions(program: &Program) -> Vec<Native> {
 }
 
 /// Whether instruction `i` of a bailing function is a bail point, given
-/// which callees it may call natively.
+/// which callees it may call natively. A `calli` is not: it calls natively
+/// whatever function value names a pure or bailing function of its arity,
+/// and bails only for other values.
 pub(crate) fn is_bail_point(i: &Instr, native_call: &dyn Fn(usize) -> bool) -> bool {
     match *i {
         Instr::Call { f, .. } => !native_call(f as usize),
+        Instr::Calli { .. } => false,
         _ => !runs_natively(i),
     }
 }
@@ -291,6 +298,11 @@ pub struct NativeCtx {
     /// The run's [`crate::HostCalls`] (type-erased), which a region's
     /// `hcall` trampoline calls into.
     pub(crate) host: *mut (),
+    /// Per function `[address, parameters]`: where a bailing function's
+    /// `calli` finds its callee's native code (address 0: none it may
+    /// call; the call bails), `table_len` entries.
+    pub(crate) table: *const [u64; 2],
+    pub(crate) table_len: u64,
 }
 
 /// Field offsets for the code generator.
@@ -306,6 +318,8 @@ pub(crate) mod ctx_offset {
     pub const TRAP_PC: i32 = offset_of!(NativeCtx, trap_pc) as i32;
     pub const TRAP_ADDR: i32 = offset_of!(NativeCtx, trap_addr) as i32;
     pub const FUEL: i32 = offset_of!(NativeCtx, fuel) as i32;
+    pub const TABLE: i32 = offset_of!(NativeCtx, table) as i32;
+    pub const TABLE_LEN: i32 = offset_of!(NativeCtx, table_len) as i32;
 }
 
 /// A trap inside native code, with everything the runtime needs to build

@@ -591,9 +591,23 @@ pub fn generate(src: &mut dyn Source) -> FuzzProgram {
                 }
             }
             _ if !cells.is_empty() => {
+                // A cell that helpers call through changes: usually to a
+                // leaf of its arity; with traps, sometimes to any function
+                // (another arity, one with stores or output) or to no
+                // function at all, which compiled helpers meet natively.
                 let (addr, arity) = g.pick(&cells);
-                let f = leaf_of(&mut g, arity);
-                let _ = writeln!(text, "  fref r{T0}, {f}\n  st r{ZERO}, {addr}, r{T0}");
+                if traps && g.chance(40) {
+                    if g.chance(30) {
+                        let bad = g.pick(&[-1, 1000]);
+                        let _ = writeln!(text, "  li r{T0}, {bad}\n  st r{ZERO}, {addr}, r{T0}");
+                    } else {
+                        let f = funcs[g.below(funcs.len() as u64) as usize].name.clone();
+                        let _ = writeln!(text, "  fref r{T0}, {f}\n  st r{ZERO}, {addr}, r{T0}");
+                    }
+                } else {
+                    let f = leaf_of(&mut g, arity);
+                    let _ = writeln!(text, "  fref r{T0}, {f}\n  st r{ZERO}, {addr}, r{T0}");
+                }
             }
             _ => {
                 let r = g.pick(&MAIN_SLOW);

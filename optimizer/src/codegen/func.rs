@@ -85,6 +85,15 @@ pub(crate) fn lower_function(
         native_signature(isa, f.params),
     );
     let bailing = natives.get(fidx as usize) == Some(&Native::Bails);
+    let mut sigs = HashMap::new();
+    if bailing {
+        for i in &f.code {
+            if let Instr::Calli { n, .. } = *i {
+                sigs.entry(n)
+                    .or_insert_with(|| func.import_signature(native_signature(isa, n)));
+            }
+        }
+    }
     let mut refs = HashMap::new();
     for i in &f.code {
         if let Instr::Call { f: callee, .. } = *i
@@ -98,6 +107,7 @@ pub(crate) fn lower_function(
         let b = FunctionBuilder::new(&mut func, fctx);
         let mut l = FuncLower::new(program, fidx, b, refs, isa.pointer_type(), metering);
         l.bailing = bailing;
+        l.sigs = sigs;
         l.body();
         l.b.finalize(isa.frontend_config());
     }
@@ -116,7 +126,7 @@ pub(crate) fn emit_native_call(
     b: &mut FunctionBuilder<'_>,
     ctx: Value,
     depth: Value,
-    callee: FuncRef,
+    callee: NativeTarget,
     args: &[Value],
     func: u32,
     pc: u32,
@@ -146,7 +156,10 @@ pub(crate) fn emit_native_call(
         b.ins()
             .store(MemFlagsData::trusted(), left, ctx, ctx_offset::FUEL);
     }
-    let call = b.ins().call(callee, &all);
+    let call = match callee {
+        NativeTarget::Direct(f) => b.ins().call(f, &all),
+        NativeTarget::Indirect(sig, addr) => b.ins().call_indirect(sig, addr, &all),
+    };
     let (value, trapped) = {
         let r = b.inst_results(call);
         (r[0], r[1])
@@ -161,6 +174,16 @@ pub(crate) fn emit_native_call(
         b.def_var(var, left);
     }
     value
+}
+
+/// How a native call reaches its callee.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum NativeTarget {
+    /// A callee known when the code is generated.
+    Direct(FuncRef),
+    /// A `calli` in a bailing function: the address found in the natives'
+    /// table, called with `native_signature` of the call's arity.
+    Indirect(ir::SigRef, Value),
 }
 
 /// Stores a trap's fields into the context.
@@ -215,6 +238,8 @@ struct FuncLower<'p, 'b> {
     /// A bailing function: instructions it cannot run natively, and calls
     /// to functions it has no native code for, bail (see [`crate::native`]).
     bailing: bool,
+    /// A bailing function's `calli` signatures, by arity.
+    sigs: HashMap<u8, ir::SigRef>,
 }
 
 /// Native functions track no constants; a failed check records the trap
@@ -326,6 +351,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             fuel,
             ends,
             bailing: false,
+            sigs: HashMap::new(),
         }
     }
 
@@ -407,6 +433,52 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         self.b.def_var(fuel, left);
     }
 
+    /// A bailing function's `calli` (see [`crate::native`]): the function
+    /// value's entry in the natives' table, called natively if it has an
+    /// address and the call's arity; any other value (out of the table, no
+    /// native code a bailing function may call, another arity) bails.
+    fn calli(&mut self, pc: u32, d: u8, f: u8, a: u8, n: u8) {
+        let ro = MemFlagsData::trusted().with_readonly();
+        let ctx = self.ctx;
+        let x = self.get(f);
+        let len = self
+            .b
+            .ins()
+            .load(types::I64, ro, ctx, ctx_offset::TABLE_LEN);
+        // Unsigned: a negative value is out of the table too.
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, x, len);
+        self.check(inside, native::TRAP_BAIL, pc, None);
+        let ptr = self.b.func.dfg.value_type(ctx);
+        let table = self.b.ins().load(ptr, ro, ctx, ctx_offset::TABLE);
+        let index = if ptr == types::I64 {
+            x
+        } else {
+            self.b.ins().ireduce(ptr, x)
+        };
+        let offset = self.b.ins().imul_imm_u(index, 16);
+        let entry = self.b.ins().iadd(table, offset);
+        let addr = self.b.ins().load(ptr, ro, entry, 0);
+        let params = self.b.ins().load(types::I64, ro, entry, 8);
+        let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, addr, 0);
+        let fits = self.b.ins().icmp_imm_s(IntCC::Equal, params, i64::from(n));
+        let ok = self.b.ins().band(has, fits);
+        self.check(ok, native::TRAP_BAIL, pc, None);
+        let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
+        let sig = self.sigs[&n];
+        let v = emit_native_call(
+            &mut self.b,
+            ctx,
+            self.depth,
+            NativeTarget::Indirect(sig, addr),
+            &args,
+            self.fidx,
+            pc,
+            self.unwind,
+            self.fuel,
+        );
+        self.set(d, v);
+    }
+
     /// A bail point at `pc`: unwind every native frame with
     /// [`native::TRAP_BAIL`], for the outermost caller to hand its call to
     /// the interpreter.
@@ -480,7 +552,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             }
             Instr::Call { d, f, a, n } => {
                 let args: Vec<Value> = (0..n).map(|i| self.get(a + i)).collect();
-                let callee = self.refs[&f];
+                let callee = NativeTarget::Direct(self.refs[&f]);
                 let v = emit_native_call(
                     &mut self.b,
                     self.ctx,
@@ -505,11 +577,8 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                 self.b.ins().return_(&[v, ok]);
                 return false;
             }
-            Instr::Calli { .. }
-            | Instr::Halt { .. }
-            | Instr::Putn { .. }
-            | Instr::Putc { .. }
-            | Instr::Inlen { .. }
+            Instr::Calli { d, f, a, n } if self.bailing => self.calli(pc, d, f, a, n),
+            Instr::Halt { .. } | Instr::Putn { .. } | Instr::Putc { .. } | Instr::Inlen { .. }
                 if self.bailing =>
             {
                 return self.bail(pc);

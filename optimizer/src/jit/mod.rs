@@ -81,6 +81,10 @@ struct Natives {
     /// The finalized address of each native function, by name: what a
     /// region's module resolves its imports to.
     symbols: Arc<HashMap<String, usize>>,
+    /// Per function, `[address, parameters]` of its native code where a
+    /// bailing function may call it through `calli` (address 0
+    /// elsewhere): what `NativeCtx::table` points at.
+    table: Arc<Vec<[u64; 2]>>,
 }
 
 impl Natives {
@@ -409,6 +413,19 @@ impl CodeCache {
                 Some((Natives::name(generation, f), addr))
             })
             .collect();
+        let table = ids
+            .iter()
+            .enumerate()
+            .map(|(f, id)| {
+                let addr = match id {
+                    Some(id) if natives[f].callable_from_bailing() => {
+                        module.get_finalized_function(*id) as u64
+                    }
+                    _ => 0,
+                };
+                [addr, u64::from(program.functions[f].params)]
+            })
+            .collect();
         drop(module);
         self.natives = Some(Natives {
             functions: program.functions.clone(),
@@ -417,6 +434,7 @@ impl CodeCache {
             max_regs: program.functions.iter().map(|f| f.regs).max().unwrap_or(0),
             generation,
             symbols: Arc::new(symbols),
+            table: Arc::new(table),
         });
         Ok(())
     }
@@ -573,6 +591,10 @@ impl CodeCache {
             clif,
             _memory: CodeMemory::new(module),
             _natives: Arc::clone(&self.memory),
+            table: self
+                .natives
+                .as_ref()
+                .map_or_else(Default::default, |n| Arc::clone(&n.table)),
         })
     }
 }
@@ -664,6 +686,9 @@ pub struct CompiledRegion {
     _memory: Arc<CodeMemory>,
     /// The natives' module, which the region's code calls into.
     _natives: Arc<CodeMemory>,
+    /// The natives' `calli` table (see `NativeCtx::table`), empty when the
+    /// region was compiled before any natives.
+    table: Arc<Vec<[u64; 2]>>,
 }
 
 impl fmt::Debug for CompiledRegion {
@@ -799,6 +824,8 @@ impl CompiledRegion {
             trap_addr: 0,
             fuel: fuel.left.min(i64::MAX as u64) as i64,
             host: std::ptr::from_mut(host).cast(),
+            table: self.table.as_ptr(),
+            table_len: self.table.len() as u64,
         };
         // SAFETY: `entry` points at live code (`_memory` keeps it mapped)
         // with `RegionFn`'s signature, and so does every native function it
@@ -809,7 +836,13 @@ impl CompiledRegion {
         // argument or `ctx.mem`, the same pointer and length) only at word
         // indices it has checked against `mem_len` (unsigned, so negative
         // addresses fail), `counters` only at indices up to `exits.len()`
-        // (below `counters_len()`, checked above), and `ctx` only within the `NativeCtx` it points at.
+        // (below `counters_len()`, checked above), and `ctx` only within
+        // the `NativeCtx` it points at; a bailing function's `calli` reads
+        // `ctx.table` below `ctx.table_len` (the table `self.table` keeps
+        // alive) and calls only its non-zero addresses, each the finalized
+        // entry of a native function in the natives' module taking as many
+        // parameters as the call passes, with `native_signature` of that
+        // count.
         // The exclusive borrows do not alias and outlive the call; `mem` is
         // not otherwise used while `ctx` holds its pointer. An `hcall`
         // calls `host::trampoline` (a plain `extern "C"` function with the

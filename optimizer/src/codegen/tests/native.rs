@@ -608,3 +608,112 @@ fn a_bailing_function_hands_its_call_to_the_interpreter_with_nothing_changed() {
         "{stats:?}"
     );
 }
+
+/// `via` has no store: its `calli` runs natively when the function value
+/// names a pure or bailing function taking one argument, and bails for any
+/// other value.
+const VIA: &str = "
+    .memory 4
+    .func leaf(x)               # 0: pure
+        muli x, x, 3
+        ret x
+    .end
+    .func writer(x)             # 1: closed, stores
+        li r1, 0
+        st r1, 0, x
+        ret x
+    .end
+    .func via(f, x)             # 2: bailing, calls through f
+        calli r2, f, x, 1
+        addi r2, r2, 1
+        ret r2
+    .end
+    .func main(n)               # 3
+        li r1, 0
+        li r2, 0
+    top:
+        andi r4, r2, 15
+        li r3, 0
+        bnei r4, 5, go
+        li r3, 1                # every 16th call: the storing target
+    go:
+        bnei r4, 9, call
+        li r3, 4                # and one of another arity (traps at the end)
+        blt r2, n, call
+        li r3, 0
+    call:
+        mov r5, r2
+        call r6, via, r3, 2
+        add r1, r1, r6
+        addi r2, r2, 1
+        blt r2, n, top
+        putn r1
+        ret r1
+    .end
+    .func pair(a, b)            # 4: pure, but two arguments
+        add a, a, b
+        ret a
+    .end";
+
+#[test]
+fn a_bailing_calli_calls_native_targets_and_bails_for_the_rest() {
+    use crate::native::{Native, native_functions};
+    let p = assemble(VIA).unwrap();
+    assert_eq!(
+        native_functions(&p),
+        [
+            Native::Pure,
+            Native::Closed,
+            Native::Bails,
+            Native::No,
+            Native::Pure
+        ]
+    );
+    let mut cache = CodeCache::new().unwrap();
+    for (f, value) in [
+        (0, Some(22)),
+        (1, None),
+        (2, None),
+        (3, None),
+        (4, None),
+        (5, None),
+        (-1, None),
+        (i64::MIN, None),
+    ] {
+        let c = cache.compile_function(&p, 2).unwrap();
+        let mut regs = [0i64; 256];
+        regs[..2].copy_from_slice(&[f, 7]);
+        let mut mem = [0i64; 4];
+        let mut counters = vec![0; c.counters_len()];
+        let e = c
+            .run_with(&mut regs, &mut mem, &mut counters, 1, DEFAULT_MAX_DEPTH)
+            .unwrap();
+        assert_eq!(e.kind, ExitKind::Interpret);
+        match value {
+            Some(v) => assert_eq!((e.resume, regs[2]), (2, v), "f = {f}"),
+            None => {
+                assert_eq!((e.resume, &counters[..]), (0, &[0, 0, 1, 0][..]), "f = {f}");
+                assert_eq!(
+                    (&regs[..3], mem),
+                    (&[f, 7, 0][..], [0; 4]),
+                    "nothing changed"
+                );
+            }
+        }
+    }
+    // In a run: the interpreter's output, and its trap for the call of
+    // wrong arity (at n = 25: `via` is called with f = 4 at i = 9).
+    let regions = profile_and_plan(&p, &[8], &[]);
+    cache.compile_natives(&p).unwrap();
+    let mut compiled = HashMap::new();
+    for r in &regions {
+        compiled
+            .entry((r.func, r.head))
+            .or_insert(cache.compile(r).unwrap());
+    }
+    compiled.insert((2, 0), cache.compile_function(&p, 2).unwrap());
+    for n in [8, 200, 25] {
+        let (mixed, _) = run_mixed(&p, &[n], &[], &compiled, 100_000);
+        assert_eq!(mixed, run_oracle(&p, &[n], &[]), "n = {n}");
+    }
+}
