@@ -121,7 +121,7 @@ impl Default for PlanConfig {
             specialize: SpecializeConfig::default(),
             min_instrs: 2,
             native_calls: true,
-            max_dispatch: 4,
+            max_dispatch: 8,
         }
     }
 }

@@ -160,6 +160,10 @@ struct Meta {
     description: String,
     /// Offsets of the instructions the region compiles (its own code).
     covers: Vec<u32>,
+    /// Offsets of its polymorphic `calli`s compiled as native dispatches,
+    /// and the callees of its native calls and dispatches, counted.
+    dispatches: Vec<u32>,
+    callees: usize,
     loops: bool,
     /// The candidates the region was planned from (empty for a whole
     /// native function).
@@ -170,12 +174,19 @@ struct Installed {
     code: Arc<CompiledRegion>,
     /// Offsets of the instructions the region compiles (its own code).
     covers: Vec<u32>,
+    /// Offsets of its native dispatches: an `Interpret` exit there is a
+    /// call target the dispatch lacks (or a callee that bailed).
+    dispatches: Vec<u32>,
+    /// The callees of its native calls and dispatches, counted: a tree
+    /// planned again that dispatches among more is worth recompiling.
+    callees: usize,
     /// Whether the region jumps back to its own head.
     loops: bool,
     /// The candidates it was planned from: a later interval's are added
     /// to them to see whether the tree would grow (see `grow`).
     planned_from: Vec<Candidate>,
-    /// Side exits taken in the last reviewed interval.
+    /// Side exits, and `Interpret` exits at its dispatches, taken in the
+    /// last reviewed interval.
     recent_side_exits: u64,
     counters: Vec<u64>,
     seen: Vec<u64>,

@@ -105,6 +105,8 @@ impl Jit {
             let meta = Meta {
                 description: format!("whole function, native ({calls} calls in the interval)"),
                 covers: Vec::new(),
+                dispatches: Vec::new(),
+                callees: 0,
                 loops: false,
                 planned_from: Vec::new(),
             };
@@ -205,7 +207,7 @@ impl Jit {
             {
                 *merged.entry(c.tuple).or_insert(0) += c.count;
             }
-            let (covered, recent) = (r.covers.len(), r.recent_side_exits);
+            let (covered, callees, recent) = (r.covers.len(), r.callees, r.recent_side_exits);
             // Planning is paid for like the first plan (see `pay`).
             if !self.pay(self.opts.plan_cost) {
                 self.stats.plans_deferred += 1;
@@ -230,17 +232,20 @@ impl Jit {
             .find(|r| (r.func, r.head) == key) else {
                 continue;
             };
-            if region.instr_count() <= covered {
+            // Only a tree that grew, or dispatches among more callees.
+            if region.instr_count() <= covered && native_callees(&region) <= callees {
                 continue;
             }
             self.log(
                 index,
                 format_args!(
-                    "grow {}: {} side exits in the interval; its tree grows from {} to {} instructions",
+                    "grow {}: {} exits in the interval; its tree grows from {} to {} instructions, {} to {} native callees",
                     describe(&self.program, key.0, key.1),
                     recent,
                     covered,
-                    region.instr_count()
+                    region.instr_count(),
+                    callees,
+                    native_callees(&region)
                 ),
             );
             let again = Again {
@@ -285,15 +290,27 @@ impl Jit {
             .steps
             .iter()
             .filter_map(|s| match s {
-                Step::Op { pc, .. } | Step::Branch { pc, .. } | Step::Switch { pc, .. } => {
-                    Some(*pc)
-                }
+                Step::Op { pc, .. }
+                | Step::Branch { pc, .. }
+                | Step::Switch { pc, .. }
+                | Step::Call { pc, .. }
+                | Step::Dispatch { pc, .. } => Some(*pc),
+                _ => None,
+            })
+            .collect();
+        let dispatches = region
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Dispatch { pc, .. } => Some(*pc),
                 _ => None,
             })
             .collect();
         let meta = Meta {
             description,
             covers,
+            dispatches,
+            callees: native_callees(&region),
             loops: region.loops(),
             planned_from,
         };
@@ -400,6 +417,8 @@ impl Jit {
         let Meta {
             description,
             covers,
+            dispatches,
+            callees,
             loops,
             planned_from,
         } = meta;
@@ -458,6 +477,8 @@ impl Jit {
         self.slots[slot] = Some(Installed {
             code: compiled,
             covers,
+            dispatches,
+            callees,
             loops,
             planned_from,
             recent_side_exits: 0,
@@ -502,7 +523,9 @@ impl Jit {
             for (i, site) in r.code.exits().iter().enumerate() {
                 let d = r.counters[i] - r.seen[i];
                 r.seen[i] = r.counters[i];
-                if site.kind == ExitKind::Side {
+                if site.kind == ExitKind::Side
+                    || (site.kind == ExitKind::Interpret && r.dispatches.contains(&site.resume))
+                {
                     side_exits += d;
                 }
                 match site.kind {
@@ -604,6 +627,19 @@ impl Jit {
             self.states.insert(key, state);
         }
     }
+}
+
+/// The callees of `region`'s native calls and dispatches, counted.
+fn native_callees(region: &Region) -> usize {
+    region
+        .steps
+        .iter()
+        .map(|s| match s {
+            Step::Call { .. } => 1,
+            Step::Dispatch { callees, .. } => callees.len(),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// A submitted compile on its way to being installed.
