@@ -63,12 +63,12 @@
 //! - [`specialize`]: guarded constants and call-target decisions;
 //! - [`plan`]: all of the above from one interval's candidates;
 //! - [`region`]: the region IR and its text form (tests are IR in, IR out);
-//! - [`native`]: closed functions, compiled whole to native code that
-//!   regions call directly ([`Step::Call`], [`Step::Dispatch`]), and the
-//!   traps such code reports ([`NativeTrap`]);
+//! - [`native`]: closed and bailing functions, compiled whole to native
+//!   code that regions call directly ([`Step::Call`], [`Step::Dispatch`]),
+//!   and the traps such code reports ([`NativeTrap`]);
 //! - [`CodeCache`] / [`CompiledRegion`]: Cranelift code and running it
-//!   ([`CompiledRegion::run_with`]), including whole closed functions as
-//!   regions ([`CodeCache::compile_function`]).
+//!   ([`CompiledRegion::run_with`]), including whole closed or bailing
+//!   functions as regions ([`CodeCache::compile_function`]).
 //!
 //! Unsafe code lives only in the private `jit` module: the transmute to the
 //! region's function pointer, the call through it, and freeing code memory.

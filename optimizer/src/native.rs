@@ -19,7 +19,7 @@
 //! native code cannot run (output, `halt`, `inlen`, a call to a function
 //! that is neither bailing nor closed and store-free) becomes a *bail
 //! point* that unwinds every native frame, as a trap does, with
-//! [`TRAP_BAIL`]. Its `calli` looks the function value up in a table of
+//! `TRAP_BAIL`. Its `calli` looks the function value up in a table of
 //! the program's native code (`NativeCtx::table`) and calls a pure or
 //! bailing function of the call's arity natively; any other value (another
 //! function, another arity, no function at all) bails, and the interpreter

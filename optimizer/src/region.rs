@@ -137,27 +137,30 @@ pub enum Step {
         instr: Instr,
     },
     /// A `call` (or a `calli` right after a guard that pins its function
-    /// value) to the closed function `callee`, run as a native call: the
-    /// trace continues after it. A trap inside leaves through a `Trap` exit.
+    /// value) to the closed or bailing function `callee`, run as a native
+    /// call: the trace continues after it. A trap inside leaves through a
+    /// `Trap` exit; a bail (see [`crate::native`]) through an `Interpret`
+    /// exit at `pc`, before the call.
     Call {
         /// The call instruction's offset in the function.
         pc: u32,
         /// The `call` or `calli` instruction (its destination, argument
         /// registers and count).
         instr: Instr,
-        /// The closed function called, by index.
+        /// The function called, by index.
         callee: u32,
     },
     /// A polymorphic `calli`: a native call to whichever of `callees`
-    /// (closed functions of the right arity) its function value names; any
-    /// other value leaves with an `Interpret` exit at `pc`, before the call.
+    /// (closed or bailing functions of the right arity) its function value
+    /// names; any other value, or a bail, leaves with an `Interpret` exit at
+    /// `pc`, before the call.
     Dispatch {
         /// The `calli`'s offset in the function, where an `Interpret` exit
         /// resumes.
         pc: u32,
         /// The `calli` instruction.
         instr: Instr,
-        /// The closed functions called natively, by index (as planned, the
+        /// The functions called natively, by index (as planned, the
         /// site's most frequent targets first).
         callees: Vec<u32>,
     },

@@ -34,8 +34,9 @@
 //! block that ends in a call, `ret` or `halt`, or at an instruction compiled
 //! code hands to the interpreter (`putn`, `putc`, `inlen`), since nothing
 //! after it is reachable inside the region. The exception is a call that
-//! compiled code can make natively (a `call` to a closed function, or a
-//! monomorphic `calli` to one, as the caller's [`NativeCallee`] decides):
+//! compiled code can make natively (a `call` to a closed or bailing function,
+//! see `crate::native`, or a monomorphic `calli` to one, as the caller's
+//! [`NativeCallee`] decides):
 //! it becomes a [`Step::Call`] and the trace goes on past it, so a loop that
 //! calls a small closed function stays in one region. A polymorphic `calli`
 //! whose profiled targets are closed becomes a [`Step::Dispatch`] among them

@@ -1,0 +1,304 @@
+//! A region in machine code and running it: [`CompiledRegion`] and the
+//! fuel it is given ([`Fuel`]). [`super::CodeCache`] builds them.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use toyvm_vm::Pc;
+
+use super::{CodeMemory, HostCalls, RegionFn};
+use crate::DEFAULT_MAX_DEPTH;
+use crate::exit::{Exit, ExitKind, ExitSite};
+use crate::native::{self, NativeCtx, NativeTrap};
+
+/// A fuel limit as compiled code sees it (see
+/// [`CompiledRegion::run_metered`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fuel {
+    /// The run's limit, in instructions (for the out-of-fuel trap's message).
+    pub limit: u64,
+    /// Instructions the run may still execute.
+    pub left: u64,
+}
+
+impl Fuel {
+    /// No limit.
+    pub const UNLIMITED: Fuel = Fuel {
+        limit: u64::MAX,
+        left: u64::MAX,
+    };
+}
+
+/// A region in machine code.
+///
+/// Counter layout: `counters[i]` counts the exits taken through
+/// [`exits()`](CompiledRegion::exits)`[i]`, and the last,
+/// `counters[exits().len()]`, the times control reached the region's head
+/// (once per entry that passes the entry guards, plus once per loop
+/// iteration: a looping region's trips). The runtime allocates
+/// [`counters_len()`](CompiledRegion::counters_len) zeroed `u64`s per
+/// region and reads them to find hot side exits (kind `Side`), failing
+/// guards (`Guard`, against the trips) and instructions handed to the
+/// interpreter (`Interpret`).
+pub struct CompiledRegion {
+    pub(super) entry: RegionFn,
+    /// Compiled with fuel metering.
+    pub(super) metered: bool,
+    pub(super) func: u32,
+    pub(super) head: u32,
+    pub(super) calls_native: bool,
+    /// For regions that call native code: the most registers of any
+    /// function of the program (see `run_with`).
+    pub(super) max_regs: u16,
+    pub(super) exits: Vec<ExitSite>,
+    pub(super) code_size: usize,
+    pub(super) compile_time: Duration,
+    pub(super) clif: Option<String>,
+    /// The region's own module: freed when the region is dropped.
+    pub(super) _memory: Arc<CodeMemory>,
+    /// The natives' module, which the region's code calls into.
+    pub(super) _natives: Arc<CodeMemory>,
+    /// The natives' `calli` table (see `NativeCtx::table`), empty when the
+    /// region was compiled before any natives.
+    pub(super) table: Arc<Vec<[u64; 2]>>,
+}
+
+impl fmt::Debug for CompiledRegion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompiledRegion")
+            .field("func", &self.func)
+            .field("head", &self.head)
+            .field("exits", &self.exits)
+            .field("code_size", &self.code_size)
+            .field("compile_time", &self.compile_time)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CompiledRegion {
+    /// Runs the region on the current frame's register window and the
+    /// program's memory, from the region head until an exit.
+    ///
+    /// `depth` is the interpreter's frame count while this frame runs (its
+    /// `frames.len()`: 0 in the entry function) and `max_depth` its call
+    /// depth limit (`interp::Config::max_depth`): native calls check and
+    /// trap exactly as the interpreter's `call` would.
+    ///
+    /// On `Ok`, `regs` holds every register as the interpreter would have
+    /// it at the returned [`Exit::resume`] offset, and `mem` likewise. The
+    /// runtime then interprets at least the instruction at `resume` before
+    /// entering any region there: an `Interpret` exit has not run it, and a
+    /// guard that resumes at the head would otherwise re-enter forever.
+    /// This does not count fuel: see [`run_metered`](Self::run_metered).
+    ///
+    /// `Err` is a trap inside native code (the region took its `Trap` exit,
+    /// counted like any other): the program stops with the interpreter's
+    /// trap, [`NativeTrap::to_trap`]; `mem` holds what the interpreter's
+    /// would at that trap. Native recursion runs on the machine stack: see
+    /// [`CodeCache::native_stack_bytes`](crate::CodeCache::native_stack_bytes).
+    ///
+    /// A region that calls native code returns at once, without running,
+    /// with an `Interpret` exit at its head (no counter incremented) when
+    /// `max_depth` lets the interpreter's register-stack limit come into
+    /// play (a program with a 256-register function at the default limit;
+    /// see [`crate::native`]): native frames do not model it, and the
+    /// interpreter then runs the code and traps where it should.
+    ///
+    /// # Panics
+    ///
+    /// If `counters` is shorter than [`exits()`](Self::exits).
+    pub fn run_with(
+        &self,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        counters: &mut [u64],
+        depth: usize,
+        max_depth: usize,
+    ) -> std::result::Result<Exit, NativeTrap> {
+        let mut fuel = Fuel::UNLIMITED;
+        self.run_metered(regs, mem, counters, depth, max_depth, &mut fuel)
+            .map(|(exit, _)| exit)
+    }
+
+    /// [`run_with`](Self::run_with) under a fuel limit, also saying which
+    /// exit site was taken (an index into [`exits()`](Self::exits); `None`
+    /// when the region did not run).
+    ///
+    /// Code compiled with [`CodeCache::set_fuel_metering`](crate::CodeCache::set_fuel_metering) charges
+    /// `fuel.left` a basic block at a time and leaves when a block starts
+    /// with none left: an `Interpret` exit at that block (the interpreter
+    /// then traps there, out of fuel), or in native code the interpreter's
+    /// out-of-fuel trap at that block's first instruction. `fuel.left` is
+    /// what is left on return (0 when the last block ran past the limit),
+    /// so the instructions counted are exactly the ones run, and a run
+    /// stops at most one basic block past the limit. Code compiled without
+    /// metering leaves `fuel` alone.
+    pub fn run_metered(
+        &self,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        counters: &mut [u64],
+        depth: usize,
+        max_depth: usize,
+        fuel: &mut Fuel,
+    ) -> std::result::Result<(Exit, Option<usize>), NativeTrap> {
+        self.run_hosted(
+            regs,
+            mem,
+            counters,
+            depth,
+            max_depth,
+            fuel,
+            &mut HostCalls::none(),
+        )
+    }
+
+    /// [`run_metered`](Self::run_metered) with the host functions the
+    /// region's `hcall`s call (see [`HostCalls`]). A host function's
+    /// failure is the returned trap ([`TrapKind::Host`]); a host function
+    /// that panics panics here, once compiled code has left.
+    ///
+    /// [`TrapKind::Host`]: toyvm_vm::interp::TrapKind::Host
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_hosted(
+        &self,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        counters: &mut [u64],
+        depth: usize,
+        max_depth: usize,
+        fuel: &mut Fuel,
+        host: &mut HostCalls<'_>,
+    ) -> std::result::Result<(Exit, Option<usize>), NativeTrap> {
+        assert!(
+            counters.len() >= self.counters_len(),
+            "region {} needs {} counters, {} given",
+            Pc::new(self.func, self.head),
+            self.counters_len(),
+            counters.len()
+        );
+        if self.calls_native && !native::register_stack_unreachable(max_depth, self.max_regs) {
+            let exit = Exit {
+                kind: ExitKind::Interpret,
+                resume: self.head,
+            };
+            return Ok((exit, None));
+        }
+        let mem_len = mem.len() as u64;
+        let mem_ptr = mem.as_mut_ptr();
+        let mut ctx = NativeCtx {
+            mem: mem_ptr,
+            mem_len,
+            max_depth: max_depth as u64,
+            trap_kind: native::TRAP_NONE,
+            trap_func: 0,
+            trap_pc: 0,
+            trap_addr: 0,
+            fuel: fuel.left.min(i64::MAX as u64) as i64,
+            host: std::ptr::from_mut(host).cast(),
+            table: self.table.as_ptr(),
+            table_len: self.table.len() as u64,
+        };
+        // SAFETY: `entry` points at live code (`_memory` keeps it mapped)
+        // with `RegionFn`'s signature, and so does every native function it
+        // calls (in the natives' module, which `_natives` keeps mapped, with
+        // the signature their callers' IR declares: imports are declared
+        // with `native_signature` of the callee's arity). The code reads and writes `regs[0..256]`
+        // only (register operands are `u8`), touches `mem` (through the
+        // argument or `ctx.mem`, the same pointer and length) only at word
+        // indices it has checked against `mem_len` (unsigned, so negative
+        // addresses fail), `counters` only at indices up to `exits.len()`
+        // (below `counters_len()`, checked above), and `ctx` only within
+        // the `NativeCtx` it points at; a bailing function's `calli` reads
+        // `ctx.table` below `ctx.table_len` (the table `self.table` keeps
+        // alive) and calls only its non-zero addresses, each the finalized
+        // entry of a native function in the natives' module taking as many
+        // parameters as the call passes, with `native_signature` of that
+        // count.
+        // The exclusive borrows do not alias and outlive the call; `mem` is
+        // not otherwise used while `ctx` holds its pointer. An `hcall`
+        // calls `host::trampoline` (a plain `extern "C"` function with the
+        // signature the code generator declares for it), which reaches
+        // `host` and the memory through `ctx` only while the code waits on
+        // it; neither is used here until the code returns.
+        let raw = unsafe {
+            (self.entry)(
+                regs.as_mut_ptr(),
+                mem_ptr,
+                mem_len,
+                counters.as_mut_ptr(),
+                &mut ctx,
+                depth as u64,
+            )
+        };
+        let exit = Exit::decode(raw).expect("compiled code returns only encoded exits");
+        if self.metered {
+            fuel.left = ctx.fuel.max(0) as u64;
+        }
+        match ctx.trap(max_depth, fuel.limit, host) {
+            Some(trap) => {
+                debug_assert_eq!(exit.kind, ExitKind::Trap);
+                Err(trap)
+            }
+            None => Ok((exit, Exit::site(raw))),
+        }
+    }
+
+    /// [`run_with`](Self::run_with) for the entry function's frame (depth 0)
+    /// under the interpreter's default depth limit: exact for regions that
+    /// make no native calls ([`calls_native`](Self::calls_native) false),
+    /// the regions of the previous API.
+    ///
+    /// # Panics
+    ///
+    /// If `counters` is too short, or if native code traps (use `run_with`,
+    /// which returns the trap, for regions with native calls).
+    pub fn run(&self, regs: &mut [i64; 256], mem: &mut [i64], counters: &mut [u64]) -> Exit {
+        self.run_with(regs, mem, counters, 0, DEFAULT_MAX_DEPTH)
+            .unwrap_or_else(|t| panic!("native code trapped ({t:?}): use `run_with`"))
+    }
+
+    /// Whether the region calls native code (a whole-function region, or a
+    /// region with [`Step::Call`](crate::Step::Call)s): it then needs `run_with`'s depth, may
+    /// return a trap, and uses the machine stack.
+    pub fn calls_native(&self) -> bool {
+        self.calls_native
+    }
+
+    /// The exit sites, in counter order.
+    pub fn exits(&self) -> &[ExitSite] {
+        &self.exits
+    }
+
+    /// The counters a run needs: one per exit site and the head's
+    /// arrivals (see the type's docs).
+    pub fn counters_len(&self) -> usize {
+        self.exits.len() + 1
+    }
+
+    /// The function this region belongs to.
+    pub fn func(&self) -> u32 {
+        self.func
+    }
+
+    /// The head offset: run this region when the interpreter reaches it.
+    pub fn head(&self) -> u32 {
+        self.head
+    }
+
+    /// Bytes of machine code.
+    pub fn code_size(&self) -> usize {
+        self.code_size
+    }
+
+    /// Wall time from lowering to finalized code.
+    pub fn compile_time(&self) -> Duration {
+        self.compile_time
+    }
+
+    /// The annotated Cranelift IR, when the cache had `set_dump_clif(true)`.
+    pub fn clif(&self) -> Option<&str> {
+        self.clif.as_deref()
+    }
+}
