@@ -463,13 +463,18 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         let fits = self.b.ins().icmp_imm_s(IntCC::Equal, params, i64::from(n));
         let ok = self.b.ins().band(has, fits);
         self.check(ok, native::TRAP_BAIL, pc, None);
-        let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
         let sig = self.sigs[&n];
+        self.native_call(pc, d, NativeTarget::Indirect(sig, addr), a, n);
+    }
+
+    /// `d = callee(a, .., a+n-1)` natively; a trap or bail unwinds.
+    fn native_call(&mut self, pc: u32, d: u8, callee: NativeTarget, a: u8, n: u8) {
+        let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
         let v = emit_native_call(
             &mut self.b,
-            ctx,
+            self.ctx,
             self.depth,
-            NativeTarget::Indirect(sig, addr),
+            callee,
             &args,
             self.fidx,
             pc,
@@ -551,20 +556,8 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                 return self.bail(pc);
             }
             Instr::Call { d, f, a, n } => {
-                let args: Vec<Value> = (0..n).map(|i| self.get(a + i)).collect();
                 let callee = NativeTarget::Direct(self.refs[&f]);
-                let v = emit_native_call(
-                    &mut self.b,
-                    self.ctx,
-                    self.depth,
-                    callee,
-                    &args,
-                    self.fidx,
-                    pc,
-                    self.unwind,
-                    self.fuel,
-                );
-                self.set(d, v);
+                self.native_call(pc, d, callee, a, n);
             }
             Instr::Ret { a } => {
                 let v = self.get(a);

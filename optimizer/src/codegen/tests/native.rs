@@ -72,6 +72,23 @@ fn run_function(
 
 use toyvm_vm::isa::Instr;
 
+/// The program's natives, then each region's first plan at its head,
+/// compiled: what `run_mixed` runs.
+fn compile_all(
+    cache: &mut CodeCache,
+    p: &Program,
+    regions: &[Region],
+) -> HashMap<(u32, u32), CompiledRegion> {
+    cache.compile_natives(p).unwrap();
+    let mut compiled = HashMap::new();
+    for r in regions {
+        compiled
+            .entry((r.func, r.head))
+            .or_insert(cache.compile(r).unwrap());
+    }
+    compiled
+}
+
 #[test]
 fn native_fib_matches_the_interpreter() {
     let p = assemble(FIB).unwrap();
@@ -324,13 +341,7 @@ region f1:4
 "
     );
     let mut cache = CodeCache::new().unwrap();
-    cache.compile_natives(&p).unwrap();
-    let mut compiled = HashMap::new();
-    for r in &regions {
-        compiled
-            .entry((r.func, r.head))
-            .or_insert(cache.compile(r).unwrap());
-    }
+    let compiled = compile_all(&mut cache, &p, &regions);
     let (mixed, stats) = run_mixed(&p, &[1000], &[], &compiled, 100_000);
     assert_eq!(mixed, run_oracle(&p, &[1000], &[]));
     assert!(stats.entries <= 3, "{stats:?}");
@@ -392,13 +403,7 @@ fn a_polymorphic_calli_dispatches_among_its_closed_targets() {
         "{body}"
     );
     let mut cache = CodeCache::new().unwrap();
-    cache.compile_natives(&p).unwrap();
-    let mut compiled = HashMap::new();
-    for r in &regions {
-        compiled
-            .entry((r.func, r.head))
-            .or_insert(cache.compile(r).unwrap());
-    }
+    let compiled = compile_all(&mut cache, &p, &regions);
     let (mixed, stats) = run_mixed(&p, &[5000], &[], &compiled, 1_000_000);
     assert_eq!(mixed, run_oracle(&p, &[5000], &[]));
     assert!(stats.entries <= 3, "{stats:?}");
@@ -589,13 +594,7 @@ fn a_bailing_function_hands_its_call_to_the_interpreter_with_nothing_changed() {
             .any(|s| matches!(s, Step::Call { callee: 0, .. })),
         "{top}"
     );
-    cache.compile_natives(&p).unwrap();
-    let mut compiled = HashMap::new();
-    for r in &regions {
-        compiled
-            .entry((r.func, r.head))
-            .or_insert(cache.compile(r).unwrap());
-    }
+    let compiled = compile_all(&mut cache, &p, &regions);
     let (mixed, stats) = run_mixed(&p, &[1000], &[], &compiled, 100_000);
     assert_eq!(mixed, run_oracle(&p, &[1000], &[]));
     // A couple of entries per print (16 of them), not one per call.
@@ -704,13 +703,7 @@ fn a_bailing_calli_calls_native_targets_and_bails_for_the_rest() {
     // In a run: the interpreter's output, and its trap for the call of
     // wrong arity (at n = 25: `via` is called with f = 4 at i = 9).
     let regions = profile_and_plan(&p, &[8], &[]);
-    cache.compile_natives(&p).unwrap();
-    let mut compiled = HashMap::new();
-    for r in &regions {
-        compiled
-            .entry((r.func, r.head))
-            .or_insert(cache.compile(r).unwrap());
-    }
+    let mut compiled = compile_all(&mut cache, &p, &regions);
     compiled.insert((2, 0), cache.compile_function(&p, 2).unwrap());
     for n in [8, 200, 25] {
         let (mixed, _) = run_mixed(&p, &[n], &[], &compiled, 100_000);
