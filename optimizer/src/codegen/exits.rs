@@ -1,0 +1,115 @@
+//! Exits of a region: each exit site's cold block, and filling those
+//! blocks once every path into them exists (the exit counter, the arrivals
+//! counter, registers written back, fuel refunded, the encoded exit), after
+//! the blocks where native calls unwind (a bail or a trap).
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value, types};
+
+use super::{Lower, loc};
+use crate::exit::{Exit, ExitKind, ExitSite};
+use crate::native::{self, ctx_offset};
+use toyvm_vm::isa::Reg;
+
+impl Lower<'_, '_> {
+    /// A new exit site and its (cold, not yet filled) block.
+    pub(super) fn exit(&mut self, kind: ExitKind, resume: u32) -> Block {
+        let blk = self.b.create_block();
+        self.b.set_cold_block(blk);
+        self.pending.push((blk, self.exits.len()));
+        let report = match kind {
+            ExitKind::Side | ExitKind::Guard => self.report,
+            _ => None,
+        };
+        self.exits.push(ExitSite {
+            kind,
+            resume,
+            report,
+        });
+        // What of the charged block this exit did not run.
+        let refund = match (kind, self.charged) {
+            (ExitKind::Interpret | ExitKind::Guard, Some((start, end)))
+                if (start..end).contains(&resume) =>
+            {
+                end - resume
+            }
+            _ => 0,
+        };
+        self.refunds.push(refund);
+        blk
+    }
+
+    pub(super) fn leave(&mut self, kind: ExitKind, resume: u32) {
+        let blk = self.exit(kind, resume);
+        self.b.ins().jump(blk, &[]);
+        self.done = true;
+    }
+
+    /// Continues only if `ok`; otherwise leaves through a new exit.
+    pub(super) fn check(&mut self, ok: Value, kind: ExitKind, resume: u32) {
+        let fail = self.exit(kind, resume);
+        let cont = self.b.create_block();
+        self.b.ins().brif(ok, cont, &[], fail, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    pub(super) fn fill_exits(&mut self) {
+        let flags = MemFlagsData::trusted();
+        for (blk, trap, interpret) in std::mem::take(&mut self.unwinds) {
+            self.b.switch_to_block(blk);
+            let kind = self
+                .b
+                .ins()
+                .load(types::I64, flags, self.ctx, ctx_offset::TRAP_KIND);
+            let bail = self.b.create_block();
+            self.b.set_cold_block(bail);
+            let bailed = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, kind, native::TRAP_BAIL as i64);
+            self.b.ins().brif(bailed, bail, &[], trap, &[]);
+            self.b.switch_to_block(bail);
+            let none = self.b.ins().iconst(types::I64, native::TRAP_NONE as i64);
+            self.b
+                .ins()
+                .store(flags, none, self.ctx, ctx_offset::TRAP_KIND);
+            self.b.ins().jump(interpret, &[]);
+        }
+        let base = self.region.steps.len() + 1;
+        // The arrivals counter follows the exits' (see `CompiledRegion`).
+        let trips = 8 * self.exits.len() as i32;
+        for (blk, i) in std::mem::take(&mut self.pending) {
+            self.b.switch_to_block(blk);
+            self.b.set_srcloc(loc(base + i));
+            let flags = MemFlagsData::trusted();
+            let at = 8 * i as i32;
+            let n = self.b.ins().load(types::I64, flags, self.counters, at);
+            let n = self.b.ins().iadd_imm_s(n, 1);
+            self.b.ins().store(flags, n, self.counters, at);
+            let arrived = self.b.use_var(self.arrivals);
+            let n = self.b.ins().load(types::I64, flags, self.counters, trips);
+            let n = self.b.ins().iadd(n, arrived);
+            self.b.ins().store(flags, n, self.counters, trips);
+            for r in 0..256 {
+                if self.written[r] {
+                    let v = self.get(r as Reg);
+                    self.b.ins().store(flags, v, self.regs, 8 * r as i32);
+                }
+            }
+            if let Some(fuel) = self.fuel {
+                let mut left = self.b.use_var(fuel);
+                if self.refunds[i] > 0 {
+                    left = self.b.ins().iadd_imm_s(left, self.refunds[i] as i64);
+                }
+                self.b.ins().store(flags, left, self.ctx, ctx_offset::FUEL);
+            }
+            let code = Exit {
+                kind: self.exits[i].kind,
+                resume: self.exits[i].resume,
+            }
+            .encode_at(i);
+            let code = self.b.ins().iconst(types::I64, code as i64);
+            self.b.ins().return_(&[code]);
+        }
+    }
+}
