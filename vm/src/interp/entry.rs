@@ -1,0 +1,261 @@
+//! The interpreter's entry points: how to run a program ([`Config`],
+//! [`Input`]), what a run gives back ([`Outcome`]), and the ways in (a
+//! whole run, with or without a sink or a host; one call of a function,
+//! for embedders), all over the one dispatch loop in the parent module.
+
+use std::io::Write;
+
+use super::*;
+
+/// How to run a program.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Stop with a trap after this many executed instructions.
+    pub fuel: Option<u64>,
+    /// Count executed instructions and emitted tuples (for statistics),
+    /// even without a fuel limit.
+    pub count_steps: bool,
+    /// Deepest call nesting before a stack-overflow trap.
+    pub max_depth: usize,
+    /// Which tuple kinds to emit into the sink.
+    pub kinds: KindSet,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            fuel: None,
+            count_steps: false,
+            max_depth: 1 << 16,
+            kinds: KindSet::ALL,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The entry function's return value, or `halt`'s operand.
+    pub value: i64,
+    /// Instructions executed, when counted.
+    pub steps: Option<u64>,
+    /// Tuples emitted per kind (value, edge, call), counted when
+    /// [`Config::count_steps`] is on (zero otherwise).
+    pub tuples: [u64; 3],
+}
+
+impl Outcome {
+    /// The process exit status this run maps to: the low byte of `value`.
+    pub fn exit_status(&self) -> u8 {
+        self.value as u8
+    }
+}
+
+/// A program's input: its arguments (the entry function's parameters) and
+/// the optional input file's bytes.
+#[derive(Clone, Debug, Default)]
+pub struct Input<'a> {
+    /// The entry function's arguments, one per parameter (a different
+    /// count is a usage error).
+    pub args: &'a [i64],
+    /// The input file's bytes, loaded one byte per word at
+    /// [`Program::input_base`] before the run (see `inlen`).
+    pub file: &'a [u8],
+}
+
+/// Runs a program to completion without profiling.
+pub fn run(p: &Program, input: Input<'_>, out: &mut dyn Write, cfg: &Config) -> Result<Outcome> {
+    run_with_sink(p, input, out, &mut NoSink, cfg)
+}
+
+/// Runs a program to completion, streaming tuples into `sink`.
+pub fn run_with_sink<S: TupleSink + ?Sized>(
+    p: &Program,
+    input: Input<'_>,
+    out: &mut dyn Write,
+    sink: &mut S,
+    cfg: &Config,
+) -> Result<Outcome> {
+    run_with_host(p, input, out, &mut NoJit(sink), cfg)
+}
+
+/// Runs a program to completion, streaming tuples into `host` and running
+/// the compiled code it supplies (see [`Host`]).
+pub fn run_with_host<S: Host>(
+    p: &Program,
+    input: Input<'_>,
+    out: &mut dyn Write,
+    sink: &mut S,
+    cfg: &Config,
+) -> Result<Outcome> {
+    let entry = p.entry_function();
+    check_arity(entry, input.args.len())?;
+    let mut mem = memory(p, input.file)?;
+    let call = Call {
+        func: p.entry,
+        args: input.args,
+        input_len: input.file.len(),
+    };
+    call_with_host(p, &mut mem, call, out, sink, &mut NoHostFunctions, cfg).0
+}
+
+/// The functions a host provides to a program's `hcall`s, by import index
+/// (see [`Program::imports`]).
+pub trait HostFunctions {
+    /// Calls import `index` with `args` (as many as it is imported with)
+    /// and the program's memory; returns its result, or a message that
+    /// becomes the program's trap ([`TrapKind::Host`]).
+    fn call(
+        &mut self,
+        index: u16,
+        args: &[i64],
+        mem: &mut [i64],
+    ) -> std::result::Result<i64, String>;
+}
+
+/// No host functions: every `hcall` traps. Runs without a host (`toyvm
+/// run`) refuse programs with imports before they start.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoHostFunctions;
+
+impl HostFunctions for NoHostFunctions {
+    fn call(&mut self, _: u16, _: &[i64], _: &mut [i64]) -> std::result::Result<i64, String> {
+        Err("no host provides it".to_owned())
+    }
+}
+
+/// One call into a program: a function, its arguments, and the length of
+/// the input file in memory (what `inlen` reads).
+#[derive(Clone, Copy, Debug)]
+pub struct Call<'a> {
+    /// The function's index in [`Program::functions`].
+    pub func: u32,
+    /// Its arguments, one per parameter.
+    pub args: &'a [i64],
+    /// What `inlen` returns: the input file's length in bytes.
+    pub input_len: usize,
+}
+
+/// A program's memory as a run starts with it: [`Program::memory_words`]
+/// zeroed words with the data segments in place and `file`'s bytes, one per
+/// word, at [`Program::input_base`].
+///
+/// Errors (nothing is allocated) when the file does not fit, or when the
+/// host cannot give the memory `.memory` asks for.
+pub fn memory(p: &Program, file: &[u8]) -> Result<Vec<i64>> {
+    let needed = p.input_base as usize + file.len();
+    if needed as u64 > p.memory_words {
+        return Err(Error::Usage(format!(
+            "the input file ({} bytes) does not fit at address {} in memory of {} words; raise `.memory`",
+            file.len(),
+            p.input_base,
+            p.memory_words
+        )));
+    }
+    // `.memory` may ask for up to 1 GiB: ask for it fallibly first, so a host that
+    // cannot give it gets an error instead of an abort.  The probe is returned and the
+    // memory taken with `vec!`, whose zeroed allocation maps fresh pages without
+    // writing them (a safe fallible zeroed allocation is not stable yet).
+    let words = p.memory_words as usize;
+    Vec::<i64>::new().try_reserve_exact(words).map_err(|_| {
+        Error::Usage(format!(
+            "cannot allocate the program's memory: {words} words ({} MiB, set by `.memory`) are more than this host gives",
+            (words * 8) >> 20
+        ))
+    })?;
+    let mut mem = vec![0i64; words];
+    for seg in &p.data {
+        let at = seg.addr as usize;
+        mem[at..at + seg.words.len()].copy_from_slice(&seg.words);
+    }
+    let base = p.input_base as usize;
+    for (slot, &b) in mem[base..].iter_mut().zip(file) {
+        *slot = b as i64;
+    }
+    Ok(mem)
+}
+
+/// A usage error unless `f` takes `given` arguments.
+fn check_arity(f: &crate::program::Function, given: usize) -> Result<()> {
+    if given == f.params as usize {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "`{}` takes {} argument{}, {} given",
+        f.name,
+        f.params,
+        if f.params == 1 { "" } else { "s" },
+        given
+    )))
+}
+
+/// Runs one call of `p` on `mem` (the program's memory, kept by the
+/// caller between calls: see [`memory`]), streaming tuples into `host` and
+/// running the compiled code it supplies, as [`run_with_host`] runs the
+/// entry function, with `host_fns` answering its `hcall`s. A call ends at
+/// the function's `ret` or at a `halt`.
+///
+/// Returns the outcome and, apart from it (so a trap does not lose it),
+/// the instructions executed: counted with [`Config::fuel`] or
+/// [`Config::count_steps`], 0 otherwise.
+///
+/// # Panics
+///
+/// If `mem` is not [`Program::memory_words`] long (take it from
+/// [`memory`]) or `call.func` is not a function of `p`.
+pub fn call_with_host<S: Host>(
+    p: &Program,
+    mem: &mut [i64],
+    call: Call<'_>,
+    out: &mut dyn Write,
+    sink: &mut S,
+    host_fns: &mut dyn HostFunctions,
+    cfg: &Config,
+) -> (Result<Outcome>, u64) {
+    assert_eq!(mem.len() as u64, p.memory_words, "memory is `.memory` long");
+    if let Err(e) = check_arity(&p.functions[call.func as usize], call.args.len()) {
+        return (Err(e), 0);
+    }
+    let mut m = Machine::new(p, call, mem, out, host_fns);
+    let mut em = Emitter::new(sink, cfg.kinds);
+    em.count = cfg.count_steps;
+    let counting = cfg.fuel.is_some() || cfg.count_steps;
+    let fuel = cfg.fuel.unwrap_or(u64::MAX);
+    // A run that emits nothing (no sink, or every kind masked off) uses a
+    // loop compiled without any emission code, keeping only the sink's JIT
+    // hooks.
+    // The usual profiling run emits every kind: its loop knows that at
+    // compile time, so no per-tuple flag is kept in a register or loaded.
+    let kinds = if !S::ACTIVE {
+        EMIT_NONE
+    } else {
+        match (em.value, em.edge, em.call) {
+            (false, false, false) => EMIT_NONE,
+            (true, true, true) => EMIT_ALL,
+            _ => EMIT_SOME,
+        }
+    };
+    let d = cfg.max_depth;
+    let result = match (counting, kinds) {
+        (true, EMIT_ALL) => m.exec::<S, true, EMIT_ALL>(&mut em, fuel, d),
+        (true, EMIT_SOME) => m.exec::<S, true, EMIT_SOME>(&mut em, fuel, d),
+        (true, _) => m.exec::<S, true, EMIT_NONE>(&mut em, fuel, d),
+        (false, EMIT_ALL) => m.exec::<S, false, EMIT_ALL>(&mut em, fuel, d),
+        (false, EMIT_SOME) => m.exec::<S, false, EMIT_SOME>(&mut em, fuel, d),
+        (false, _) => m.exec::<S, false, EMIT_NONE>(&mut em, fuel, d),
+    };
+    em.flush();
+    let flushed = m.flush_output();
+    let steps = if counting { m.steps } else { 0 };
+    let outcome = result.and_then(|value| {
+        flushed?;
+        Ok(Outcome {
+            value,
+            steps: counting.then_some(m.steps),
+            tuples: em.counts,
+        })
+    });
+    em.recycle();
+    m.recycle();
+    (outcome, steps)
+}
