@@ -222,15 +222,9 @@ pub enum Error {
     /// comparison.
     #[error(transparent)]
     Run(#[from] crate::Error),
-    /// The interpreter's thread of an error pass panicked.
-    #[error("the interpreter thread panicked")]
-    InterpreterPanicked,
     /// The interpreter's run of an error pass failed.
     #[error("recording the tuple stream: {0}")]
     Record(#[source] toyvm_vm::Error),
-    /// Profiling the interpreter's stream in an error pass failed.
-    #[error("profiling the tuple stream: {0}")]
-    Profile(#[source] toyvm_profiler::Error),
     /// Flags that do not go together, or a flag's value out of range.
     #[error("{0}")]
     Usage(String),

@@ -3,7 +3,7 @@
 //! per program that measures every model against the perfect profiler.
 //!
 //! The error pass streams the interpreter's tuples (JIT off, every kind)
-//! through [`toyvm_profiler::report::profile_stream`]: error is measured on
+//! through a [`toyvm_profiler::report::StreamProfiler`]: error is measured on
 //! the stream the interpreter emits, the same for every model. The timed
 //! runs have the JIT on, and compiled code emits no tuples, so the model
 //! that drives a JIT run sees less than the whole stream; its state bytes,
@@ -13,18 +13,18 @@
 //! substitute one that tampers with an output to prove that a mismatch is
 //! caught.
 
-use std::sync::mpsc;
-
 use toyvm_profiler::ProfilerSpec;
-use toyvm_profiler::report::{ModelReport, profile_stream};
+use toyvm_profiler::report::{ModelReport, ProfileReport, StreamProfiler};
+use toyvm_vm::Tuple;
 use toyvm_vm::interp::{self, Input};
-use toyvm_vm::{Tuple, TupleSink};
 
 use super::error::{Error, Result};
 use super::specs::Config;
 use super::suite::Case;
 use crate::Stats;
-use crate::runtime::JitOptions;
+use crate::runtime::link::Link;
+use crate::runtime::model::{Ending, ModelSide};
+use crate::runtime::{JitOptions, Threads};
 
 /// What one run printed and returned, and its statistics.
 #[derive(Clone, Debug)]
@@ -80,47 +80,54 @@ impl Runner for RuntimeRunner {
     }
 }
 
-/// Hands the interpreter's batches to the thread that profiles them.
-struct ChannelSink {
-    tx: mpsc::SyncSender<Vec<Tuple>>,
-    closed: bool,
-}
+/// Every spec over the interpreter's stream, as the model side of a
+/// [`Link`]: the error pass feeds it the way a profiled run feeds its model.
+struct Errors(StreamProfiler);
 
-impl TupleSink for ChannelSink {
-    fn accept(&mut self, batch: &[Tuple]) {
-        if self.closed {
-            return;
-        }
-        let b = batch.to_vec();
-        // The receiver only goes away when profiling failed; the run goes
-        // on (its output is not used) and the error is reported.
-        self.closed = self.tx.send(b).is_err();
+impl ModelSide for Errors {
+    type Summary = ProfileReport;
+
+    fn feed(&mut self, batch: &[Tuple], _: &mut dyn FnMut(Ending<'_>)) {
+        self.0.feed(batch);
+    }
+
+    fn finish(self) -> ProfileReport {
+        self.0.finish()
+    }
+
+    fn observed(report: &ProfileReport) -> u64 {
+        report.tuples
     }
 }
 
 /// Runs the interpreter and every spec over its tuple stream, without
-/// keeping the stream: the interpreter runs on its own thread and hands
-/// batches through a bounded channel.
+/// keeping the stream: the interpreter's sink is the runtime's link, which hands
+/// its batches in recycled buffers to the specs on a thread of their own
+/// (on a one-core machine, on the interpreter's), as a profiled run does.
 pub fn interpreter_errors(case: &Case, specs: &[ProfilerSpec]) -> Result<Vec<ModelReport>> {
     if specs.is_empty() {
         return Ok(Vec::new());
     }
-    let (tx, rx) = mpsc::sync_channel(16);
     std::thread::scope(|s| {
-        let producer = s.spawn(move || {
-            let mut sink = ChannelSink { tx, closed: false };
-            let cfg = interp::Config::default();
-            let input = Input {
-                args: &case.args,
-                file: &case.input,
-            };
-            interp::run_with_sink(&case.program, input, &mut std::io::sink(), &mut sink, &cfg)
-                .map(|_| ())
-        });
-        let report = profile_stream(rx.into_iter().flatten().map(Ok), specs);
-        let ran = producer.join().map_err(|_| Error::InterpreterPanicked)?;
+        let make = || Errors(StreamProfiler::new(specs));
+        let mut link = if Threads::Auto.model_thread() {
+            Link::spawn(s, make, 0, false).map_err(|source| crate::Error::Thread {
+                what: "profiler model",
+                source,
+            })?
+        } else {
+            Link::inline(make(), 0, false)
+        };
+        let cfg = interp::Config::default();
+        let input = Input {
+            args: &case.args,
+            file: &case.input,
+        };
+        let ran =
+            interp::run_with_sink(&case.program, input, &mut std::io::sink(), &mut link, &cfg);
+        let (report, _) = link.finish();
         ran.map_err(Error::Record)?;
-        report.map(|r| r.models).map_err(Error::Profile)
+        Ok(report?.models)
     })
 }
 

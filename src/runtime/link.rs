@@ -51,7 +51,7 @@ use serde::Serialize;
 use toyvm_profiler::Candidate;
 use toyvm_vm::Tuple;
 
-use super::model::{ModelSide, ModelSummary};
+use super::model::ModelSide;
 
 /// Buffers the interpreter may have handed to the model thread at once.
 pub const QUEUE_BUFFERS: usize = 8;
@@ -172,7 +172,7 @@ enum Back {
     Done(Vec<Tuple>, u64),
 }
 
-struct Threaded<'s> {
+struct Threaded<'s, S> {
     to_model: Sender<Vec<Tuple>>,
     back: Receiver<Back>,
     free: Vec<Vec<Tuple>>,
@@ -187,7 +187,7 @@ struct Threaded<'s> {
     /// Set when the model thread went away early (it panicked): nothing
     /// more is sent or waited for, and `finish` reports the panic.
     gone: bool,
-    handle: ScopedJoinHandle<'s, ModelSummary>,
+    handle: ScopedJoinHandle<'s, S>,
     ships: u64,
     full: u64,
     occupancy: u64,
@@ -195,13 +195,13 @@ struct Threaded<'s> {
     queue_wait: Duration,
 }
 
-enum Mode<'s, M> {
+enum Mode<'s, M: ModelSide> {
     Inline(M),
-    Threaded(Threaded<'s>),
+    Threaded(Threaded<'s, M::Summary>),
 }
 
 /// The interpreter's end of the model.
-pub(crate) struct Link<'s, M> {
+pub(crate) struct Link<'s, M: ModelSide> {
     mode: Mode<'s, M>,
     lag: u64,
     /// Whether interval ends are wanted (by a JIT); without, none is kept.
@@ -211,7 +211,7 @@ pub(crate) struct Link<'s, M> {
     lag_wait: Duration,
 }
 
-impl<M> std::fmt::Debug for Link<'_, M> {
+impl<M: ModelSide> std::fmt::Debug for Link<'_, M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Link")
             .field("stats", &self.stats)
@@ -249,7 +249,10 @@ impl<'s, M: ModelSide> Link<'s, M> {
         make: impl FnOnce() -> M + Send + 's,
         lag: u64,
         want_ends: bool,
-    ) -> std::io::Result<Self> {
+    ) -> std::io::Result<Self>
+    where
+        M::Summary: 's,
+    {
         // Never full on either side: the buffers bound what is in flight.
         let (to_model, batches) = crossbeam_channel::bounded::<Vec<Tuple>>(QUEUE_BUFFERS);
         let (done, back) = crossbeam_channel::unbounded();
@@ -343,7 +346,7 @@ impl<'s, M: ModelSide> Link<'s, M> {
 
     /// Ends the stream; the model's summary (or the model thread's panic,
     /// as an error) and how the feeding went.
-    pub fn finish(self) -> (crate::Result<ModelSummary>, FeedStats) {
+    pub fn finish(self) -> (crate::Result<M::Summary>, FeedStats) {
         let Link {
             mode,
             mut stats,
@@ -379,13 +382,23 @@ impl<'s, M: ModelSide> Link<'s, M> {
         };
         stats.lag_wait_seconds = lag_wait.as_secs_f64();
         if let Ok(s) = &summary {
-            stats.model_tuples = s.tuples;
+            stats.model_tuples = M::observed(s);
         }
         (summary, stats)
     }
 }
 
-impl Threaded<'_> {
+/// The one way the interpreter's batches reach a model side: as the
+/// interpreter's sink, a link takes every batch it emits (the runtime's
+/// host forwards to its link; `compare`'s error pass runs the interpreter
+/// straight into one).
+impl<M: ModelSide> toyvm_vm::TupleSink for Link<'_, M> {
+    fn accept(&mut self, batch: &[Tuple]) {
+        self.send(batch);
+    }
+}
+
+impl<S> Threaded<'_, S> {
     /// Adds a batch to the open buffer; sends the buffer when full.
     fn push(&mut self, batch: &[Tuple], ready: &mut VecDeque<Ended>) {
         if self.gone {
@@ -483,7 +496,7 @@ fn model_thread<M: ModelSide>(
     batches: &Receiver<Vec<Tuple>>,
     back: &Sender<Back>,
     want_ends: bool,
-) -> ModelSummary {
+) -> M::Summary {
     let mut through = 0;
     while let Ok(buf) = batches.recv() {
         through += buf.len() as u64;
@@ -506,7 +519,7 @@ fn model_thread<M: ModelSide>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::model::Ending;
+    use crate::runtime::model::{Ending, ModelSummary};
     use std::sync::mpsc;
     use toyvm_vm::Kind;
 
@@ -519,6 +532,12 @@ mod tests {
     }
 
     impl ModelSide for Counter {
+        type Summary = ModelSummary;
+
+        fn observed(summary: &ModelSummary) -> u64 {
+            summary.tuples
+        }
+
         fn feed(&mut self, batch: &[Tuple], ended: &mut dyn FnMut(Ending<'_>)) {
             for _ in batch {
                 self.seen += 1;

@@ -16,8 +16,8 @@ use toyvm_profiler::{Candidate, ProfilerSpec};
 use toyvm_vm::interp::{self, Config, Input, Outcome};
 use toyvm_vm::{KindSet, Program, Tuple, TupleSink};
 
-mod link;
-mod model;
+pub(crate) mod link;
+pub(crate) mod model;
 mod tiering;
 
 /// Least stack of the thread a JIT run uses: room for native recursion to

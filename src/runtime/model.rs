@@ -43,7 +43,9 @@ pub(crate) struct ModelSummary {
 }
 
 /// What a link drives: something that observes batches and reports the
-/// interval ends in them (the real model, or in tests one that misbehaves).
+/// interval ends in them (the real model; `compare`'s error pass, which
+/// runs every spec over the stream and reports no ends; in tests one that
+/// misbehaves).
 ///
 /// Contract:
 /// 1. `feed` is called with the batches in the order the interpreter
@@ -52,8 +54,12 @@ pub(crate) struct ModelSummary {
 /// 2. `finish` is called once, after the last batch; it ends the final
 ///    partial interval (which is counted but never acted on).
 pub(crate) trait ModelSide {
+    /// What the side reports once the stream has ended.
+    type Summary: Send;
     fn feed(&mut self, batch: &[Tuple], ended: &mut dyn FnMut(Ending<'_>));
-    fn finish(self) -> ModelSummary;
+    fn finish(self) -> Self::Summary;
+    /// The tuples the side observed, as its summary counts them.
+    fn observed(summary: &Self::Summary) -> u64;
 }
 
 /// The interval driver over one spec, with the run's bookkeeping.
@@ -92,6 +98,12 @@ impl Model {
 }
 
 impl ModelSide for Model {
+    type Summary = ModelSummary;
+
+    fn observed(summary: &ModelSummary) -> u64 {
+        summary.tuples
+    }
+
     fn feed(&mut self, batch: &[Tuple], ended: &mut dyn FnMut(Ending<'_>)) {
         let start = Instant::now();
         let Model {
