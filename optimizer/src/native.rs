@@ -62,6 +62,8 @@ use toyvm_vm::Program;
 use toyvm_vm::interp::TrapKind;
 use toyvm_vm::isa::Instr;
 
+use crate::cfg::Cfg;
+
 /// Whether native code can run `i` (a `call` only if its callee is closed,
 /// which [`closed_functions`] decides).
 fn runs_natively(i: &Instr) -> bool {
@@ -173,16 +175,23 @@ pub fn native_functions(program: &Program) -> Vec<Native> {
         .enumerate()
         .map(|(i, f)| !closed[i] && effect_free(f))
         .collect();
+    // The candidates' graphs, built once for every round of the fixpoint.
+    let cfgs: Vec<Option<Cfg>> = program
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| bails[i].then(|| Cfg::new(i as u32, f)))
+        .collect();
     loop {
         let mut changed = false;
         for (i, f) in program.functions.iter().enumerate() {
-            if !bails[i] {
+            let Some(cfg) = cfgs[i].as_ref().filter(|_| bails[i]) else {
                 continue;
-            }
+            };
             let native_call = |g: usize| {
                 pure.get(g).copied().unwrap_or(false) || bails.get(g).copied().unwrap_or(false)
             };
-            if !returns_without_bailing(i as u32, f, &native_call) {
+            if !returns_without_bailing(cfg, f, &native_call) {
                 bails[i] = false;
                 changed = true;
             }
@@ -216,11 +225,10 @@ pub(crate) fn is_bail_point(i: &Instr, native_call: &dyn Fn(usize) -> bool) -> b
 /// Whether some path from `f`'s entry reaches a `ret` without passing a
 /// bail point.
 fn returns_without_bailing(
-    fidx: u32,
+    cfg: &Cfg,
     f: &toyvm_vm::Function,
     native_call: &dyn Fn(usize) -> bool,
 ) -> bool {
-    let cfg = crate::cfg::Cfg::new(fidx, f);
     let blocks = cfg.blocks();
     if blocks.is_empty() {
         return false;
