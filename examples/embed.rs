@@ -1,7 +1,7 @@
 //! Embedding toyvm: run a program under a profiler model with the JIT and
 //! read back what happened.
 //!
-//! `cargo run --release --example embed`
+//! `cargo run --example embed`
 
 use toyvm::Runtime;
 use toyvm_vm::asm;

@@ -4,7 +4,7 @@
 //! (the host keeps state between calls: a random-number generator) and
 //! reports progress through a host function that reads guest memory.
 //!
-//! `cargo run --release --example host_functions`
+//! `cargo run --example host_functions`
 
 use std::sync::{Arc, Mutex};
 

@@ -3,7 +3,7 @@
 //! carry over from call to call (the second call of `sum` runs the loop
 //! the first one compiled).
 //!
-//! `cargo run --release --example instance_calls`
+//! `cargo run --example instance_calls`
 
 use toyvm::engine::{Engine, Instance, Module};
 

@@ -3,7 +3,7 @@
 //! code, so a region one instance compiled is installed by the others
 //! without running Cranelift again.
 //!
-//! `cargo run --release --example instance_threads`
+//! `cargo run --example instance_threads`
 
 use toyvm::engine::{Engine, Instance, Module};
 

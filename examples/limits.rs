@@ -2,7 +2,7 @@
 //! call-depth limit that native recursion honours, and a memory limit
 //! checked before anything runs. Each failure says which limit it hit.
 //!
-//! `cargo run --release --example limits`
+//! `cargo run --example limits`
 
 use toyvm::engine::{Engine, Instance, Module};
 use toyvm::runtime::Limits;
