@@ -87,9 +87,9 @@ fn print_quality(name: &str, stream: &[Tuple]) {
         let s = &r.models[0].summary;
         println!(
             "  {label:<18} precision {:.3}  recall {:.3}  error {:>7.2}%  state {:>8} B  messages {}",
-            s.precision,
-            s.recall,
-            100.0 * s.error,
+            s.errors.precision,
+            s.errors.recall,
+            100.0 * s.errors.error,
             s.state_bytes,
             s.messages
         );

@@ -68,30 +68,16 @@ pub struct IntervalOut {
 /// A model's run summary.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
-    /// Mean E over intervals.
-    pub error: f64,
-    /// Mean false-positive part of E.
-    pub false_positive: f64,
-    /// Mean false-negative part of E.
-    pub false_negative: f64,
-    /// Mean neutral-positive part of E.
-    pub neutral_positive: f64,
-    /// Mean neutral-negative part of E.
-    pub neutral_negative: f64,
-    /// Candidate precision.
-    pub precision: f64,
-    /// Candidate recall.
-    pub recall: f64,
-    /// F1 of the two.
-    pub f1: f64,
+    /// Mean E and its parts over the intervals, precision, recall, F1 and
+    /// the number of intervals (in the JSON, as fields of the summary).
+    #[serde(flatten)]
+    pub errors: ErrorSummary,
     /// Modeled state in bytes.
     pub state_bytes: usize,
     /// Messages to software.
     pub messages: u64,
     /// Modeled software cycles.
     pub cycles: u64,
-    /// Intervals.
-    pub intervals: u64,
     /// 001's invariance error, when value tuples were profiled and selected.
     pub invariance_error: Option<f64>,
     /// 002's arc-weight error per block-weight bucket, when edges were profiled.
@@ -389,18 +375,10 @@ fn summarize(l: &Lane, run_exact: &TupleMap<u64>) -> ModelReport {
         model: l.spec.model.name(),
         intervals,
         summary: Summary {
-            error: e.error,
-            false_positive: e.false_positive,
-            false_negative: e.false_negative,
-            neutral_positive: e.neutral_positive,
-            neutral_negative: e.neutral_negative,
-            precision: e.precision,
-            recall: e.recall,
-            f1: e.f1,
+            errors: e,
             state_bytes: l.model.state_bytes(),
             messages: o.messages,
             cycles: o.cycles,
-            intervals: e.intervals,
             invariance_error,
             arc_weight_error,
             range_error,
@@ -421,22 +399,22 @@ impl ProfileReport {
         let pct = |x: f64| format!("{:.2}%", 100.0 * x);
         let _ = writeln!(s, "{} tuples", self.tuples);
         for m in &self.models {
-            let x = &m.summary;
+            let (x, e) = (&m.summary, &m.summary.errors);
             let _ = writeln!(s, "\n{}", m.spec);
             let _ = writeln!(
                 s,
                 "  intervals {:>6}   error {:>8}  (fp {} fn {} np {} nn {})",
-                x.intervals,
-                pct(x.error),
-                pct(x.false_positive),
-                pct(x.false_negative),
-                pct(x.neutral_positive),
-                pct(x.neutral_negative)
+                e.intervals,
+                pct(e.error),
+                pct(e.false_positive),
+                pct(e.false_negative),
+                pct(e.neutral_positive),
+                pct(e.neutral_negative)
             );
             let _ = writeln!(
                 s,
                 "  precision {:.3}  recall {:.3}  F1 {:.3}",
-                x.precision, x.recall, x.f1
+                e.precision, e.recall, e.f1
             );
             let _ = writeln!(
                 s,

@@ -200,7 +200,7 @@ fn multihash_false_positive_bound_holds() {
 
 fn mean_error(spec: &str, stream: &[Tuple]) -> f64 {
     let r = profile_stream(stream.iter().map(|t| Ok(*t)), &[parse_spec(spec).unwrap()]).unwrap();
-    r.models[0].summary.error
+    r.models[0].summary.errors.error
 }
 
 #[test]

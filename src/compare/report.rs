@@ -498,7 +498,7 @@ pub fn assemble(
             }
             match errors.get(&(ci, k)) {
                 Some(Ok(m)) => {
-                    let s = &m.summary;
+                    let s = &m.summary.errors;
                     row.error = Some(s.error);
                     row.false_positive = Some(s.false_positive);
                     row.false_negative = Some(s.false_negative);

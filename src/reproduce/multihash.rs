@@ -10,7 +10,6 @@
 use std::fmt::Write as _;
 
 use toyvm_profiler::multihash::false_positive_bound;
-use toyvm_profiler::report::Summary;
 
 use super::streams::{Ctx, Stream, prefix, run_specs};
 use super::{Chart, Figure, Outcome, Verdict, pct};
@@ -106,7 +105,7 @@ fn means(ctx: &Ctx, streams: &[Stream], long: bool, specs: &[String]) -> crate::
     for s in streams {
         let r = run_specs(prefix(s, len), specs)?;
         for (m, out) in sums.iter_mut().zip(&r.models) {
-            let x: &Summary = &out.summary;
+            let x = &out.summary.errors;
             m.error += x.error;
             m.fp += x.false_positive;
             m.fn_ += x.false_negative;
@@ -521,7 +520,7 @@ fn fig13(ctx: &Ctx) -> crate::Result<Outcome> {
                 "| {} | {name} | {} | {n} | {} |",
                 s.name,
                 pct(max),
-                pct(m.summary.error)
+                pct(m.summary.errors.error)
             );
             series.push((
                 format!("{}, {}", s.name, name),
