@@ -62,7 +62,9 @@ pub(crate) enum Command {
         #[arg(long)]
         no_jit: bool,
         /// Run the profiler model on the interpreter's thread (1) or its
-        /// own (2); `auto`: 2 on a machine with more than one core.
+        /// own (2); `auto`: 2 on a machine with more than one core, except
+        /// for a JIT run with a lag under 8,192 tuples, which would wait
+        /// for the model at nearly every batch.
         #[arg(long, value_name = "1|2|auto", default_value = "auto")]
         threads: toyvm::runtime::Threads,
         /// Tuples between an interval's end and its candidates reaching the

@@ -110,7 +110,7 @@ pub fn interpreter_errors(case: &Case, specs: &[ProfilerSpec]) -> Result<Vec<Mod
     }
     std::thread::scope(|s| {
         let make = || Errors(StreamProfiler::new(specs));
-        let mut link = if Threads::Auto.model_thread() {
+        let mut link = if Threads::Auto.model_thread(None) {
             Link::spawn(s, make, 0, false).map_err(|source| crate::Error::Thread {
                 what: "profiler model",
                 source,

@@ -63,7 +63,8 @@ pub const BUFFER_TUPLES: usize = 4 * toyvm_vm::tuple::BATCH;
 /// How many threads a profiled run uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Threads {
-    /// Two when the machine has more than one core, else one.
+    /// Two when the machine has more than one core, else one; and one for
+    /// a JIT run whose lag is under [`MIN_THREADED_LAG`].
     #[default]
     Auto,
     /// The model runs on the interpreter's thread.
@@ -72,13 +73,33 @@ pub enum Threads {
     Two,
 }
 
+/// The shortest lag at which [`Threads::Auto`] gives a JIT run's model a
+/// thread of its own: two buffers.
+///
+/// A JIT run waits at every batch boundary until the model has reached
+/// the point `lag` tuples back. With a lag shorter than a buffer or two,
+/// that point lies in the buffer being filled nearly every time, so the
+/// interpreter hands over a part-filled buffer and waits for the model
+/// thread to wake up and catch up: a round trip per batch. Measured
+/// (`toyvm run programs/richards.tasm 300000 --profile multihash --lag L
+/// --threads 1|2`): two threads took 1.43 s against one thread's 0.42 s at
+/// a lag of 1,000, 0.63-0.75 s against 0.38-0.40 s at 4,096, and broke
+/// even at 8,192 (0.31-0.37 s against 0.38-0.39 s). Either way the
+/// decisions are the same; only the time differs.
+pub const MIN_THREADED_LAG: u64 = 2 * BUFFER_TUPLES as u64;
+
 impl Threads {
-    /// Whether the model gets a thread of its own.
-    pub fn model_thread(self) -> bool {
+    /// Whether the model gets a thread of its own; `jit_lag` is the lag of
+    /// a run whose JIT acts on the model's decisions (`None` for a run that
+    /// only profiles, which never waits for the model's decisions).
+    pub fn model_thread(self, jit_lag: Option<u64>) -> bool {
         match self {
             Threads::One => false,
             Threads::Two => true,
-            Threads::Auto => std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
+            Threads::Auto => {
+                std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+                    && jit_lag.is_none_or(|lag| lag >= MIN_THREADED_LAG)
+            }
         }
     }
 }
@@ -152,6 +173,10 @@ impl FeedStats {
                 self.queue_full,
                 self.buffers_sent
             );
+        } else {
+            // The same lines in every mode (`--stats` has one layout).
+            t += "  waiting on model - (one thread)\n\
+                  queue              - (one thread)\n";
         }
         t
     }

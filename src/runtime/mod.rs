@@ -499,7 +499,8 @@ impl Runtime {
             let want_ends = jit_opts.is_some();
             let keep = self.keep_candidates;
             let make = move || Model::new(spec, keep);
-            let mut link = if self.threads.model_thread() {
+            let threaded = self.threads.model_thread(want_ends.then_some(lag));
+            let mut link = if threaded {
                 Link::spawn(scope, make, lag, want_ends).map_err(|source| crate::Error::Thread {
                     what: "profiler model",
                     source,
@@ -514,7 +515,7 @@ impl Runtime {
                         fuel: self.limits.fuel,
                         max_depth: self.limits.max_depth,
                     };
-                    let background = self.threads.model_thread();
+                    let background = threaded;
                     let program = Arc::clone(&self.program);
                     let mut jit = Jit::new(program, code, opts, background, limits)?;
                     let mut jh = JitHost::new(&mut link, &mut jit, cfg.kinds);

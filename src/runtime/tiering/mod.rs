@@ -375,6 +375,13 @@ impl Jit {
         }
     }
 
+    /// Pays for a plan if the credit covers it and a compile after it (see
+    /// the policy's module doc).
+    fn pay_plan(&mut self) -> bool {
+        self.credit >= self.opts.plan_cost.saturating_add(self.opts.compile_cost)
+            && self.pay(self.opts.plan_cost)
+    }
+
     /// Takes `cost` from the credit if it is there.
     fn pay(&mut self, cost: u64) -> bool {
         let paid = self.credit >= cost;
