@@ -748,21 +748,26 @@ impl Accumulator {
         // retaining, does not say the counts are cleared, so they are kept: an entry
         // carries its count into the next interval until it is replaced. Either way
         // what stays is replaceable.
-        let kept: Vec<AccEntry> = self
-            .entries
-            .iter()
-            .filter(|e| !retain || e.count >= threshold)
-            .map(|e| AccEntry {
-                count: if retain { 0 } else { e.count },
-                replaceable: true,
-                ..*e
-            })
-            .collect();
-        self.entries.clear();
+        // In place, in order (no allocation per interval: at short intervals
+        // this runs every few hundred tuples); each kept entry moves to the
+        // slot it would get by being pushed again.
+        let mut kept = 0;
+        for i in 0..self.entries.len() {
+            let e = self.entries[i];
+            if !retain || e.count >= threshold {
+                self.entries[kept] = AccEntry {
+                    count: if retain { 0 } else { e.count },
+                    replaceable: true,
+                    ..e
+                };
+                kept += 1;
+            }
+        }
+        self.entries.truncate(kept);
         self.index.fill(EMPTY);
-        self.replaceable = kept.len();
-        for e in kept {
-            self.push(e);
+        self.replaceable = kept;
+        for slot in 0..kept {
+            self.insert_index(self.entries[slot].key, slot);
         }
     }
 }

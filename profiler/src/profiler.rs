@@ -142,5 +142,5 @@ pub fn threshold_count(threshold: f64, interval: u64) -> u64 {
 
 /// Sorts candidates into the contract's order.
 pub(crate) fn sort_candidates(c: &mut [Candidate]) {
-    c.sort_unstable_by(|x, y| y.count.cmp(&x.count).then(x.tuple.cmp(&y.tuple)));
+    c.sort_unstable_by(|x, y| y.count.cmp(&x.count).then_with(|| x.tuple.cmp(&y.tuple)));
 }
