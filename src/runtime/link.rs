@@ -11,15 +11,20 @@
 //!           tuples old, applied to the JIT
 //! ```
 //!
-//! **The queue.** At most [`QUEUE_BUFFERS`] buffers of [`BUFFER_TUPLES`]
-//! exist; each collects several of the interpreter's batches, goes to the
-//! model full and comes back empty with the model's progress, so a run
-//! allocates its buffers once and never per batch. When all are with the
-//! model the interpreter waits for one (the queue is full). A buffer holds
-//! several batches so that the threads hand over, and wake each other,
-//! once per few thousand tuples: on a machine whose other core is busy the
-//! two threads share one, and a switch per batch would cost more than the
-//! model.
+//! **The queue.** At most [`QUEUE_BUFFERS`] buffers exist; each collects
+//! several of the interpreter's batches, goes to the model full and comes
+//! back empty with the model's progress, so a run allocates its buffers
+//! once and never per batch. When all are with the model the interpreter
+//! waits for one (the queue is full). A buffer holds several batches so
+//! that the threads hand over, and wake each other, once per several
+//! thousand tuples: a wake-up is a system call and, in a virtual machine,
+//! an interrupt to the other CPU, and on a machine whose other core is
+//! busy the two threads share one. How many: [`MAX_BUFFER_TUPLES`] for a
+//! run whose JIT does not wait for the model's decisions; for one that
+//! does, half the lag (at least [`BUFFER_TUPLES`]), so that the point the
+//! interpreter waits for lies in a buffer sent half a lag earlier rather
+//! than in the one being filled, which would have to be handed over
+//! part-filled and waited for.
 //!
 //! **The lag.** The decisions of an interval (its candidates, handed to the
 //! JIT) take effect at the first batch boundary at least `lag` tuples after
@@ -56,9 +61,29 @@ use super::model::ModelSide;
 /// Buffers the interpreter may have handed to the model thread at once.
 pub const QUEUE_BUFFERS: usize = 8;
 
-/// Tuples a buffer collects before it goes to the model: four of the
-/// interpreter's batches.
+/// The fewest tuples a buffer collects before it goes to the model: four
+/// of the interpreter's batches.
 pub const BUFFER_TUPLES: usize = 4 * toyvm_vm::tuple::BATCH;
+
+/// The most: sixteen batches (384 KB), for runs that never wait for the
+/// model's decisions. Measured against four batches (`farm-bench`, `toyvm
+/// run P ARGS --no-jit --profile multihash`, median of per-round ratios of
+/// wall times, range): loop 10000 0.83 (0.79-0.94), sieve 1e7 0.87
+/// (0.72-0.96), fib 32 0.92 (0.52-1.38, 15 rounds), poly 2e7 0.97
+/// (0.53-1.15); JIT runs at the default lag (half of it per buffer) within
+/// 0.97-1.00 of before (phase, stackvm, regex, bf, fib).
+pub const MAX_BUFFER_TUPLES: usize = 16 * toyvm_vm::tuple::BATCH;
+
+/// Tuples a buffer collects for a run with the given lag (see the module
+/// doc): `None` for a run that never waits for the model's decisions.
+pub fn buffer_tuples(lag: Option<u64>) -> usize {
+    match lag {
+        None => MAX_BUFFER_TUPLES,
+        Some(lag) => usize::try_from(lag / 2)
+            .unwrap_or(usize::MAX)
+            .clamp(BUFFER_TUPLES, MAX_BUFFER_TUPLES),
+    }
+}
 
 /// How many threads a profiled run uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -205,6 +230,8 @@ struct Threaded<'s, S> {
     open: Option<Vec<Tuple>>,
     /// Buffers allocated so far (at most [`QUEUE_BUFFERS`]).
     buffers: usize,
+    /// Tuples a buffer collects before it is sent ([`buffer_tuples`]).
+    capacity: usize,
     /// Tuples sent to the model thread (the open buffer's are not).
     shipped: u64,
     /// Tuples the model has observed, as last reported.
@@ -293,6 +320,7 @@ impl<'s, M: ModelSide> Link<'s, M> {
                 free: Vec::with_capacity(QUEUE_BUFFERS),
                 open: None,
                 buffers: 0,
+                capacity: buffer_tuples(want_ends.then_some(lag)),
                 shipped: 0,
                 through: 0,
                 gone: false,
@@ -438,7 +466,7 @@ impl<S> Threaded<'_, S> {
         };
         buf.extend_from_slice(batch);
         self.open = Some(buf);
-        if self.open.as_ref().is_some_and(|b| b.len() >= BUFFER_TUPLES) {
+        if self.open.as_ref().is_some_and(|b| b.len() >= self.capacity) {
             self.ship();
         }
     }
@@ -463,7 +491,7 @@ impl<S> Threaded<'_, S> {
         }
         if self.buffers < QUEUE_BUFFERS {
             self.buffers += 1;
-            return Some(Vec::with_capacity(BUFFER_TUPLES + toyvm_vm::tuple::BATCH));
+            return Some(Vec::with_capacity(self.capacity + toyvm_vm::tuple::BATCH));
         }
         self.full += 1;
         let start = Instant::now();

@@ -112,7 +112,9 @@ impl Default for Limits {
 }
 
 pub(crate) use link::Link;
-pub use link::{BUFFER_TUPLES, FeedStats, QUEUE_BUFFERS, Threads};
+pub use link::{
+    BUFFER_TUPLES, FeedStats, MAX_BUFFER_TUPLES, QUEUE_BUFFERS, Threads, buffer_tuples,
+};
 pub(crate) use model::Model;
 pub(crate) use tiering::Jit;
 pub use tiering::{JitLimits, JitOptions, JitStats, SharedCode};
