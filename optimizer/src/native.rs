@@ -4,12 +4,19 @@
 //!
 //! A function is *closed* when every instruction it holds can run natively:
 //! everything a region compiles in place, branches and jump tables, `ret`,
-//! and direct `call`s to closed functions (recursion included). `calli`,
-//! `halt`, `putn`, `putc` and `inlen` need the interpreter (a call target
-//! unknown until run time, the end of the program, output, input), and so
-//! does any function that calls a function that needs it. A function with
-//! an `hcall` is not closed either: regions call host functions (through
-//! a trampoline), native functions do not.
+//! direct `call`s to closed functions (recursion included), and `calli`s
+//! whose every possible callee is closed: a `calli` passing `n` arguments
+//! can call only a function of `n` parameters (any other value traps), so
+//! when there are at most [`MAX_CALLI_TARGETS`] of them and all are closed,
+//! it compiles to a compare against each and a direct call, and to the
+//! interpreter's trap (a bad function value, or an arity mismatch, which
+//! [`NativeTrap::to_trap`] tells apart) for any other value. A scheduler
+//! that dispatches through function values to task functions that store
+//! to memory (richards) runs natively this way. `halt`, `putn`, `putc` and
+//! `inlen` need the interpreter (the end of the program, output, input),
+//! and so does any function that calls a function that needs it. A
+//! function with an `hcall` is not closed either: regions call host
+//! functions (through a trampoline), native functions do not.
 //!
 //! # Functions that bail out
 //!
@@ -64,36 +71,67 @@ use toyvm_vm::isa::Instr;
 
 use crate::cfg::Cfg;
 
+/// The most functions a closed function's `calli` compares its value
+/// against (see the module docs): a `calli` that could reach more is left
+/// to the interpreter.
+pub const MAX_CALLI_TARGETS: usize = 8;
+
 /// Whether native code can run `i` (a `call` only if its callee is closed,
-/// which [`closed_functions`] decides).
+/// a `calli` only if every function it can call is, which
+/// [`closed_functions`] decides).
 fn runs_natively(i: &Instr) -> bool {
     // What regions leave to the interpreter, but for the calls and
     // returns native functions make themselves; and no host call (the
     // trampoline's fuel check and trap path are the region code
     // generator's).
-    matches!(i, Instr::Call { .. } | Instr::Ret { .. })
-        || !(crate::superblock::is_interpreted(i) || matches!(i, Instr::Hcall { .. }))
+    matches!(
+        i,
+        Instr::Call { .. } | Instr::Calli { .. } | Instr::Ret { .. }
+    ) || !(crate::superblock::is_interpreted(i) || matches!(i, Instr::Hcall { .. }))
+}
+
+/// The functions a `calli` passing `n` arguments can call: those taking
+/// `n` parameters (the interpreter traps on any other value).
+pub(crate) fn calli_targets(program: &Program, n: u8) -> impl Iterator<Item = u32> + '_ {
+    (0..program.functions.len() as u32).filter(move |&g| program.functions[g as usize].params == n)
+}
+
+/// Every function `f` may call: its `call`s' callees and, for each `calli`,
+/// every function of the call's arity.
+fn callees<'p>(
+    program: &'p Program,
+    f: &'p toyvm_vm::Function,
+) -> impl Iterator<Item = usize> + 'p {
+    f.code.iter().flat_map(move |i| {
+        let (direct, indirect) = match *i {
+            Instr::Call { f, .. } => (Some(f as usize), None),
+            Instr::Calli { n, .. } => (None, Some(calli_targets(program, n).map(|g| g as usize))),
+            _ => (None, None),
+        };
+        direct.into_iter().chain(indirect.into_iter().flatten())
+    })
 }
 
 /// Per function: whether it is closed (see the module docs). The greatest
 /// fixpoint over the call graph: start from every function whose own
-/// instructions all run natively, then drop callers of dropped functions
-/// until nothing changes, so (mutually) recursive functions stay closed.
+/// instructions all run natively (and whose `calli`s have at most
+/// [`MAX_CALLI_TARGETS`] possible callees), then drop callers of dropped
+/// functions until nothing changes, so (mutually) recursive functions stay
+/// closed.
 pub fn closed_functions(program: &Program) -> Vec<bool> {
+    let few_targets = |ins: &Instr| match *ins {
+        Instr::Calli { n, .. } => calli_targets(program, n).count() <= MAX_CALLI_TARGETS,
+        _ => true,
+    };
     let mut closed: Vec<bool> = program
         .functions
         .iter()
-        .map(|f| f.code.iter().all(runs_natively))
+        .map(|f| f.code.iter().all(|i| runs_natively(i) && few_targets(i)))
         .collect();
     loop {
         let mut changed = false;
         for (i, f) in program.functions.iter().enumerate() {
-            if closed[i]
-                && f.code.iter().any(|ins| match *ins {
-                    Instr::Call { f, .. } => !closed.get(f as usize).copied().unwrap_or(false),
-                    _ => false,
-                })
-            {
+            if closed[i] && callees(program, f).any(|g| !closed.get(g).copied().unwrap_or(false)) {
                 closed[i] = false;
                 changed = true;
             }
@@ -144,12 +182,6 @@ pub fn native_functions(program: &Program) -> Vec<Native> {
             .iter()
             .any(|i| matches!(i, Instr::St { .. } | Instr::Hcall { .. }))
     };
-    fn callees(f: &toyvm_vm::Function) -> impl Iterator<Item = usize> + '_ {
-        f.code.iter().filter_map(|i| match *i {
-            Instr::Call { f, .. } => Some(f as usize),
-            _ => None,
-        })
-    }
     // Closed and store-free through every call.
     let mut pure: Vec<bool> = program
         .functions
@@ -160,7 +192,7 @@ pub fn native_functions(program: &Program) -> Vec<Native> {
     loop {
         let mut changed = false;
         for (i, f) in program.functions.iter().enumerate() {
-            if pure[i] && callees(f).any(|g| !pure.get(g).copied().unwrap_or(false)) {
+            if pure[i] && callees(program, f).any(|g| !pure.get(g).copied().unwrap_or(false)) {
                 pure[i] = false;
                 changed = true;
             }
@@ -263,6 +295,9 @@ pub(crate) const TRAP_HOST: u64 = 5;
 /// A bailing function reached a bail point (see the module docs): not a
 /// trap of the program; the caller hands its call to the interpreter.
 pub(crate) const TRAP_BAIL: u64 = 6;
+/// A closed function's `calli` found no function it may call in its value
+/// (in `trap_addr`): a bad function value or an arity mismatch.
+pub(crate) const TRAP_BAD_FUNCTION: u64 = 7;
 
 /// The interpreter's register-stack limit, in words (`MAX_STACK_WORDS` in
 /// `toyvm_vm::interp`).
@@ -338,8 +373,10 @@ pub(crate) mod ctx_offset {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NativeTrap {
     /// Why the native code stopped: `DivisionByZero`, `OutOfBounds`,
-    /// `StackOverflow` (with the depth limit), `OutOfFuel`, or `Host` (a
-    /// region's host call failed).
+    /// `StackOverflow` (with the depth limit), `OutOfFuel`, `Host` (a
+    /// region's host call failed), or `BadFunctionValue` (a closed
+    /// function's `calli` found no callee in its value; see
+    /// [`to_trap`](Self::to_trap)).
     pub kind: TrapKind,
     /// The index of the function holding the trapping instruction.
     pub func: u32,
@@ -348,10 +385,38 @@ pub struct NativeTrap {
 }
 
 impl NativeTrap {
-    /// The interpreter's trap: the same kind, pc and function name.
+    /// The interpreter's trap: the same kind, pc and function name. A
+    /// closed function's `calli` reports its value as `BadFunctionValue`
+    /// whatever it names; as the interpreter does, a value that names a
+    /// function (which then has another arity: those of the call's arity
+    /// are all compared against) is an `ArityMismatch`.
     pub fn to_trap(&self, program: &Program) -> toyvm_vm::interp::Trap {
+        let kind = match self.kind {
+            TrapKind::BadFunctionValue(v) => {
+                let callee = usize::try_from(v)
+                    .ok()
+                    .and_then(|i| program.functions.get(i));
+                let given = program
+                    .functions
+                    .get(self.func as usize)
+                    .and_then(|f| f.code.get(self.pc as usize))
+                    .and_then(|i| match *i {
+                        Instr::Calli { n, .. } => Some(n),
+                        _ => None,
+                    });
+                match (callee, given) {
+                    (Some(c), Some(given)) => TrapKind::ArityMismatch {
+                        callee: c.name.clone(),
+                        expected: c.params,
+                        given,
+                    },
+                    _ => self.kind.clone(),
+                }
+            }
+            _ => self.kind.clone(),
+        };
         toyvm_vm::interp::Trap {
-            kind: self.kind.clone(),
+            kind,
             pc: toyvm_vm::Pc::new(self.func, self.pc),
             function: program
                 .functions
@@ -380,6 +445,7 @@ impl NativeCtx {
             TRAP_STACK_OVERFLOW => TrapKind::StackOverflow { depth: max_depth },
             TRAP_OUT_OF_FUEL => TrapKind::OutOfFuel { limit: fuel_limit },
             TRAP_HOST => host.take_trap(),
+            TRAP_BAD_FUNCTION => TrapKind::BadFunctionValue(self.trap_addr),
             k => unreachable!("native code writes only known trap codes, not {k}"),
         };
         Some(NativeTrap {

@@ -96,11 +96,21 @@ pub(crate) fn lower_function(
     }
     let mut refs = HashMap::new();
     for i in &f.code {
-        if let Instr::Call { f: callee, .. } = *i
-            && (!bailing || natives[callee as usize].callable_from_bailing())
-        {
-            refs.entry(callee)
-                .or_insert_with(|| declare(callee, &mut func));
+        match *i {
+            Instr::Call { f: callee, .. }
+                if !bailing || natives[callee as usize].callable_from_bailing() =>
+            {
+                refs.entry(callee)
+                    .or_insert_with(|| declare(callee, &mut func));
+            }
+            // A closed function's `calli` calls each possible callee
+            // directly (see `native`).
+            Instr::Calli { n, .. } if !bailing => {
+                for g in native::calli_targets(program, n) {
+                    refs.entry(g).or_insert_with(|| declare(g, &mut func));
+                }
+            }
+            _ => {}
         }
     }
     {
@@ -467,6 +477,32 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         self.native_call(pc, d, NativeTarget::Indirect(sig, addr), a, n);
     }
 
+    /// A closed function's `calli`: the value compared against every
+    /// function of the call's arity (all closed, at most
+    /// [`native::MAX_CALLI_TARGETS`]) and that one called directly; any
+    /// other value is the interpreter's trap, recorded with the value (see
+    /// [`native::NativeTrap::to_trap`]).
+    fn calli_closed(&mut self, pc: u32, d: u8, f: u8, a: u8, n: u8) {
+        let x = self.get(f);
+        let join = self.b.create_block();
+        let targets: Vec<u32> = native::calli_targets(self.program, n).collect();
+        for g in targets {
+            let call = self.b.create_block();
+            let next = self.b.create_block();
+            let is = self.b.ins().icmp_imm_s(IntCC::Equal, x, i64::from(g));
+            self.b.ins().brif(is, call, &[], next, &[]);
+            self.b.switch_to_block(call);
+            self.native_call(pc, d, NativeTarget::Direct(self.refs[&g]), a, n);
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(next);
+        }
+        let never = self.b.ins().iconst(types::I8, 0);
+        self.check(never, native::TRAP_BAD_FUNCTION, pc, Some(x));
+        // Nothing reaches here: the check above always traps.
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+    }
+
     /// `d = callee(a, .., a+n-1)` natively; a trap or bail unwinds.
     fn native_call(&mut self, pc: u32, d: u8, callee: NativeTarget, a: u8, n: u8) {
         let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
@@ -571,13 +607,13 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                 return false;
             }
             Instr::Calli { d, f, a, n } if self.bailing => self.calli(pc, d, f, a, n),
+            Instr::Calli { d, f, a, n } => self.calli_closed(pc, d, f, a, n),
             Instr::Halt { .. } | Instr::Putn { .. } | Instr::Putc { .. } | Instr::Inlen { .. }
                 if self.bailing =>
             {
                 return self.bail(pc);
             }
-            Instr::Calli { .. }
-            | Instr::Hcall { .. }
+            Instr::Hcall { .. }
             | Instr::Halt { .. }
             | Instr::Putn { .. }
             | Instr::Putc { .. }
