@@ -5,6 +5,7 @@
 
 use toyvm::Runtime;
 use toyvm::runtime::JitOptions;
+use toyvm::runtime::RunReport;
 use toyvm_vm::asm;
 use toyvm_vm::interp::Input;
 
@@ -13,29 +14,34 @@ fn corpus(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// One run of `src` with argument `arg` under `profile` (with the JIT when
+/// `jit`), counting the instructions the interpreter ran: its report and
+/// output.
+fn run(src: &str, arg: i64, profile: &str, jit: bool) -> (RunReport, Vec<u8>) {
+    let program = asm::assemble(src).unwrap();
+    let mut out = Vec::new();
+    let r = Runtime::builder(program)
+        .profile_str(profile)
+        .unwrap()
+        .jit(jit.then(JitOptions::default))
+        .count_instructions(true)
+        .build()
+        .run(
+            Input {
+                args: &[arg],
+                file: &[],
+            },
+            &mut out,
+        )
+        .unwrap();
+    (r, out)
+}
+
 /// `(compiles + recompiles, drops, given up)` of one run, after checking
 /// its output against the interpreter's.
 fn compile_counts(src: &str, arg: i64, spec: &str) -> (u64, u64, u64) {
-    let run = |profile: &str, jit: bool| {
-        let program = asm::assemble(src).unwrap();
-        let mut out = Vec::new();
-        let r = Runtime::builder(program)
-            .profile_str(profile)
-            .unwrap()
-            .jit(jit.then(JitOptions::default))
-            .build()
-            .run(
-                Input {
-                    args: &[arg],
-                    file: &[],
-                },
-                &mut out,
-            )
-            .unwrap();
-        (r, out)
-    };
-    let (want, want_out) = run("none", false);
-    let (got, got_out) = run(spec, true);
+    let (want, want_out) = run(src, arg, "none", false);
+    let (got, got_out) = run(src, arg, spec, true);
     assert_eq!(got.outcome.value, want.outcome.value, "{spec}");
     assert_eq!(got_out, want_out, "{spec}");
     let j = got.stats.jit.expect("a JIT run");
@@ -119,24 +125,9 @@ second:
 .end
 ";
     let n = 300_000;
-    let program = asm::assemble(src).unwrap();
     for interval in [200, 1000, 3000] {
         let spec = format!("perfect:interval={interval}");
-        let mut out = Vec::new();
-        let r = Runtime::builder(program.clone())
-            .profile_str(&spec)
-            .unwrap()
-            .jit(Some(JitOptions::default()))
-            .count_instructions(true)
-            .build()
-            .run(
-                Input {
-                    args: &[n],
-                    file: &[],
-                },
-                &mut out,
-            )
-            .unwrap();
+        let (r, out) = run(src, n, &spec, true);
         // n letters from `bump`, then the result.
         assert!(
             out.len() == 300_006 && out.ends_with(b"300000"),
