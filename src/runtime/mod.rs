@@ -113,7 +113,8 @@ impl Default for Limits {
 
 pub(crate) use link::Link;
 pub use link::{
-    BUFFER_TUPLES, FeedStats, MAX_BUFFER_TUPLES, QUEUE_BUFFERS, Threads, buffer_tuples,
+    BUFFER_TUPLES, FeedStats, MAX_BUFFER_TUPLES, MIN_THREADED_LAG, QUEUE_BUFFERS, Threads,
+    buffer_tuples,
 };
 pub(crate) use model::Model;
 pub(crate) use tiering::Jit;
