@@ -444,6 +444,7 @@ fn every_program_runs_identically_with_its_hot_regions_compiled() {
 }
 
 mod native;
+mod native_calli;
 
 mod random {
     //! Random looping arithmetic programs: the interpreter is the oracle
