@@ -128,16 +128,24 @@ pub fn closed_functions(program: &Program) -> Vec<bool> {
         .iter()
         .map(|f| f.code.iter().all(|i| runs_natively(i) && few_targets(i)))
         .collect();
+    drop_callers_outside(program, &mut closed);
+    closed
+}
+
+/// The greatest fixpoint under the call graph: drops from `set` every
+/// function that may call (see [`callees`]) a function outside it, until
+/// nothing changes.
+fn drop_callers_outside(program: &Program, set: &mut [bool]) {
     loop {
         let mut changed = false;
         for (i, f) in program.functions.iter().enumerate() {
-            if closed[i] && callees(program, f).any(|g| !closed.get(g).copied().unwrap_or(false)) {
-                closed[i] = false;
+            if set[i] && callees(program, f).any(|g| !set.get(g).copied().unwrap_or(false)) {
+                set[i] = false;
                 changed = true;
             }
         }
         if !changed {
-            return closed;
+            return;
         }
     }
 }
@@ -189,18 +197,7 @@ pub fn native_functions(program: &Program) -> Vec<Native> {
         .enumerate()
         .map(|(i, f)| closed[i] && effect_free(f))
         .collect();
-    loop {
-        let mut changed = false;
-        for (i, f) in program.functions.iter().enumerate() {
-            if pure[i] && callees(program, f).any(|g| !pure.get(g).copied().unwrap_or(false)) {
-                pure[i] = false;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    drop_callers_outside(program, &mut pure);
     let mut bails: Vec<bool> = program
         .functions
         .iter()
