@@ -575,6 +575,9 @@ struct Accumulator {
     /// `64 - log2(index.len())`.
     shift: u32,
     replaceable: usize,
+    /// No entry before this one is replaceable with count 0 (see
+    /// [`Accumulator::victim`]).
+    zero_from: usize,
 }
 
 impl Accumulator {
@@ -590,6 +593,7 @@ impl Accumulator {
             mask: size - 1,
             shift: 64 - size.trailing_zeros(),
             replaceable: 0,
+            zero_from: 0,
         }
     }
 
@@ -730,15 +734,41 @@ impl Accumulator {
         if self.replaceable == 0 {
             return false;
         }
-        let victim = (0..self.entries.len())
-            .filter(|&i| self.entries[i].replaceable)
-            .min_by_key(|&i| self.entries[i].count)
-            .expect("replaceable count says one exists");
+        let victim = self.victim();
         self.remove_index(victim);
         self.entries[victim] = entry;
         self.replaceable -= 1;
         self.insert_index(key, victim);
         true
+    }
+
+    /// The replaceable entry with the lowest count, the first of them on a tie (there
+    /// is one: `replaceable > 0`).
+    ///
+    /// No count is below 0, so the first replaceable entry with count 0 is that entry.
+    /// Within an interval no entry becomes replaceable and no count falls (both happen
+    /// only in `end_interval`, which resets `zero_from`), so an entry that is not a
+    /// replaceable 0 now never becomes one before the interval ends: the search for
+    /// one resumes where the last one stopped. With retaining every kept entry starts
+    /// the interval as a replaceable 0, so at short intervals, where the accumulator
+    /// is full and nearly every promotion reuses an entry, this is one pass per
+    /// interval instead of one per promotion. Only when no replaceable 0 is left are
+    /// all entries scanned for the lowest count.
+    fn victim(&mut self) -> usize {
+        let zero = self.entries[self.zero_from..]
+            .iter()
+            .position(|e| e.replaceable & (e.count == 0));
+        if let Some(i) = zero {
+            let victim = self.zero_from + i;
+            // The victim is about to hold a non-replaceable entry.
+            self.zero_from = victim + 1;
+            return victim;
+        }
+        self.zero_from = self.entries.len();
+        (0..self.entries.len())
+            .filter(|&i| self.entries[i].replaceable)
+            .min_by_key(|&i| self.entries[i].count)
+            .expect("replaceable count says one exists")
     }
 
     fn end_interval(&mut self, retain: bool, threshold: u64) {
@@ -766,6 +796,7 @@ impl Accumulator {
         self.entries.truncate(kept);
         self.index.fill(EMPTY);
         self.replaceable = kept;
+        self.zero_from = 0;
         for slot in 0..kept {
             self.insert_index(self.entries[slot].key, slot);
         }

@@ -142,6 +142,40 @@ fn accumulator_index_survives_replacement_churn() {
 }
 
 #[test]
+fn the_victim_is_the_first_replaceable_entry_with_the_lowest_count() {
+    // The resumed search for a replaceable 0 (`Accumulator::victim`) against the rule
+    // itself, over hits, promotions and interval ends, retaining or not, with
+    // thresholds that leave replaceable entries at 0 and above.
+    for (retain, threshold) in [(true, 1), (true, 3), (false, 1), (false, 4)] {
+        let mut acc = Accumulator::new(16);
+        let mut rng = SplitMix64::new(threshold + retain as u64);
+        for round in 0..300 {
+            for _ in 0..40 {
+                let t = Tuple::value(rng.below(60), round % 3);
+                let key = mix(&t);
+                if let Some(i) = acc.find(&t, key) {
+                    acc.hit(i, threshold);
+                    continue;
+                }
+                let full = acc.entries.len() == acc.cap;
+                let expected = (full && acc.replaceable > 0).then(|| {
+                    (0..acc.entries.len())
+                        .filter(|&i| acc.entries[i].replaceable)
+                        .min_by_key(|&i| acc.entries[i].count)
+                        .unwrap()
+                });
+                let count = rng.below(3);
+                assert_eq!(acc.promote(t, key, count), !full || expected.is_some());
+                if let Some(i) = expected {
+                    assert_eq!(acc.entries[i].tuple, t, "round {round}");
+                }
+            }
+            acc.end_interval(retain, threshold);
+        }
+    }
+}
+
+#[test]
 fn sorting_a_block_handles_shared_home_slots() {
     let mut acc = Accumulator::new(8);
     // Two keys with one home slot and different tags, and a third key equal to the
