@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use toyvm_optimizer::{CompiledRegion, ExitKind, Fuel, HostCalls, PlanConfig};
+use toyvm_profiler::hash::TupleMap;
 use toyvm_vm::interp::HostFunctions;
 use toyvm_vm::{Candidate, KindSet, Program, Tuple};
 
@@ -245,7 +246,7 @@ pub struct Jit {
     /// What the JIT may still spend, in tuples (see the module doc).
     credit: u64,
     /// Candidates of interval ends not planned from yet, summed.
-    pending: HashMap<Tuple, u64>,
+    pending: TupleMap<u64>,
     /// Set when a log line could not be written: logging stops.
     log_failed: std::cell::Cell<bool>,
     /// The first output failure (see [`JitStats::output_error`]).
@@ -344,7 +345,7 @@ impl Jit {
             program,
             ran: 0,
             credit,
-            pending: HashMap::new(),
+            pending: TupleMap::default(),
             log_failed: std::cell::Cell::new(false),
             output_error: std::cell::RefCell::new(None),
         })

@@ -51,11 +51,11 @@
 //! branch inside the trace changed direction). Dropped code is interpreted,
 //! and so profiled, again, and the next intervals' candidates decide anew.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use toyvm_optimizer::{CompiledRegion, ExitKind, Profile, Region, Step, plan_regions_at};
 use toyvm_profiler::Candidate;
+use toyvm_profiler::hash::TupleMap;
 use toyvm_vm::{Pc, Tuple};
 
 use super::compiler::{Done, Job};
@@ -203,7 +203,7 @@ impl Jit {
             // function the candidates touch, once per installed loop and
             // interval, cost seconds on programs with dozens of loops.
             let mine = |t: &Tuple| Pc(t.a).func() == key.0;
-            let mut merged: HashMap<Tuple, u64> = HashMap::new();
+            let mut merged: TupleMap<u64> = TupleMap::default();
             for c in r
                 .planned_from
                 .iter()
