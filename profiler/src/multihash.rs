@@ -155,18 +155,15 @@ impl MultiHash {
         }
     }
 
-    /// The key the accumulator's index hashes `t` by.  The fast loop has the packed hash
-    /// word in hand before it probes, so fast models key by it (no second hash per
-    /// tuple); the others use [`mix`].  Either way one model always uses the same key,
-    /// and the key only places entries in the index: what the accumulator holds and
-    /// counts does not depend on it.
+    /// The key the accumulator's index hashes `t` by: [`mix`], a few arithmetic
+    /// operations, not the paper's hash. The key only places entries in the index:
+    /// what the accumulator holds and counts does not depend on it. Keying by the
+    /// cheap mixer lets the fast loop find a tuple in the accumulator without the
+    /// paper's hash, which only a miss needs (its counters); in program streams most
+    /// tuples hit (86-99.9% on fib, loop, sieve and poly at the defaults).
     #[inline]
     fn acc_key(&self, t: &Tuple) -> u64 {
-        if self.fast {
-            self.hash.word(t, 0)
-        } else {
-            mix(t)
-        }
+        mix(t)
     }
 
     #[inline]
@@ -258,15 +255,26 @@ impl Profiler for MultiHash {
         let wide = |block: &[Tuple], out: &mut [u64; BLOCK]| {
             hash.for_each_word0(block, |i, _, w| out[i % BLOCK] = w)
         };
+        let (single_one, wide_one) = if self.n == 1 {
+            let f = hash.single_fn();
+            (Some(move |t: &Tuple| f(t) as u64), None)
+        } else {
+            (None, Some(hash.word0_fn()))
+        };
+        macro_rules! go {
+            ($n:literal, $cu:literal, $block:expr, $one:expr) => {
+                fast.ingest::<$n, $cu>(batch, $block, $one.expect("chosen by the table count"))
+            };
+        }
         match (self.n, self.opts.conservative) {
-            (1, false) => fast.ingest::<1, false>(batch, single),
-            (1, true) => fast.ingest::<1, true>(batch, single),
-            (2, false) => fast.ingest::<2, false>(batch, wide),
-            (2, true) => fast.ingest::<2, true>(batch, wide),
-            (3, false) => fast.ingest::<3, false>(batch, wide),
-            (3, true) => fast.ingest::<3, true>(batch, wide),
-            (4, false) => fast.ingest::<4, false>(batch, wide),
-            _ => fast.ingest::<4, true>(batch, wide),
+            (1, false) => go!(1, false, single, single_one),
+            (1, true) => go!(1, true, single, single_one),
+            (2, false) => go!(2, false, wide, wide_one),
+            (2, true) => go!(2, true, wide, wide_one),
+            (3, false) => go!(3, false, wide, wide_one),
+            (3, true) => go!(3, true, wide, wide_one),
+            (4, false) => go!(4, false, wide, wide_one),
+            _ => go!(4, true, wide, wide_one),
         }
     }
 
@@ -342,9 +350,18 @@ impl Fast<'_> {
     /// conservative update on or off: the same steps as `observe` and `update_tables`,
     /// without per-tuple option checks or bounds checks on the counters.
     ///
-    /// Per block of `BLOCK` tuples, `hash` first fills the packed hash words in a
-    /// branch-free loop (each word is also the tuple's accumulator key).  Then the block
-    /// runs either tuple by tuple ([`Fast::in_order`]) or sorted ([`Fast::sorted`]).
+    /// Per block of `BLOCK` tuples, a branch-free loop first computes every tuple's
+    /// accumulator key ([`mix`]).  The paper's hash (the packed counter indices) is
+    /// needed only by the tuples the accumulator does not hold.  How the block runs
+    /// depends on how many of the block before it hit the accumulator:
+    /// - **few** (under 3/8: a wide, cold stream): `block_hash` fills every tuple's
+    ///   hash word in one branch-free pass, and the block runs tuple by tuple
+    ///   ([`Fast::in_order`]);
+    /// - **about half**: the same words, and the block runs sorted ([`Fast::sorted`]);
+    /// - **most** (over 5/8: a program's hot loop, whose tuples the accumulator
+    ///   shields): no block pass; tuple by tuple, and a miss hashes itself with
+    ///   `one_hash`.  At a 97% hit rate (fib) that skips the hash for 97% of the
+    ///   tuples.
     ///
     /// Sorting is for streams where whether a tuple is in the accumulator is close to a
     /// coin flip (at Zipf 1.2 about half the tuples are), so that branching on it per
@@ -365,57 +382,71 @@ impl Fast<'_> {
     fn ingest<const N: usize, const CU: bool>(
         &mut self,
         batch: &[Tuple],
-        hash: impl Fn(&[Tuple], &mut [u64; BLOCK]),
+        block_hash: impl Fn(&[Tuple], &mut [u64; BLOCK]),
+        one_hash: impl Fn(&Tuple) -> u64,
     ) {
+        let mut keys = [0u64; BLOCK];
         let mut words = [0u64; BLOCK];
         let mut sorted = Sorted::new();
         // Sorting costs a dozen instructions per tuple, which pays off only where the
-        // branch would mispredict often.  A block is sorted when the block before had
-        // between 3/8 and 5/8 hits: 96% of the blocks of Zipf 1.2, none of Zipf 0.8 (4%
-        // hits) and 9% of the program-like edge stream (43% hits, but mostly in runs
-        // that the branch predictor follows).
-        let mut sort = false;
+        // branch would mispredict often: 96% of the blocks of Zipf 1.2, none of Zipf
+        // 0.8 (4% hits) and 9% of the program-like edge stream (43% hits, but mostly
+        // in runs that the branch predictor follows).
+        // The block before's hits and length (none yet: run the first block as a cold
+        // stream's).
+        let (mut hits, mut len) = (0, 1);
         for block in batch.chunks(BLOCK) {
-            hash(block, &mut words);
-            let hits = if sort {
-                self.sorted::<N, CU>(block, &words, &mut sorted)
+            for (key, t) in keys.iter_mut().zip(block) {
+                *key = mix(t);
+            }
+            hits = if 8 * hits > 5 * len {
+                self.in_order::<N, CU>(block, &keys, |_, t| one_hash(t), 0)
             } else {
-                self.in_order::<N, CU>(block, &words, 0)
+                block_hash(block, &mut words);
+                let word = |j: usize, _: &Tuple| words[j % BLOCK];
+                if 8 * hits >= 3 * len {
+                    self.sorted::<N, CU>(block, &keys, word, &mut sorted)
+                } else {
+                    self.in_order::<N, CU>(block, &keys, word, 0)
+                }
             };
-            sort = (3 * block.len()..=5 * block.len()).contains(&(8 * hits));
+            len = block.len();
         }
     }
 
     /// The model's steps 1-3 (see the module doc) for a block, by the lists of
-    /// [`Accumulator::sort`]; the number of hits.
+    /// [`Accumulator::sort`]; the number of hits.  `word(j, t)` is the hash word of
+    /// `t = block[j]`.
     #[inline(always)]
     fn sorted<const N: usize, const CU: bool>(
         &mut self,
         block: &[Tuple],
-        words: &[u64; BLOCK],
+        keys: &[u64; BLOCK],
+        word: impl Fn(usize, &Tuple) -> u64 + Copy,
         sorted: &mut Sorted,
     ) -> usize {
-        self.acc.sort(&words[..block.len()], sorted);
+        self.acc.sort(&keys[..block.len()], sorted);
         if !self.acc.verify(block, sorted) {
             // A tuple's home slot holds another entry with an equal 15-bit tag (a few
             // lookups in a million): nothing has changed yet, so redo it in order.
-            return self.in_order::<N, CU>(block, words, 0);
+            return self.in_order::<N, CU>(block, keys, word, 0);
         }
         let mut counted = 0;
         for &at in &sorted.miss_at[..sorted.misses] {
             let j = at as usize % BLOCK;
-            let (t, key) = (block[j], words[j]);
+            let (t, key) = (block[j], keys[j]);
             if sorted.entry[j] != u16::MAX
                 && let Some(i) = self.acc.find(&t, key)
             {
                 self.acc.hit(i, self.threshold);
                 continue;
             }
-            let (new_min, idx) = self.count::<N, CU>(key);
+            let (new_min, idx) = self.count::<N, CU>(word(j, &t));
             if new_min as u64 >= self.threshold
                 && self.promote_in_block::<N, CU>(
                     block,
-                    words,
+                    keys,
+                    word,
                     sorted,
                     &mut counted,
                     j,
@@ -437,18 +468,19 @@ impl Fast<'_> {
     fn in_order<const N: usize, const CU: bool>(
         &mut self,
         block: &[Tuple],
-        words: &[u64; BLOCK],
+        keys: &[u64; BLOCK],
+        word: impl Fn(usize, &Tuple) -> u64,
         from: usize,
     ) -> usize {
         let mut hits = 0;
         for j in from..block.len() {
-            let (t, key) = (block[j], words[j % BLOCK]);
+            let (t, key) = (block[j], keys[j % BLOCK]);
             if let Some(i) = self.acc.find(&t, key) {
                 self.acc.hit(i, self.threshold);
                 hits += 1;
                 continue;
             }
-            let (new_min, idx) = self.count::<N, CU>(key);
+            let (new_min, idx) = self.count::<N, CU>(word(j, &t));
             if new_min as u64 >= self.threshold {
                 self.promote(t, key, new_min, &idx);
             }
@@ -459,8 +491,8 @@ impl Fast<'_> {
     /// Step 2 for a tuple not in the accumulator, given its packed hash word: its new
     /// minimum counter and its counters.
     #[inline(always)]
-    fn count<const N: usize, const CU: bool>(&mut self, key: u64) -> (u32, [usize; N]) {
-        let word = key ^ self.lane_offsets;
+    fn count<const N: usize, const CU: bool>(&mut self, word: u64) -> (u32, [usize; N]) {
+        let word = word ^ self.lane_offsets;
         let idx: [usize; N] = std::array::from_fn(|f| (word >> (16 * f)) as u16 as usize);
         let max = self.max;
         let new_min = if CU {
@@ -497,7 +529,8 @@ impl Fast<'_> {
     fn promote_in_block<const N: usize, const CU: bool>(
         &mut self,
         block: &[Tuple],
-        words: &[u64; BLOCK],
+        keys: &[u64; BLOCK],
+        word: impl Fn(usize, &Tuple) -> u64,
         sorted: &Sorted,
         counted: &mut usize,
         j: usize,
@@ -509,10 +542,10 @@ impl Fast<'_> {
             self.acc.hit(sorted.entry[at] as usize, self.threshold);
             *counted += 1;
         }
-        if !self.promote(block[j], words[j], new_min, idx) {
+        if !self.promote(block[j], keys[j % BLOCK], new_min, idx) {
             return false;
         }
-        self.in_order::<N, CU>(block, words, j + 1);
+        self.in_order::<N, CU>(block, keys, word, j + 1);
         // The hits after `j` were counted there.
         *counted = sorted.hits;
         true
