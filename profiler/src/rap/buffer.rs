@@ -4,11 +4,11 @@
 //! replaced.  Frequent events are thus counted in the buffer and reach the tree in
 //! batches; the buffer is flushed when the tree is read (rap_finalize).
 
-/// The buffer.
+/// The buffer.  A slot is `(key, count)`, empty when the count is 0; slots sit side by
+/// side so an event reads one of them.
 #[derive(Debug, Clone)]
 pub struct EventBuffer {
-    keys: Vec<u128>,
-    counts: Vec<u64>,
+    slots: Vec<(u128, u64)>,
     mask: usize,
 }
 
@@ -17,15 +17,14 @@ impl EventBuffer {
     pub fn new(entries: usize) -> Self {
         let n = entries.max(1).next_power_of_two();
         EventBuffer {
-            keys: vec![0; n],
-            counts: vec![0; n],
+            slots: vec![(0, 0); n],
             mask: n - 1,
         }
     }
 
     /// Slots.
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.slots.len()
     }
 
     /// Never empty: at least one slot.
@@ -36,25 +35,30 @@ impl EventBuffer {
     /// Buffers one event; returns the evicted `(key, count)` when the slot held another key.
     #[inline]
     pub fn push(&mut self, key: u128) -> Option<(u128, u64)> {
+        let (old, evicted) = self.push_slot(key);
+        evicted.then_some(old)
+    }
+
+    /// [`EventBuffer::push`] without branches on the outcome: returns the slot's previous
+    /// content and whether it was evicted (a different key with a nonzero count).  On a
+    /// hit the slot's key is rewritten with itself and its count grows by one; otherwise
+    /// the slot becomes `(key, 1)`.
+    #[inline]
+    pub fn push_slot(&mut self, key: u128) -> ((u128, u64), bool) {
         let h = (key as u64 ^ (key >> 64) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let i = (h >> 40) as usize & self.mask;
-        if self.counts[i] != 0 && self.keys[i] == key {
-            self.counts[i] += 1;
-            return None;
-        }
-        let old = (self.keys[i], self.counts[i]);
-        self.keys[i] = key;
-        self.counts[i] = 1;
-        (old.1 != 0).then_some(old)
+        let slot = &mut self.slots[(h >> 40) as usize & self.mask];
+        let old = *slot;
+        let hit = (old.0 == key) & (old.1 != 0);
+        *slot = (key, u64::from(hit) * old.1 + 1);
+        (old, !hit & (old.1 != 0))
     }
 
     /// Empties the buffer, yielding every buffered `(key, count)`.
     pub fn drain(&mut self) -> impl Iterator<Item = (u128, u64)> + '_ {
-        self.keys
-            .iter()
-            .zip(self.counts.iter_mut())
-            .filter(|(_, c)| **c != 0)
-            .map(|(k, c)| (*k, std::mem::take(c)))
+        self.slots
+            .iter_mut()
+            .filter(|s| s.1 != 0)
+            .map(|s| (s.0, std::mem::take(&mut s.1)))
     }
 }
 

@@ -118,8 +118,11 @@ pub struct RapSet {
     trees: Vec<RapTree>,
     buffers: Vec<EventBuffer>,
     hot: f64,
-    /// Per tree, the adds of the batch in flight ([`RapSet::add_events`]).
+    /// Per tree, the adds of the batch in flight ([`RapSet::add_events`]): the first
+    /// `pending_len` of `PENDING` slots (an evicted entry is written unconditionally and
+    /// counted only when it is one).
     pending: Vec<Vec<(u128, u64)>>,
+    pending_len: Vec<usize>,
 }
 
 /// `rap_init(number_of_simultaneous_profiles)`: one tree per profile type.
@@ -135,9 +138,13 @@ pub fn rap_init(number_of_simultaneous_profiles: usize, opts: &RapOptions) -> Ra
             Vec::new()
         },
         hot: opts.hot,
-        pending: vec![Vec::new(); n],
+        pending: vec![vec![(0, 0); PENDING]; n],
+        pending_len: vec![0; n],
     }
 }
+
+/// Slots of a tree's pending adds: a tree takes them in runs of at most this many.
+const PENDING: usize = 256;
 
 impl RapSet {
     /// `rap_add_points(id, count, profile_type)`: adds `count` events straight to the tree.
@@ -163,22 +170,31 @@ impl RapSet {
     /// then each tree takes the adds that reached it, in order ([`RapTree::add_batch`]).
     /// A buffer never depends on its tree, so the two passes give the same result.
     pub fn add_events(&mut self, events: impl Iterator<Item = (u128, usize)>) {
-        if self.buffers.is_empty() {
-            for (id, p) in events {
-                self.pending[p].push((id, 1));
-            }
-        } else {
-            for (id, p) in events {
-                if let Some(e) = self.buffers[p].push(id) {
-                    self.pending[p].push(e);
-                }
+        let buffered = !self.buffers.is_empty();
+        for (id, p) in events {
+            let len = self.pending_len[p];
+            let (e, pass) = if buffered {
+                self.buffers[p].push_slot(id)
+            } else {
+                ((id, 1), true)
+            };
+            self.pending[p][len] = e;
+            self.pending_len[p] = len + usize::from(pass);
+            if self.pending_len[p] == PENDING {
+                self.pass_pending(p);
             }
         }
-        for (t, adds) in self.trees.iter_mut().zip(self.pending.iter_mut()) {
-            if !adds.is_empty() {
-                t.add_batch(adds);
-                adds.clear();
-            }
+        for p in 0..self.trees.len() {
+            self.pass_pending(p);
+        }
+    }
+
+    /// Hands tree `p` its pending adds.  Trees do not depend on each other, so when
+    /// one of them takes its adds does not matter.
+    fn pass_pending(&mut self, p: usize) {
+        let len = std::mem::take(&mut self.pending_len[p]);
+        if len > 0 {
+            self.trees[p].add_batch(&self.pending[p][..len]);
         }
     }
 

@@ -38,7 +38,7 @@
 //! count and misses at most the counts held by its at most h strict ancestors.
 //!
 //! Implementation strategies that change no result.  Walks are the cost of an update
-//! (h = 64 dependent loads for b = 4), so an update starts from a hint: two small
+//! (h = 64 dependent loads for b = 4), so an update starts from a hint: two
 //! two-way tables of node slots (u32), one keyed by a hash of the full key (the leaf the
 //! key's last walk reached), one by a hash of the top 64 key bits (the deepest node at
 //! most 64/k deep on that path).  Every node stores its depth and prefix, so a hint is
@@ -107,13 +107,12 @@ pub struct RapTree {
     /// costs a walk from the root.
     key_hints: Vec<u32>,
     top_hints: Vec<u32>,
-    /// Per node, its count at the last [`RapTree::take_point_growth`] (0 when created).
-    marks: Vec<u64>,
-    /// The point nodes (with their keys) whose count differs from their mark: what
+    /// The point nodes (with their keys and their counts at the last
+    /// [`RapTree::take_point_growth`], their marks) whose count grew since then: what
     /// [`RapTree::take_point_growth`] visits instead of the whole tree.  A point joins
-    /// when an add first moves its count off its mark; a merge (which may free points)
-    /// rebuilds the list from the tree.
-    touched: Vec<(u32, u128)>,
+    /// (and sets its `touched` flag) when an add first moves its count off its mark, so
+    /// every other point's count is its mark; a merge drops the points it frees.
+    touched: Vec<(u32, u128, u64)>,
     /// The split limit `max(1, floor(eps * n / h))` for every n in `lim_lo..=lim_hi`.
     lim: u64,
     lim_lo: u64,
@@ -121,24 +120,28 @@ pub struct RapTree {
 }
 
 /// One node: its count, first child slot (0 for a leaf), depth and key prefix (the
-/// latter two validate walk hints).
+/// latter two validate walk hints), and for a point whether it is in the touched list
+/// (32 bytes: a point's update reads and writes one cache line).
 #[derive(Clone, Copy, Debug, Default)]
 struct Node {
     prefix: u128,
     count: u64,
     first: u32,
-    depth: u32,
+    depth: u16,
+    touched: bool,
 }
 
 /// The depth of a freed node: no hint validates against it.
-const DEAD: u32 = u32::MAX;
+const DEAD: u16 = u16::MAX;
 /// No node (an empty hint slot, or no anchor node seen).
 const NONE: usize = u32::MAX as usize;
 
 /// log2 of the slots of the hint table keyed by the top key half.
 const TOP_BITS: u32 = 16;
-/// log2 of the slots of the hint table keyed by the full key.
-const KEY_BITS: u32 = 17;
+/// log2 of the slots of the hint table keyed by the full key (1 MiB a tree: 2^17 slots
+/// missed about 6% of the adds of a 100,000-key Zipf(0.8) stream, each then a walk
+/// from the top half's hint at several cache misses).
+const KEY_BITS: u32 = 18;
 
 impl RapTree {
     /// A tree with branching factor `b` (a power of two dividing 2^128's bit count into
@@ -180,7 +183,6 @@ impl RapTree {
             last_merge: 0,
             key_hints: Vec::new(),
             top_hints: Vec::new(),
-            marks: Vec::new(),
             touched: Vec::new(),
             lim: 1,
             lim_lo: 0,
@@ -193,11 +195,9 @@ impl RapTree {
     /// Back to a lone root (rap_init); keeps the allocations.
     pub fn reset(&mut self) {
         self.nodes.clear();
-        self.marks.clear();
         self.touched.clear();
         self.free.clear();
         self.nodes.push(Node::default());
-        self.marks.push(0);
         self.n = 0;
         self.period = self.merge_first;
         self.next_merge = self.merge_first;
@@ -322,7 +322,6 @@ impl RapTree {
             None => {
                 let f = self.nodes.len();
                 self.nodes.resize(f + self.b, Node::default());
-                self.marks.resize(f + self.b, 0);
                 f
             }
         };
@@ -333,9 +332,9 @@ impl RapTree {
                 count: 0,
                 first: 0,
                 depth: depth + 1,
+                touched: false,
             };
         }
-        self.marks[first..first + self.b].fill(0);
         self.nodes[node].first = first as u32;
         self.live += self.b;
         self.peak = self.peak.max(self.live);
@@ -389,9 +388,10 @@ impl RapTree {
         if first != 0 {
             return false;
         }
-        if depth == self.height {
-            if c0 == self.marks[h] {
-                self.touched.push((h as u32, key));
+        if u32::from(depth) == self.height {
+            if !self.nodes[h].touched {
+                self.nodes[h].touched = true;
+                self.touched.push((h as u32, key, c0));
             }
         } else if !(count == 1 || self.prefix_fill) || c0 + count > self.limit_at(self.n + count) {
             // (The binary search of `add_chunk` lands all `count` events exactly when the
@@ -445,7 +445,9 @@ impl RapTree {
     fn on_path(&self, node: usize, key: u128) -> bool {
         match self.nodes.get(node) {
             Some(n) if n.depth != DEAD => {
-                key.checked_shr(128 - self.k * n.depth).unwrap_or(0) == n.prefix
+                key.checked_shr(128 - self.k * u32::from(n.depth))
+                    .unwrap_or(0)
+                    == n.prefix
             }
             _ => false,
         }
@@ -487,9 +489,7 @@ impl RapTree {
             if i + NEAR < items.len() {
                 let h = self.key_hints[slots[(i + NEAR) % 16]] as usize;
                 if let Some(n) = self.nodes.get(h) {
-                    // A point's mark too (slot 0's otherwise, always cached).
-                    let m = if n.depth == self.height { h } else { 0 };
-                    sink = sink.wrapping_add(n.count ^ self.marks[m]);
+                    sink = sink.wrapping_add(n.count);
                 }
             }
             if !self.add_to_hinted_leaf(key, count, slots[i % 16]) {
@@ -517,7 +517,7 @@ impl RapTree {
         } else {
             (0, 4)
         };
-        let (mut node, mut depth) = (start, self.nodes[start].depth);
+        let (mut node, mut depth) = (start, u32::from(self.nodes[start].depth));
         // The deepest node at most `anchor` deep seen on the path (known once a walk
         // starts at or above the anchor).
         let mut at_anchor = NONE;
@@ -535,8 +535,10 @@ impl RapTree {
                 at_anchor = crossed;
             }
             if depth == self.height {
-                if self.nodes[node].count == self.marks[node] {
-                    self.touched.push((node as u32, key));
+                if !self.nodes[node].touched {
+                    self.nodes[node].touched = true;
+                    self.touched
+                        .push((node as u32, key, self.nodes[node].count));
                 }
                 self.nodes[node].count += count;
                 self.n += count;
@@ -592,11 +594,10 @@ impl RapTree {
         }
         self.merge_below(0, thr);
         self.last_merge = self.n;
-        // Merged-away points are gone (their slots may be reused): list the live ones.
-        self.touched.clear();
-        let mut touched = std::mem::take(&mut self.touched);
-        self.collect_touched(0, 0, 0, &mut touched);
-        self.touched = touched;
+        // Merged-away points are gone (their slots may be reused): keep the live ones.
+        let nodes = &self.nodes;
+        self.touched
+            .retain(|&(node, _, _)| nodes[node as usize].depth != DEAD);
     }
 
     /// Returns the subtree sum when `node` is a leaf after the pass, `None` otherwise.
@@ -724,32 +725,17 @@ impl RapTree {
     pub fn take_point_growth(&mut self) -> Vec<(u128, u64)> {
         // Only touched points can have grown; every other point's count equals its mark.
         let mut out = Vec::new();
-        for (node, key) in self.touched.drain(..) {
-            let node = node as usize;
-            let grown = self.nodes[node].count - self.marks[node];
+        for (node, key, mark) in self.touched.drain(..) {
+            let n = &mut self.nodes[node as usize];
+            let grown = n.count - mark;
             if grown > 0 {
                 out.push((key, grown));
             }
-            self.marks[node] = self.nodes[node].count;
+            n.touched = false;
         }
         // Descending keys: the order of the depth-first walk this replaces.
         out.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
         out
-    }
-
-    fn collect_touched(&self, node: usize, prefix: u128, depth: u32, out: &mut Vec<(u32, u128)>) {
-        if depth == self.height {
-            if self.nodes[node].count != self.marks[node] {
-                out.push((node as u32, prefix));
-            }
-            return;
-        }
-        let first = self.nodes[node].first as usize;
-        if first != 0 {
-            for d in 0..self.b {
-                self.collect_touched(first + d, (prefix << self.k) | d as u128, depth + 1, out);
-            }
-        }
     }
 
     fn collect_points(&self, node: usize, prefix: u128, depth: u32, out: &mut Vec<(u128, u64)>) {
