@@ -7,9 +7,11 @@
 //! order; every contender's output is checked against toyvm's interpreter;
 //! the report gives median wall times (whole processes; native Rust is
 //! timed in-process), each toyvm mode's ratio to the peers, the JIT's
-//! speedup over toyvm's own interpreter, geometric means, and the median
-//! and range of the interpreter's per-round ratio to each Lua interpreter
-//! (robust to a host whose speed drifts over the run). Peers that are not
+//! speedup over toyvm's own interpreter, geometric means, each
+//! contender's fastest and slowest run, and the median and range of the
+//! per-round ratios of the pairs the targets are stated in (the interpreter
+//! to each Lua interpreter, the JIT to the interpreter, LuaJIT and Rust:
+//! robust to a host whose speed drifts over the run). Peers that are not
 //! installed (`apt-get install lua5.4 luajit`) are skipped with a note.
 
 use std::hint::black_box;
@@ -79,6 +81,20 @@ const MODES: &[(&str, &[&str])] = &[
     ("interp", &[]),
     ("jit/perfect", &["--profile", "perfect"]),
     ("jit/multihash", &["--profile", "multihash"]),
+];
+
+/// The pairs of contenders (numerator, denominator) whose per-round ratio
+/// the report gives: the interpreter against both Lua interpreters, the
+/// JIT against its own interpreter, LuaJIT and native Rust.
+const ROUND_PAIRS: &[(&str, &str)] = &[
+    ("toyvm interp", "lua5.4"),
+    ("toyvm interp", "luajit -joff"),
+    ("toyvm interp", "toyvm jit/perfect"),
+    ("toyvm interp", "toyvm jit/multihash"),
+    ("toyvm jit/perfect", "luajit"),
+    ("toyvm jit/multihash", "luajit"),
+    ("toyvm jit/perfect", "rust"),
+    ("toyvm jit/multihash", "rust"),
 ];
 
 const PEERS: &[(&str, &str, &[&str])] = &[
@@ -218,10 +234,10 @@ fn main() {
     let mut columns: Vec<String> = MODES.iter().map(|m| format!("toyvm {}", m.0)).collect();
     columns.extend(peers.iter().map(|p| p.0.to_owned()));
     columns.push("rust".into());
-    println!("whole-program medians over {runs} runs, seconds");
+    println!("whole-program medians over {runs} runs [fastest-slowest], seconds");
     print!("{:<8}", "bench");
     for c in &columns {
-        print!(" {c:>18}");
+        print!(" {c:>24}");
     }
     println!();
 
@@ -296,21 +312,21 @@ fn main() {
                 }
             }
         }
-        // The interpreter against each Lua, round by round.
-        for (j, p) in peers.iter().enumerate() {
-            if !["lua5.4", "luajit -joff"].contains(&p.0) {
+        // Per-round ratios of the pairs the targets are stated in: each
+        // round's two runs were made moments apart, so a host whose speed
+        // drifts over the run moves both.
+        for &(num, den) in ROUND_PAIRS {
+            let (Some(i), Some(j)) = (
+                columns.iter().position(|c| c == num),
+                columns.iter().position(|c| c == den),
+            ) else {
                 continue;
-            }
-            let mut r: Vec<f64> = times[0]
-                .iter()
-                .zip(&times[MODES.len() + j])
-                .map(|(t, u)| t / u)
-                .collect();
+            };
+            let mut r: Vec<f64> = times[i].iter().zip(&times[j]).map(|(t, u)| t / u).collect();
             if !r.is_empty() {
                 paired.push(format!(
-                    "{:<8} toyvm interp / {:<13} median {:.2}, range {:.2}-{:.2} over {} rounds",
+                    "{:<8} {num:>19} / {den:<19} median {:.2}, range {:.2}-{:.2} over {} rounds",
                     b.name,
-                    p.0,
                     median(&mut r),
                     r[0],
                     r[r.len() - 1],
@@ -351,10 +367,14 @@ fn main() {
             .map(|t| (!t.is_empty()).then(|| median(t)))
             .collect();
         print!("{:<8}", b.name);
-        for m in &medians {
+        for (m, t) in medians.iter().zip(&times) {
             match m {
-                Some(m) => print!(" {m:>18.3}"),
-                None => print!(" {:>18}", "-"),
+                // `median` sorted the times: the range is first to last.
+                Some(m) => print!(
+                    " {:>24}",
+                    format!("{m:.3} [{:.3}-{:.3}]", t[0], t[t.len() - 1])
+                ),
+                None => print!(" {:>24}", "-"),
             }
         }
         println!();
