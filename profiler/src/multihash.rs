@@ -84,6 +84,12 @@ pub struct MultiHash {
     lane_offsets: u64,
     max: u32,
     acc: Accumulator,
+    /// Whether the accumulator is keyed by [`mix`] this interval, rather than by the
+    /// packed hash word (see [`MultiHash::acc_key`]).
+    mixed_keys: bool,
+    /// Tuples the fast loop saw this interval, and how many the accumulator held.
+    seen: u64,
+    held: u64,
 }
 
 impl MultiHash {
@@ -119,6 +125,10 @@ impl MultiHash {
             lane_offsets: if fast { lane_offsets } else { 0 },
             max,
             acc: Accumulator::new(cap.clamp(1, u16::MAX as usize - 1)),
+            // Models without the fast loop have no hash word in hand: always the mixer.
+            mixed_keys: !fast,
+            seen: 0,
+            held: 0,
             spec,
             opts,
         }
@@ -155,15 +165,41 @@ impl MultiHash {
         }
     }
 
-    /// The key the accumulator's index hashes `t` by: [`mix`], a few arithmetic
-    /// operations, not the paper's hash. The key only places entries in the index:
-    /// what the accumulator holds and counts does not depend on it. Keying by the
-    /// cheap mixer lets the fast loop find a tuple in the accumulator without the
-    /// paper's hash, which only a miss needs (its counters); in program streams most
-    /// tuples hit (86-99.9% on fib, loop, sieve and poly at the defaults).
+    /// The key the accumulator's index hashes `t` by. The key only places entries in
+    /// the index: what the accumulator holds and counts does not depend on it, so the
+    /// model may choose it by what is cheapest for the stream, interval by interval
+    /// ([`MultiHash::choose_keys`]):
+    /// - the packed hash word, which the fast loop computes anyway for every tuple the
+    ///   accumulator does not hold: the cheaper key when most tuples miss (a wide or
+    ///   cold stream: 4% of Zipf 0.8 hits, 43% of a program-like edge stream);
+    /// - [`mix`], a few arithmetic operations: when most tuples hit (86-99.9% of the
+    ///   tuples of fib, loop, sieve and poly), a hit then costs no paper hash at all,
+    ///   and only misses compute their counters' indices.
+    ///
+    /// Models without the fast loop always use [`mix`].
     #[inline]
     fn acc_key(&self, t: &Tuple) -> u64 {
-        mix(t)
+        if self.mixed_keys {
+            mix(t)
+        } else {
+            self.hash.word(t, 0)
+        }
+    }
+
+    /// At an interval end: key the next interval's accumulator by [`mix`] when more
+    /// than 5/8 of this interval's tuples hit it, otherwise by the hash word. Decided
+    /// from the stream alone, so runs stay deterministic; changing keys re-keys the
+    /// (at most 100/t) entries kept, when the index is rebuilt anyway.
+    fn choose_keys(&mut self) -> bool {
+        let mixed = if self.fast && self.seen > 0 {
+            8 * self.held > 5 * self.seen
+        } else {
+            self.mixed_keys
+        };
+        (self.seen, self.held) = (0, 0);
+        let changed = mixed != self.mixed_keys;
+        self.mixed_keys = mixed;
+        changed
     }
 
     #[inline]
@@ -261,12 +297,18 @@ impl Profiler for MultiHash {
         } else {
             (None, Some(hash.word0_fn()))
         };
+        let mixed = self.mixed_keys;
         macro_rules! go {
             ($n:literal, $cu:literal, $block:expr, $one:expr) => {
-                fast.ingest::<$n, $cu>(batch, $block, $one.expect("chosen by the table count"))
+                fast.ingest::<$n, $cu>(
+                    batch,
+                    mixed,
+                    $block,
+                    $one.expect("chosen by the table count"),
+                )
             };
         }
-        match (self.n, self.opts.conservative) {
+        let held = match (self.n, self.opts.conservative) {
             (1, false) => go!(1, false, single, single_one),
             (1, true) => go!(1, true, single, single_one),
             (2, false) => go!(2, false, wide, wide_one),
@@ -275,7 +317,9 @@ impl Profiler for MultiHash {
             (3, true) => go!(3, true, wide, wide_one),
             (4, false) => go!(4, false, wide, wide_one),
             _ => go!(4, true, wide, wide_one),
-        }
+        };
+        self.seen += batch.len() as u64;
+        self.held += held as u64;
     }
 
     fn end_interval_with(&mut self, estimates: &mut dyn FnMut(Tuple, u64)) -> Vec<Candidate> {
@@ -293,6 +337,16 @@ impl Profiler for MultiHash {
             })
             .collect();
         sort_candidates(&mut out);
+        if self.choose_keys() {
+            let (mixed, hash) = (self.mixed_keys, &self.hash);
+            for e in &mut self.acc.entries {
+                e.key = if mixed {
+                    mix(&e.tuple)
+                } else {
+                    hash.word(&e.tuple, 0)
+                };
+            }
+        }
         self.acc.end_interval(self.opts.retain, self.threshold);
         self.counters[..self.n * self.size].fill(0);
         out
@@ -350,18 +404,20 @@ impl Fast<'_> {
     /// conservative update on or off: the same steps as `observe` and `update_tables`,
     /// without per-tuple option checks or bounds checks on the counters.
     ///
-    /// Per block of `BLOCK` tuples, a branch-free loop first computes every tuple's
-    /// accumulator key ([`mix`]).  The paper's hash (the packed counter indices) is
-    /// needed only by the tuples the accumulator does not hold.  How the block runs
-    /// depends on how many of the block before it hit the accumulator:
-    /// - **few** (under 3/8: a wide, cold stream): `block_hash` fills every tuple's
-    ///   hash word in one branch-free pass, and the block runs tuple by tuple
-    ///   ([`Fast::in_order`]);
-    /// - **about half**: the same words, and the block runs sorted ([`Fast::sorted`]);
-    /// - **most** (over 5/8: a program's hot loop, whose tuples the accumulator
-    ///   shields): no block pass; tuple by tuple, and a miss hashes itself with
-    ///   `one_hash`.  At a 97% hit rate (fib) that skips the hash for 97% of the
-    ///   tuples.
+    /// Keyed by the hash word (`mixed_keys` false: most tuples miss), `block_hash` first
+    /// fills every tuple's word, which is also its accumulator key, in one branch-free
+    /// pass per block of `BLOCK` tuples; the block then runs tuple by tuple
+    /// ([`Fast::in_order`]) or, when about half of the block before hit, sorted
+    /// ([`Fast::sorted`]).
+    ///
+    /// Keyed by [`mix`] (most tuples hit), a branch-free pass computes the keys; the
+    /// paper's hash (the packed counter indices) is needed only by the tuples the
+    /// accumulator does not hold.  When over 5/8 of the block before hit, there is no
+    /// block hash: the block runs tuple by tuple and a miss hashes itself with
+    /// `one_hash` (at fib's 97% hits that skips the hash for 97% of the tuples);
+    /// otherwise as above, with the words of the block pass.
+    ///
+    /// Returns the tuples the accumulator held.
     ///
     /// Sorting is for streams where whether a tuple is in the accumulator is close to a
     /// coin flip (at Zipf 1.2 about half the tuples are), so that branching on it per
@@ -382,9 +438,10 @@ impl Fast<'_> {
     fn ingest<const N: usize, const CU: bool>(
         &mut self,
         batch: &[Tuple],
+        mixed_keys: bool,
         block_hash: impl Fn(&[Tuple], &mut [u64; BLOCK]),
         one_hash: impl Fn(&Tuple) -> u64,
-    ) {
+    ) -> usize {
         let mut keys = [0u64; BLOCK];
         let mut words = [0u64; BLOCK];
         let mut sorted = Sorted::new();
@@ -395,23 +452,38 @@ impl Fast<'_> {
         // The block before's hits and length (none yet: run the first block as a cold
         // stream's).
         let (mut hits, mut len) = (0, 1);
+        let mut held = 0;
         for block in batch.chunks(BLOCK) {
-            for (key, t) in keys.iter_mut().zip(block) {
-                *key = mix(t);
-            }
-            hits = if 8 * hits > 5 * len {
-                self.in_order::<N, CU>(block, &keys, |_, t| one_hash(t), 0)
-            } else {
+            let sort = (3 * len..=5 * len).contains(&(8 * hits));
+            hits = if !mixed_keys {
+                // Keyed by the hash word: every tuple's is needed.
                 block_hash(block, &mut words);
                 let word = |j: usize, _: &Tuple| words[j % BLOCK];
-                if 8 * hits >= 3 * len {
-                    self.sorted::<N, CU>(block, &keys, word, &mut sorted)
+                if sort {
+                    self.sorted::<N, CU>(block, &words, word, &mut sorted)
                 } else {
-                    self.in_order::<N, CU>(block, &keys, word, 0)
+                    self.in_order::<N, CU>(block, &words, word, 0)
+                }
+            } else {
+                for (key, t) in keys.iter_mut().zip(block) {
+                    *key = mix(t);
+                }
+                if 8 * hits > 5 * len {
+                    self.in_order::<N, CU>(block, &keys, |_, t| one_hash(t), 0)
+                } else {
+                    block_hash(block, &mut words);
+                    let word = |j: usize, _: &Tuple| words[j % BLOCK];
+                    if sort {
+                        self.sorted::<N, CU>(block, &keys, word, &mut sorted)
+                    } else {
+                        self.in_order::<N, CU>(block, &keys, word, 0)
+                    }
                 }
             };
+            held += hits;
             len = block.len();
         }
+        held
     }
 
     /// The model's steps 1-3 (see the module doc) for a block, by the lists of
