@@ -71,11 +71,16 @@ pub struct Conte {
     arcs: TupleMap<f64>,
     reads: u64,
     clock: u64,
+    /// Sets of `ways` entries, and `sets - 1` when that is a power of two (the usual
+    /// case): a set is then selected by a mask rather than a division per tuple.
+    sets: u64,
+    set_mask: Option<u64>,
 }
 
 impl Conte {
     /// A model from its spec and options.
     pub fn new(spec: ProfilerSpec, opts: ConteOptions) -> Self {
+        let sets = (opts.entries / opts.ways) as u64;
         Conte {
             threshold: spec.threshold_count(),
             entries: vec![Entry::default(); opts.entries],
@@ -83,6 +88,8 @@ impl Conte {
             arcs: TupleMap::default(),
             reads: 0,
             clock: 0,
+            sets,
+            set_mask: sets.is_power_of_two().then(|| sets - 1),
             spec,
             opts,
         }
@@ -105,7 +112,11 @@ impl Conte {
         // is mixed in so equal offsets in different functions spread.
         let x = (pc & 0xffff_ffff) ^ (pc >> 32).wrapping_mul(0x9E37_79B1);
         let ways = self.opts.ways;
-        let base = (x % (self.entries.len() / ways) as u64) as usize * ways;
+        let set = match self.set_mask {
+            Some(mask) => x & mask,
+            None => x % self.sets,
+        };
+        let base = set as usize * ways;
         self.clock += 1;
         let set = base..base + ways;
         let i = match set
