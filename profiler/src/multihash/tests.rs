@@ -1,6 +1,6 @@
 use super::*;
 use crate::hash::SplitMix64;
-use crate::spec::parse_spec;
+use crate::spec::{Model, parse_spec};
 
 fn run(spec: &str, stream: &[Tuple]) -> Vec<Candidate> {
     let mut m = parse_spec(spec).unwrap().build();
@@ -214,40 +214,58 @@ fn theoretical_bound_matches_section_6_2() {
 fn the_accumulator_key_follows_the_hit_rate_and_changes_no_result() {
     // Intervals that alternate between nearly all hot tuples (held by the accumulator:
     // keyed by the mixer next) and mostly a wide cold tail (keyed by the hash word
-    // next), through the fast loop and the per-tuple path. The hot tuples stay
-    // candidates throughout, so the entries retained across each change of key are
-    // looked up again under the new key.
-    let spec = parse_spec("multihash:interval=2000,threshold=1%").unwrap();
-    let mut rng = SplitMix64::new(9);
-    let (mut batch, mut single) = (
-        MultiHash::new(spec.clone(), MultiHashOptions::BEST),
-        spec.build(),
-    );
-    let mut keyed = Vec::new();
-    for interval in 0..8 {
-        let stream: Vec<Tuple> = (0..2000)
-            .map(|_| {
-                let hot_share = if interval % 2 == 0 { 95 } else { 30 };
-                if rng.below(100) < hot_share {
-                    Tuple::edge(rng.below(8), 1)
-                } else {
-                    Tuple::value(rng.below(50_000), rng.below(1 << 40))
-                }
-            })
-            .collect();
-        batch.observe_batch(&stream);
-        stream.iter().for_each(|t| single.observe(*t));
-        assert_eq!(
-            batch.end_interval(),
-            single.end_interval(),
-            "interval {interval}"
-        );
-        keyed.push(batch.mixed_keys);
-        // Every entry kept is found under the key the next interval looks it up by.
-        for (i, e) in batch.acc.entries.iter().enumerate() {
-            let key = batch.acc_key(&e.tuple);
-            assert_eq!(batch.acc.find(&e.tuple, key), Some(i), "{}", e.tuple);
+    // next), through the fast loop and the per-tuple path, for every table count the
+    // fast loop specializes on (one table hashes through its narrow table) and both
+    // update rules. The hot tuples stay candidates throughout, so the entries retained
+    // across each change of key are looked up again under the new key.
+    for opts in [
+        "",
+        "tables=1,entries=64,",
+        "tables=2,entries=1024,cu=off,",
+        "tables=3,entries=1536,",
+    ] {
+        let spec = parse_spec(&format!("multihash:{opts}interval=2000,threshold=1%")).unwrap();
+        let Model::MultiHash(o) = &spec.model else {
+            unreachable!("a multihash spec")
+        };
+        let (mut batch, mut single) = (MultiHash::new(spec.clone(), o.clone()), spec.build());
+        assert!(batch.fast, "{spec}");
+        let mut rng = SplitMix64::new(9);
+        let mut keyed = Vec::new();
+        for interval in 0..8 {
+            let stream: Vec<Tuple> = (0..2000)
+                .map(|_| {
+                    let hot_share = if interval % 2 == 0 { 95 } else { 30 };
+                    if rng.below(100) < hot_share {
+                        Tuple::edge(rng.below(8), 1)
+                    } else {
+                        Tuple::value(rng.below(50_000), rng.below(1 << 40))
+                    }
+                })
+                .collect();
+            batch.observe_batch(&stream);
+            stream.iter().for_each(|t| single.observe(*t));
+            assert_eq!(
+                batch.end_interval(),
+                single.end_interval(),
+                "{spec}, interval {interval}"
+            );
+            keyed.push(batch.mixed_keys);
+            // Every entry kept is found under the key the next interval looks it up by.
+            for (i, e) in batch.acc.entries.iter().enumerate() {
+                let key = batch.acc_key(&e.tuple);
+                assert_eq!(
+                    batch.acc.find(&e.tuple, key),
+                    Some(i),
+                    "{spec}: {}",
+                    e.tuple
+                );
+            }
         }
+        assert_eq!(
+            keyed,
+            [true, false, true, false, true, false, true, false],
+            "{spec}"
+        );
     }
-    assert_eq!(keyed, [true, false, true, false, true, false, true, false]);
 }
