@@ -53,6 +53,8 @@ pub struct CompiledRegion {
     pub(super) max_regs: u16,
     pub(super) exits: Vec<ExitSite>,
     pub(super) code_size: usize,
+    /// Calls to native functions compiled inline.
+    pub(super) inlined: usize,
     pub(super) compile_time: Duration,
     pub(super) clif: Option<String>,
     /// The region's own module: freed when the region is dropped.
@@ -290,6 +292,12 @@ impl CompiledRegion {
     /// Bytes of machine code.
     pub fn code_size(&self) -> usize {
         self.code_size
+    }
+
+    /// Calls to small native functions that calling nothing compiled
+    /// inline in this region (the rest stay native calls).
+    pub fn inlined_calls(&self) -> usize {
+        self.inlined
     }
 
     /// Wall time from lowering to finalized code.

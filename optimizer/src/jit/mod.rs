@@ -9,7 +9,10 @@
 //! Native functions (see [`crate::native`]) live in the same module: the
 //! cache compiles every closed function of a program once
 //! ([`CodeCache::compile_natives`]); regions call them directly. No Rust
-//! code ever calls a native function except through a region.
+//! code ever calls a native function except through a region. Small
+//! natives are inlined by Cranelift's inliner (`cranelift_codegen::inline`)
+//! into the natives that call them, one level deep, and those that call
+//! nothing into the regions that call them (see `SmallCallees`).
 //!
 //! Ownership: a `CodeMemory` holds one `cranelift_jit::JITModule` and so its
 //! code memory. The native functions of the cache live in one module, which
@@ -44,10 +47,12 @@ use crate::{Error, Result};
 
 mod compiled;
 mod host;
+mod inline;
 
 pub use compiled::{CompiledRegion, Fuel};
 pub use host::HostCalls;
 pub(crate) use host::trampoline_address;
+use inline::{SmallCallees, inlinable};
 
 /// The machine-level signature of a compiled region (see the private `codegen`
 /// module for what the code does with each argument). `ctx` points at the run's
@@ -75,6 +80,12 @@ struct Natives {
     ids: Vec<Option<FuncId>>,
     /// Machine stack bytes of the largest native frame.
     frame: usize,
+    /// Calls between natives compiled inline (see `SmallCallees`).
+    inlined: usize,
+    /// Per function: the IR of its native function, before optimization,
+    /// where it is small enough and calls nothing (see `SmallCallees`):
+    /// what a region inlines where it calls the function.
+    leaves: Vec<Option<ir::Function>>,
     /// The most registers any function of the program has.
     max_regs: u16,
     /// Which set this is: names its functions (`native{generation}_f{f}`).
@@ -271,6 +282,12 @@ impl CodeCache {
         self.natives.as_ref().map_or(0, |n| n.frame)
     }
 
+    /// Calls from one native function to another that were compiled
+    /// inline (0 before `compile_natives`).
+    pub fn inlined_calls(&self) -> usize {
+        self.natives.as_ref().map_or(0, |n| n.inlined)
+    }
+
     /// Regions compiled so far.
     pub fn compiled(&self) -> u64 {
         self.compiled
@@ -282,7 +299,13 @@ impl CodeCache {
     pub fn clif(&mut self, region: &Region) -> Result<String> {
         self.check_native_calls(region)?;
         let mut module = self.region_module();
-        let mut declare = importer(&mut module, &*self.isa, self.natives.as_ref());
+        let mut imported = HashMap::new();
+        let mut declare = importer(
+            &mut module,
+            &*self.isa,
+            self.natives.as_ref(),
+            &mut imported,
+        );
         let lowered = codegen::lower(
             region,
             &*self.isa,
@@ -370,6 +393,7 @@ impl CodeCache {
         // their callee's id before its body exists.
         let mut ids = vec![None; program.functions.len()];
         let mut frame = 0;
+        let mut inlined_calls = 0;
         for (f, func) in program.functions.iter().enumerate() {
             if natives[f].callable() {
                 let sig = fcodegen::native_signature(&*self.isa, func.params);
@@ -380,26 +404,50 @@ impl CodeCache {
                 ids[f] = Some(id);
             }
         }
+        // Lower all first: a caller inlines its small callees' bodies.
+        let mut lowered = Vec::with_capacity(ids.len());
+        for (f, id) in ids.iter().enumerate() {
+            lowered.push(match id {
+                Some(_) => {
+                    let mut declare = declarer(&mut module, Some(&ids));
+                    Some(fcodegen::lower_function(
+                        program,
+                        f as u32,
+                        &natives,
+                        &*self.isa,
+                        &mut self.fctx,
+                        &mut declare,
+                        self.metering,
+                    )?)
+                }
+                None => None,
+            });
+        }
+        let by_id: HashMap<u32, usize> = ids
+            .iter()
+            .enumerate()
+            .filter_map(|(f, id)| Some((id.as_ref()?.as_u32(), f)))
+            .collect();
         for (f, id) in ids.iter().enumerate() {
             let Some(id) = *id else { continue };
-            let func = {
-                let mut declare = declarer(&mut module, Some(&ids));
-                fcodegen::lower_function(
-                    program,
-                    f as u32,
-                    &natives,
-                    &*self.isa,
-                    &mut self.fctx,
-                    &mut declare,
-                    self.metering,
-                )?
+            let Some(func) = lowered[f].clone() else {
+                continue;
             };
             self.ctx.clear();
             self.ctx.func = func;
+            let mut inliner = SmallCallees::new(&lowered, &by_id);
+            self.ctx.inline(&mut inliner).map_err(|e| failed(f, &e))?;
+            let inlined = inliner.inlined;
+            inlined_calls += inlined.len();
             let defined = module.define_function(id, &mut self.ctx);
             if let Some(c) = self.ctx.compiled_code() {
-                let bytes = frame_bytes(c.code_buffer())
-                    .unwrap_or_else(|| estimated_frame_bytes(&program.functions[f]));
+                let bytes = frame_bytes(c.code_buffer()).unwrap_or_else(|| {
+                    // The inlined bodies' registers live in this frame too.
+                    std::iter::once(f)
+                        .chain(inlined)
+                        .map(|g| estimated_frame_bytes(&program.functions[g]))
+                        .sum()
+                });
                 frame = frame.max(bytes);
             }
             module.clear_context(&mut self.ctx);
@@ -428,10 +476,16 @@ impl CodeCache {
             })
             .collect();
         drop(module);
+        let leaves = lowered
+            .into_iter()
+            .map(|body| body.filter(|b| b.dfg.ext_funcs.is_empty() && inlinable(b)))
+            .collect();
         self.natives = Some(Natives {
             functions: program.functions.clone(),
             ids,
             frame,
+            inlined: inlined_calls,
+            leaves,
             max_regs: program.functions.iter().map(|f| f.regs).max().unwrap_or(0),
             generation,
             symbols: Arc::new(symbols),
@@ -487,8 +541,14 @@ impl CodeCache {
             .ok_or_else(|| invalid("the function has no `ret`"))?;
         let start = Instant::now();
         let mut module = self.region_module();
+        let mut imported = HashMap::new();
         let lowered = {
-            let mut declare = importer(&mut module, &*self.isa, self.natives.as_ref());
+            let mut declare = importer(
+                &mut module,
+                &*self.isa,
+                self.natives.as_ref(),
+                &mut imported,
+            );
             fcodegen::lower_stub(
                 program,
                 func,
@@ -503,7 +563,7 @@ impl CodeCache {
         let clif = self
             .dump_clif
             .then(|| format!("; whole function f{func}\n{}", lowered.func.display()));
-        self.finish(module, lowered, func, 0, true, clif, start)
+        self.finish(module, lowered, &imported, (func, 0), true, clif, start)
     }
 
     /// Compiles `region` (lowering, verification, Cranelift's optimizer and
@@ -512,8 +572,14 @@ impl CodeCache {
         let start = Instant::now();
         let calls_native = self.check_native_calls(region)?;
         let mut module = self.region_module();
+        let mut imported = HashMap::new();
         let lowered = {
-            let mut declare = importer(&mut module, &*self.isa, self.natives.as_ref());
+            let mut declare = importer(
+                &mut module,
+                &*self.isa,
+                self.natives.as_ref(),
+                &mut imported,
+            );
             codegen::lower(
                 region,
                 &*self.isa,
@@ -526,8 +592,8 @@ impl CodeCache {
         self.finish(
             module,
             lowered,
-            region.func,
-            region.head,
+            &imported,
+            (region.func, region.head),
             calls_native,
             clif,
             start,
@@ -541,8 +607,8 @@ impl CodeCache {
         &mut self,
         mut module: JITModule,
         lowered: Lowered,
-        func: u32,
-        head: u32,
+        imported: &HashMap<u32, usize>,
+        (func, head): (u32, u32),
         calls_native: bool,
         clif: Option<String>,
         start: Instant,
@@ -562,6 +628,15 @@ impl CodeCache {
             .map_err(|e| failed(&e))?;
         self.ctx.clear();
         self.ctx.func = lowered.func;
+        // Small natives that call nothing are inlined where the region
+        // calls them (a native's own calls name functions of the natives'
+        // module, which the region's module does not know).
+        let mut inlined = 0;
+        if let Some(n) = &self.natives {
+            let mut inliner = SmallCallees::new(&n.leaves, imported);
+            self.ctx.inline(&mut inliner).map_err(|e| failed(&e))?;
+            inlined = inliner.inlined.len();
+        }
         let defined = module.define_function(id, &mut self.ctx);
         let code_size = self
             .ctx
@@ -588,6 +663,7 @@ impl CodeCache {
             max_regs,
             exits: lowered.exits,
             code_size,
+            inlined,
             compile_time: start.elapsed(),
             clif,
             _memory: CodeMemory::new(module),
@@ -625,6 +701,7 @@ fn importer<'a>(
     module: &'a mut JITModule,
     isa: &'a dyn cranelift_codegen::isa::TargetIsa,
     natives: Option<&'a Natives>,
+    imported: &'a mut HashMap<u32, usize>,
 ) -> impl FnMut(u32, &mut ir::Function) -> ir::FuncRef + 'a {
     move |callee, func| {
         let natives = natives.expect("callees are checked to be compiled natives before lowering");
@@ -634,6 +711,7 @@ fn importer<'a>(
         let id = module
             .declare_function(&name, Linkage::Import, &sig)
             .expect("one name, one signature: the import declares cleanly");
+        imported.insert(id.as_u32(), callee as usize);
         let r = module.declare_func_in_func(id, func);
         func.dfg.ext_funcs[r].colocated = false;
         r

@@ -459,7 +459,7 @@ impl Jit {
         self.log(
             index,
             format_args!(
-                "{} {what}: {description}, {} exits, {:.3} ms, {} bytes",
+                "{} {what}: {description}, {} exits, {:.3} ms, {} bytes{}",
                 if again != Again::default() {
                     "recompile"
                 } else {
@@ -467,7 +467,12 @@ impl Jit {
                 },
                 compiled.exits().len(),
                 compiled.compile_time().as_secs_f64() * 1e3,
-                compiled.code_size()
+                compiled.code_size(),
+                match compiled.inlined_calls() {
+                    0 => String::new(),
+                    1 => ", 1 native call inlined".to_string(),
+                    n => format!(", {n} native calls inlined"),
+                }
             ),
         );
         let n = compiled.counters_len();

@@ -106,6 +106,35 @@ fn native_fib_matches_the_interpreter() {
 }
 
 #[test]
+fn small_native_callees_are_inlined_one_level_and_keep_their_semantics() {
+    // fib's two calls are inlined into fib (one level: the inlined
+    // bodies' own calls stay calls) and `main`'s one (this `main` is
+    // closed), `down`'s one, `work` into `mid`; the
+    // other tests of this file run these programs against the
+    // interpreter (values, depth traps at every limit, traps inside the
+    // inlined callee with their function and pc).
+    for (src, inlined) in [(FIB, 3), (DOWN, 1), (TRAPS, 1)] {
+        let mut cache = CodeCache::new().unwrap();
+        cache.compile_natives(&assemble(src).unwrap()).unwrap();
+        assert_eq!(cache.inlined_calls(), inlined, "{src}");
+    }
+    // A callee over the size limit stays a call.
+    let mut big = String::from(".func big(n)\n");
+    for _ in 0..40 {
+        big.push_str("    addi n, n, 3\n    muli n, n, 5\n");
+    }
+    big.push_str("    ret n\n.end\n.func small(n)\n    call r1, big, n, 1\n    ret r1\n.end\n");
+    // (`main` prints: not native.)
+    big.push_str(".func main(n)\n    call r1, small, n, 1\n    putn r1\n    ret r1\n.end");
+    let p = assemble(&big).unwrap();
+    let mut cache = CodeCache::new().unwrap();
+    cache.compile_natives(&p).unwrap();
+    assert_eq!(cache.inlined_calls(), 0);
+    let native = run_function(&mut cache, &p, 1, &[9], &mut [], 1, DEFAULT_MAX_DEPTH);
+    assert_eq!(native, interpret(&p, &[9], DEFAULT_MAX_DEPTH));
+}
+
+#[test]
 fn the_program_suite_fib_runs_natively() {
     let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../programs/fib.tasm"))
         .unwrap();
@@ -281,6 +310,44 @@ region f2:0
     let got = c.run_with(&mut regs, &mut mem, &mut counters, 0, DEFAULT_MAX_DEPTH);
     assert_eq!(got.map(|e| e.resume), Ok(1));
     assert_eq!(regs[2], 26);
+    // `mid` calls `work`: it stays a native call; `work` calls nothing and
+    // is inlined where a region calls it, its trap still its own.
+    assert_eq!(c.inlined_calls(), 0);
+    let leaf = Region::parse(&text.replace("native f1 call r2, f1", "native f0 call r2, f0"));
+    let c = cache.compile(&leaf.unwrap()).unwrap();
+    assert_eq!(c.inlined_calls(), 1);
+    let mut counters = vec![0; c.counters_len()];
+    regs[..2].copy_from_slice(&[6, 0]);
+    let got = c.run_with(&mut regs, &mut mem, &mut counters, 0, DEFAULT_MAX_DEPTH);
+    assert_eq!(
+        got,
+        Err(NativeTrap {
+            kind: toyvm_vm::interp::TrapKind::DivisionByZero,
+            func: 0,
+            pc: 2
+        })
+    );
+    assert_eq!(mem[6], 6, "the store before the trap happened");
+    regs[..2].copy_from_slice(&[7, 4]);
+    let got = c.run_with(&mut regs, &mut mem, &mut counters, 0, DEFAULT_MAX_DEPTH);
+    assert_eq!(
+        got,
+        Err(NativeTrap {
+            kind: toyvm_vm::interp::TrapKind::DivisionByZero,
+            func: 0,
+            pc: 5
+        })
+    );
+    regs[..2].copy_from_slice(&[16, 4]);
+    let got = c.run_with(&mut regs, &mut mem, &mut counters, 0, DEFAULT_MAX_DEPTH);
+    assert!(
+        matches!(got, Err(NativeTrap { func: 0, pc: 0, .. })),
+        "{got:?}"
+    );
+    regs[..2].copy_from_slice(&[5, 4]);
+    let got = c.run_with(&mut regs, &mut mem, &mut counters, 0, DEFAULT_MAX_DEPTH);
+    assert_eq!(got.map(|e| e.resume), Ok(1));
+    assert_eq!(regs[2], 25);
     // A call with the wrong arity or to a function that is not closed is
     // refused.
     let bad = Region::parse(&text.replace("native f1 call r2, f1", "native f2 call r2, f2"));
@@ -404,6 +471,8 @@ fn a_polymorphic_calli_dispatches_among_its_closed_targets() {
     );
     let mut cache = CodeCache::new().unwrap();
     let compiled = compile_all(&mut cache, &p, &regions);
+    // The four methods call nothing: inlined at the dispatch.
+    assert!(compiled.values().any(|c| c.inlined_calls() == 4));
     let (mixed, stats) = run_mixed(&p, &[5000], &[], &compiled, 1_000_000);
     assert_eq!(mixed, run_oracle(&p, &[5000], &[]));
     assert!(stats.entries <= 3, "{stats:?}");
@@ -417,6 +486,7 @@ region f4:24
     goto exit 25
 ";
     let c = cache.compile(&Region::parse(text).unwrap()).unwrap();
+    assert_eq!(c.inlined_calls(), 2);
     let mut mem = vec![0i64; 64];
     mem[1] = 10;
     for (method, expected) in [(0, Ok(17)), (1, Ok(-3)), (2, Err(24)), (-5, Err(24))] {
