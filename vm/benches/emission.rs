@@ -14,6 +14,18 @@
 //!   (the same loop as `off`, compiled separately, so its speed shows how
 //!   much code placement alone moves these loops);
 //! - `all`: every tuple kind emitted into a sink that discards batches.
+//!
+//! A second table gives the cost per emitted tuple: the tuples one `all`
+//! run emits (counted by the sink, the same in every run), (median `all` -
+//! median `off`) / tuples in ns, and the median and range of the per-round
+//! (`all` - `off`) / tuples; `masked` - `off` per tuple, beside it, shows
+//! how far placement alone moves that figure.
+//!
+//! `TOYVM_EMISSION_ONLY=off` (or `masked`, `all`) runs each selected
+//! program once in that mode and prints the tuples emitted, for
+//! deterministic instruction counts (`valgrind --tool=callgrind`: the
+//! difference between the `all` and `off` processes' totals, divided by
+//! the tuples).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -37,10 +49,12 @@ fn load(name: &str) -> Program {
     asm::assemble(&src).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// Runs `p` once in `mode` and returns the seconds it took.
-fn run(p: &Program, args: &[i64], mode: usize) -> f64 {
+/// Runs `p` once in `mode`; returns the seconds it took and the tuples the
+/// sink received.
+fn run(p: &Program, args: &[i64], mode: usize) -> (f64, u64) {
     let input = Input { args, file: &[] };
     let out = &mut std::io::sink();
+    let mut sink = Discard::default();
     let t = Instant::now();
     let r = match mode {
         0 => interp::run_with_sink(p, input, out, &mut NoSink, &Config::default()),
@@ -49,13 +63,13 @@ fn run(p: &Program, args: &[i64], mode: usize) -> f64 {
                 kinds: KindSet::EMPTY,
                 ..Config::default()
             };
-            interp::run_with_sink(p, input, out, &mut Discard::default(), &cfg)
+            interp::run_with_sink(p, input, out, &mut sink, &cfg)
         }
-        _ => interp::run_with_sink(p, input, out, &mut Discard::default(), &Config::default()),
+        _ => interp::run_with_sink(p, input, out, &mut sink, &Config::default()),
     };
     let dt = t.elapsed().as_secs_f64();
     black_box(r.expect("benchmark program runs"));
-    dt
+    (dt, sink.tuples)
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -66,6 +80,18 @@ fn median(v: &mut [f64]) -> f64 {
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
+}
+
+/// One program's per-tuple figures, printed after the ratio table.
+struct PerTuple {
+    name: &'static str,
+    tuples: u64,
+    /// (median all - median off) / tuples, ns.
+    of_medians: f64,
+    /// Per-round (all - off) / tuples, ns.
+    rounds: Vec<f64>,
+    /// Per-round (masked - off) / tuples, ns.
+    masked: Vec<f64>,
 }
 
 fn main() {
@@ -79,27 +105,48 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(30)
         .max(1);
+    if let Ok(only) = std::env::var("TOYVM_EMISSION_ONLY") {
+        let mode = MODES
+            .iter()
+            .position(|&m| m == only)
+            .unwrap_or_else(|| panic!("TOYVM_EMISSION_ONLY={only}: one of {MODES:?}"));
+        for &(name, args) in PROGRAMS {
+            if filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())) {
+                println!("{name} {only}: {} tuples", run(&load(name), args, mode).1);
+            }
+        }
+        return;
+    }
     println!("interleaved rounds: {rounds}; medians of times (ms) and of per-round ratios");
     println!(
         "{:<8} {:>9} {:>9} {:>9} {:>10} {:>10} {:>12} {:>14}",
         "program", "off", "masked", "all", "all/off", "all/masked", "masked/off", "min all/off"
     );
+    let mut per_tuple = vec![];
     for &(name, args) in PROGRAMS {
         if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
             continue;
         }
         let p = load(name);
-        // One untimed run of each warms caches and predictors.
+        // One untimed run of each warms caches and predictors; the `all`
+        // run's sink counts the tuples every `all` run emits.
+        let mut tuples = 0;
         for mode in 0..MODES.len() {
-            run(&p, args, mode);
+            tuples = run(&p, args, mode).1;
         }
         let mut times = [vec![], vec![], vec![]];
         let (mut all_off, mut all_masked, mut masked_off) = (vec![], vec![], vec![]);
+        let (mut ns_all, mut ns_masked) = (vec![], vec![]);
+        let per = |dt: f64| dt * 1e9 / tuples.max(1) as f64;
         for round in 0..rounds {
             let mut t = [0.0; 3];
             for k in 0..MODES.len() {
                 let mode = (round + k) % MODES.len();
-                t[mode] = run(&p, args, mode);
+                let (dt, n) = run(&p, args, mode);
+                if mode == 2 {
+                    assert_eq!(n, tuples, "{name}: every `all` run emits as many tuples");
+                }
+                t[mode] = dt;
             }
             for (mode, &dt) in t.iter().enumerate() {
                 times[mode].push(dt);
@@ -107,20 +154,48 @@ fn main() {
             all_off.push(t[2] / t[0]);
             all_masked.push(t[2] / t[1]);
             masked_off.push(t[1] / t[0]);
+            ns_all.push(per(t[2] - t[0]));
+            ns_masked.push(per(t[1] - t[0]));
         }
-        let ms = |v: &mut Vec<f64>| median(v) * 1e3;
         let fastest = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
         let min_ratio = fastest(&times[2]) / fastest(&times[0]);
+        let [off, masked, all] = times.each_mut().map(|v| median(v));
         println!(
             "{:<8} {:>9.2} {:>9.2} {:>9.2} {:>10.3} {:>10.3} {:>12.3} {:>14.3}",
             name,
-            ms(&mut times[0]),
-            ms(&mut times[1]),
-            ms(&mut times[2]),
+            off * 1e3,
+            masked * 1e3,
+            all * 1e3,
             median(&mut all_off),
             median(&mut all_masked),
             median(&mut masked_off),
             min_ratio,
+        );
+        per_tuple.push(PerTuple {
+            name,
+            tuples,
+            of_medians: per(all - off),
+            rounds: ns_all,
+            masked: ns_masked,
+        });
+    }
+    println!();
+    println!("ns per emitted tuple: (all - off) / tuples emitted by an `all` run");
+    println!(
+        "{:<8} {:>12} {:>12} {:>12} {:>18} {:>14}",
+        "program", "tuples", "of medians", "per-round", "per-round range", "masked-off"
+    );
+    for mut r in per_tuple {
+        let lo = r.rounds.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = r.rounds.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        println!(
+            "{:<8} {:>12} {:>12.3} {:>12.3} {:>18} {:>14.3}",
+            r.name,
+            r.tuples,
+            r.of_medians,
+            median(&mut r.rounds),
+            format!("{lo:.3} .. {hi:.3}"),
+            median(&mut r.masked),
         );
     }
 }

@@ -51,11 +51,14 @@ impl TupleSink for NoSink {
 pub struct Discard {
     /// The number of batches received so far.
     pub batches: u64,
+    /// The number of tuples received so far (counted per batch).
+    pub tuples: u64,
 }
 
 impl TupleSink for Discard {
     fn accept(&mut self, batch: &[Tuple]) {
         self.batches += 1;
+        self.tuples += batch.len() as u64;
         std::hint::black_box(batch);
     }
 }

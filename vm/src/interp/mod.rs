@@ -49,7 +49,12 @@ const MAX_STACK_WORDS: usize = 1 << 24;
 
 /// The call stack, kept apart from the dispatch loop's own state.
 #[derive(Debug)]
-struct Calls {
+struct Calls<'p> {
+    /// A compact view of each function (code and register count), so a
+    /// call touches one small entry.
+    fns: Vec<(&'p [Instr], usize)>,
+    /// Deepest call nesting before a stack-overflow trap.
+    max_depth: usize,
     /// The register stack; the current frame's window starts at `base`.
     stack: Vec<i64>,
     /// `frames[..depth]` are the suspended callers; slots past `depth` are
@@ -61,6 +66,9 @@ struct Calls {
     base: u32,
     /// The current function's register count.
     frame_regs: usize,
+    /// The current function's index in the high half of a `Pc`, so a
+    /// tuple's pc is `fpc | pc`.
+    fpc: u64,
 }
 
 /// A suspended caller.
@@ -79,7 +87,7 @@ struct Machine<'p, 'o, 'm> {
     entry: u32,
     mem: &'m mut [i64],
     /// What only calls and returns need.
-    calls: Calls,
+    calls: Calls<'p>,
     input_len: i64,
     out_buf: Vec<u8>,
     out: &'o mut dyn Write,
@@ -135,11 +143,14 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
             entry: call.func,
             mem,
             calls: Calls {
+                fns: Vec::new(),
+                max_depth: 0,
                 stack,
                 frames: Vec::new(),
                 depth: 0,
                 base: 0,
                 frame_regs: prog.functions[call.func as usize].regs as usize,
+                fpc: 0,
             },
             input_len: call.input_len as i64,
             // Grown on the first output: most calls print nothing.
@@ -153,6 +164,8 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
         flush_output(&mut self.out_buf, self.out)
     }
 
+    #[cold]
+    #[inline(never)]
     fn trap(&self, kind: TrapKind, func: usize, pc: usize) -> Error {
         Error::Trap(Trap {
             kind,
@@ -175,18 +188,13 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
         max_depth: usize,
     ) -> Result<i64> {
         let prog = self.prog;
-        // A compact view of each function (code and register count), so a
-        // call touches one small entry.  The verifier bounds `regs` by 256;
-        // the clamp lets the compiler see that a callee's window lies
-        // inside the caller's two windows.
+        let mem: &mut [i64] = self.mem;
+        // The verifier bounds `regs` by 256.
         let fns: Vec<(&[Instr], usize)> = prog
             .functions
             .iter()
             .map(|f| (f.code.as_slice(), (f.regs as usize).min(WINDOW)))
             .collect();
-        // The current function's index in the high half of a `Pc`, so a
-        // tuple's pc is `fpc | pc`.
-        let mut fpc: u64 = (self.entry as u64) << 32;
         let mut code = fns[self.entry as usize].0;
         let mut pc: usize = 0;
         let mut steps: u64 = 0;
@@ -195,10 +203,13 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
         // competing for registers with the dispatch state: behind a
         // reference the optimizer cannot see through, it is not promoted
         // to registers across the loop.
-        let cs: &mut Calls = std::hint::black_box(&mut self.calls);
+        let cs: &mut Calls<'_> = std::hint::black_box(&mut self.calls);
         cs.depth = 0;
         cs.base = 0;
         cs.frame_regs = fns[self.entry as usize].1;
+        cs.fns = fns;
+        cs.max_depth = max_depth;
+        cs.fpc = (self.entry as u64) << 32;
         let mut regs = window(&mut cs.stack, 0);
 
         let flag = |on: bool| S::ACTIVE && (EMIT == EMIT_ALL || (EMIT == EMIT_SOME && on));
@@ -208,14 +219,26 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
 
         macro_rules! fidx {
             () => {
-                (fpc >> 32) as usize
+                (cs.fpc >> 32) as usize
+            };
+        }
+        // Takes the code and the register window again from `cs` after a
+        // call out of the loop (output, host functions, growing the
+        // stack), so neither is kept live across that call: the loop's
+        // hot state then stays in registers.
+        macro_rules! reload {
+            () => {
+                code = cs.fns[fidx!()].0;
+                regs = window(&mut cs.stack, cs.base as usize);
             };
         }
         // Writes the loop's state back; every exit goes through here.
         macro_rules! leave {
             () => {
                 self.steps = steps;
-                em.len = tlen;
+                if EMIT != EMIT_NONE {
+                    em.len = tlen;
+                }
             };
         }
         // Appends a tuple; a full buffer goes to the sink at once, so
@@ -238,7 +261,11 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
         if emit_value {
             let params = prog.functions[fidx!()].params as usize;
             for (i, &v) in regs[..params].iter().enumerate() {
-                push!(Kind::Value, fpc | (ARG_OFFSET | i as u32) as u64, v as u64);
+                push!(
+                    Kind::Value,
+                    cs.fpc | (ARG_OFFSET | i as u32) as u64,
+                    v as u64
+                );
             }
         }
 
@@ -254,8 +281,9 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
         }
         macro_rules! fail {
             ($kind:expr) => {{
+                let func = fidx!();
                 leave!();
-                return Err(self.trap($kind, fidx!(), pc));
+                return Err(self.trap($kind, func, pc));
             }};
         }
         macro_rules! divide {
@@ -279,7 +307,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     let mut left = fuel - steps;
                     match em
                         .sink
-                        .run_region(id, regs, self.mem, self.host_fns, cs.depth, &mut left)
+                        .run_region(id, regs, mem, self.host_fns, cs.depth, &mut left)
                     {
                         Ok(resume) => {
                             if COUNT {
@@ -300,7 +328,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 let taken = $cond;
                 let next = if taken { $target as usize } else { pc + 1 };
                 if emit_edge {
-                    push!(Kind::Edge, fpc | pc as u64, fpc | next as u64);
+                    push!(Kind::Edge, cs.fpc | pc as u64, cs.fpc | next as u64);
                 }
                 pc = next;
                 if taken {
@@ -314,75 +342,76 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
             };
         }
         // Pushes a frame and starts `callee` with arguments `a .. a+n`.
+        // The hot path checks once for a spare frame slot and for a full
+        // window past the callee's base; when either is missing, a cold
+        // function grows them (or names the trap) and the call instruction
+        // runs again, so no decoded operand stays live across a call.
         macro_rules! enter {
             ($d:ident, $callee:expr, $a:ident, $n:ident) => {{
                 let callee: usize = $callee;
-                if emit_call {
-                    push!(Kind::Call, fpc | pc as u64, callee as u64);
-                }
                 let depth = cs.depth;
                 let base = cs.base as usize;
                 let frame_regs = cs.frame_regs;
-                let frame = Frame {
-                    ret: fpc | (pc as u32 + 1) as u64,
+                let (a, n) = ($a as usize, $n as usize);
+                // Two windows past the caller's base, the caller's and the
+                // callee's, so the argument copy indexes one fixed-size
+                // array without bounds checks.
+                let (Some(slot), Some(both)) = (
+                    cs.frames.get_mut(depth),
+                    cs.stack.get_mut(base..base + 2 * WINDOW),
+                ) else {
+                    match grow_for_call(cs, depth, base, frame_regs) {
+                        Ok(()) => {
+                            // Run the call again, now with room.
+                            reload!();
+                            if COUNT {
+                                steps -= 1;
+                            }
+                            continue;
+                        }
+                        Err(kind) => {
+                            if emit_call {
+                                push!(Kind::Call, cs.fpc | pc as u64, callee as u64);
+                            }
+                            fail!(kind);
+                        }
+                    }
+                };
+                let both: &mut [i64; 2 * WINDOW] = both.try_into().expect("two windows");
+                *slot = Frame {
+                    ret: cs.fpc | (pc as u32 + 1) as u64,
                     base: base as u32,
                     dest: $d,
                 };
-                // One check covers both the depth limit and the spare
-                // slots: `frames` never grows past `max_depth`.
-                match cs.frames.get_mut(depth) {
-                    Some(slot) => *slot = frame,
-                    None => {
-                        if depth >= max_depth {
-                            fail!(TrapKind::StackOverflow { depth: max_depth });
-                        }
-                        grow_frames(&mut cs.frames, max_depth);
-                        cs.frames[depth] = frame;
-                    }
+                if emit_call {
+                    push!(Kind::Call, cs.fpc | pc as u64, callee as u64);
                 }
-                let (callee_code, callee_regs) = fns[callee];
-                // Keep two windows past the caller's base: the caller's
-                // and the callee's, so the argument copy below indexes one
-                // fixed-size array without bounds checks.
-                let both: &mut [i64; 2 * WINDOW] = match cs.stack.get_mut(base..base + 2 * WINDOW) {
-                    Some(both) => both.try_into().expect("two windows"),
-                    None => {
-                        if base + frame_regs + WINDOW > MAX_STACK_WORDS {
-                            fail!(TrapKind::StackOverflow { depth });
-                        }
-                        grow_stack(&mut cs.stack, base + 2 * WINDOW);
-                        (&mut cs.stack[base..base + 2 * WINDOW])
-                            .try_into()
-                            .expect("two windows")
-                    }
-                };
-                // frame_regs <= 256 and a + n <= frame_regs (verified).
-                let to = frame_regs.min(WINDOW);
-                let (a, n) = ($a as usize, $n as usize);
+                let (callee_code, callee_regs) = cs.fns[callee];
                 // The verifier proves no register is read before it is
-                // written, so only the arguments need setting.  A short
-                // loop beats a memmove call for the usual 1-3 arguments.
+                // written, so only the arguments need setting; a + n <=
+                // frame_regs <= 256.  The first two slots are copied
+                // whatever n is (the callee writes a register before it
+                // reads it), which spares a branch on the usual 1-2.
                 {
                     const M: usize = 2 * WINDOW - 1;
-                    match n {
-                        0 => {}
-                        1 => both[to & M] = both[a & M],
-                        _ => {
-                            for i in 0..n {
-                                both[(to + i) & M] = both[(a + i) & M];
-                            }
-                        }
+                    let to = frame_regs;
+                    both[to & M] = both[a & M];
+                    both[(to + 1) & M] = both[(a + 1) & M];
+                    for i in 2..n {
+                        both[(to + i) & M] = both[(a + i) & M];
                     }
                 }
-                regs = (&mut both[to..to + WINDOW]).try_into().expect("window");
-                cs.base = (base + to) as u32;
+                regs = (&mut both[frame_regs..frame_regs + WINDOW])
+                    .try_into()
+                    .expect("window");
+                cs.base = (base + frame_regs) as u32;
                 cs.depth = depth + 1;
                 cs.frame_regs = callee_regs;
-                fpc = (callee as u64) << 32;
+                cs.fpc = (callee as u64) << 32;
                 code = callee_code;
                 pc = 0;
                 if emit_value {
-                    let args = fpc | ARG_OFFSET as u64;
+                    let args = cs.fpc | ARG_OFFSET as u64;
                     // One argument is the usual case: no loop.
                     if n == 1 {
                         push!(Kind::Value, args, regs[0] as u64);
@@ -471,22 +500,20 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
 
                 Instr::Ld { d, a, imm } => {
                     let addr = semantics::word_address(regs[a as usize], imm);
-                    let Some(&v) = self.mem.get(semantics::word_index(addr)) else {
-                        fail!(TrapKind::OutOfBounds {
-                            addr,
-                            size: self.mem.len() as u64
-                        });
+                    let Some(&v) = mem.get(semantics::word_index(addr)) else {
+                        let size = mem.len() as u64;
+                        fail!(TrapKind::OutOfBounds { addr, size });
                     };
                     regs[d as usize] = v;
                     if emit_value {
-                        push!(Kind::Value, fpc | pc as u64, v as u64);
+                        push!(Kind::Value, cs.fpc | pc as u64, v as u64);
                     }
                     pc += 1;
                 }
                 Instr::St { a, imm, b } => {
                     let addr = semantics::word_address(regs[a as usize], imm);
-                    let size = self.mem.len() as u64;
-                    let Some(slot) = self.mem.get_mut(semantics::word_index(addr)) else {
+                    let size = mem.len() as u64;
+                    let Some(slot) = mem.get_mut(semantics::word_index(addr)) else {
                         fail!(TrapKind::OutOfBounds { addr, size });
                     };
                     *slot = regs[b as usize];
@@ -525,11 +552,11 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     branch!(semantics::LOOP_COND.holds(v, regs[b as usize]), target)
                 }
                 Instr::Jtab { a, t } => {
-                    let table = &prog.functions[fidx!()].tables[t as usize];
+                    let table = &self.prog.functions[fidx!()].tables[t as usize];
                     let next = semantics::jtab_entry(table, regs[a as usize])
                         .map_or(pc + 1, |t| t as usize);
                     if emit_edge {
-                        push!(Kind::Edge, fpc | pc as u64, fpc | next as u64);
+                        push!(Kind::Edge, cs.fpc | pc as u64, cs.fpc | next as u64);
                     }
                     pc = next;
                     transfer!();
@@ -540,12 +567,12 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     let v = regs[f as usize];
                     let callee = match usize::try_from(v)
                         .ok()
-                        .filter(|&i| i < prog.functions.len())
+                        .filter(|&i| i < self.prog.functions.len())
                     {
-                        Some(i) if prog.functions[i].params == n => i,
+                        Some(i) if self.prog.functions[i].params == n => i,
                         Some(i) => fail!(TrapKind::ArityMismatch {
-                            callee: prog.functions[i].name.clone(),
-                            expected: prog.functions[i].params,
+                            callee: self.prog.functions[i].name.clone(),
+                            expected: self.prog.functions[i].params,
                             given: n,
                         }),
                         None => fail!(TrapKind::BadFunctionValue(v)),
@@ -555,18 +582,23 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 Instr::Hcall { d, h, a, n } => {
                     if emit_call {
                         // Imports are callees past the program's functions.
-                        push!(Kind::Call, fpc | pc as u64, (fns.len() + h as usize) as u64);
+                        push!(
+                            Kind::Call,
+                            cs.fpc | pc as u64,
+                            (cs.fns.len() + h as usize) as u64
+                        );
                     }
                     let args = &regs[a as usize..a as usize + n as usize];
-                    match self.host_fns.call(h, args, self.mem) {
+                    match self.host_fns.call(h, args, mem) {
                         Ok(v) => {
+                            reload!();
                             regs[d as usize] = v;
                             if emit_value {
-                                push!(Kind::Value, fpc | pc as u64, v as u64);
+                                push!(Kind::Value, cs.fpc | pc as u64, v as u64);
                             }
                         }
                         Err(message) => fail!(TrapKind::Host {
-                            name: prog.imports[h as usize].name.clone(),
+                            name: self.prog.imports[h as usize].name.clone(),
                             message,
                         }),
                     }
@@ -580,9 +612,9 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     };
                     cs.depth = depth;
                     let fr = cs.frames[depth];
-                    fpc = fr.ret & !0xffff_ffff;
+                    cs.fpc = fr.ret & !0xffff_ffff;
                     pc = fr.ret as u32 as usize;
-                    (code, cs.frame_regs) = fns[(fr.ret >> 32) as usize];
+                    (code, cs.frame_regs) = cs.fns[(fr.ret >> 32) as usize];
                     cs.base = fr.base;
                     regs = window(&mut cs.stack, fr.base as usize);
                     regs[fr.dest as usize] = v;
@@ -602,6 +634,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                         leave!();
                         return Err(e);
                     }
+                    reload!();
                     pc += 1;
                 }
                 Instr::Putc { a } => {
@@ -612,6 +645,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                         leave!();
                         return Err(e);
                     }
+                    reload!();
                     pc += 1;
                 }
                 Instr::Inlen { d } => {
@@ -629,19 +663,36 @@ fn flush_output(out_buf: &mut Vec<u8>, out: &mut dyn Write) -> Result<()> {
     r.map_err(Error::Output)
 }
 
-/// Makes room for more frames: doubles the spare slots, up to `max_depth`.
+/// Makes room for a call at `depth` from a frame at `base` with
+/// `frame_regs` registers: doubles the spare frame slots (up to
+/// `max_depth`) and grows the register stack to two windows past `base`,
+/// or names the trap the call meets (the depth limit first, then the
+/// stack's).
 #[cold]
 #[inline(never)]
-fn grow_frames(frames: &mut Vec<Frame>, max_depth: usize) {
-    let len = (frames.len() * 2).max(16).min(max_depth);
-    frames.resize(len, Frame::default());
-}
-
-/// Grows the register stack to at least `need` words (at least doubling).
-#[cold]
-#[inline(never)]
-fn grow_stack(stack: &mut Vec<i64>, need: usize) {
-    stack.resize(need.max(stack.len() * 2), 0);
+fn grow_for_call(
+    cs: &mut Calls<'_>,
+    depth: usize,
+    base: usize,
+    frame_regs: usize,
+) -> std::result::Result<(), TrapKind> {
+    let max_depth = cs.max_depth;
+    if depth >= cs.frames.len() {
+        if depth >= max_depth {
+            return Err(TrapKind::StackOverflow { depth: max_depth });
+        }
+        let len = (cs.frames.len() * 2).max(16).min(max_depth);
+        cs.frames.resize(len, Frame::default());
+    }
+    let need = base + 2 * WINDOW;
+    if need > cs.stack.len() {
+        if base + frame_regs + WINDOW > MAX_STACK_WORDS {
+            return Err(TrapKind::StackOverflow { depth });
+        }
+        let len = need.max(cs.stack.len() * 2);
+        cs.stack.resize(len, 0);
+    }
+    Ok(())
 }
 
 #[inline(always)]
