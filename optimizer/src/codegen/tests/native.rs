@@ -317,37 +317,26 @@ region f2:0
     let c = cache.compile(&leaf.unwrap()).unwrap();
     assert_eq!(c.inlined_calls(), 1);
     let mut counters = vec![0; c.counters_len()];
-    regs[..2].copy_from_slice(&[6, 0]);
-    let got = c.run_with(&mut regs, &mut mem, &mut counters, 0, DEFAULT_MAX_DEPTH);
-    assert_eq!(
-        got,
-        Err(NativeTrap {
-            kind: toyvm_vm::interp::TrapKind::DivisionByZero,
-            func: 0,
-            pc: 2
-        })
-    );
+    // (p, d): the trap's kind and pc in `work`, or the value.
+    let div0 = toyvm_vm::interp::TrapKind::DivisionByZero;
+    let oob = toyvm_vm::interp::TrapKind::OutOfBounds { addr: 16, size: 16 };
+    for (args, expected) in [
+        ([6, 0], Err((div0.clone(), 2))),
+        ([7, 4], Err((div0, 5))),
+        ([16, 4], Err((oob, 0))),
+        ([5, 4], Ok(25)),
+    ] {
+        regs[..2].copy_from_slice(&args);
+        let got = c.run_with(&mut regs, &mut mem, &mut counters, 0, DEFAULT_MAX_DEPTH);
+        match expected {
+            Ok(v) => {
+                assert_eq!(got.map(|e| e.resume), Ok(1));
+                assert_eq!(regs[2], v);
+            }
+            Err((kind, pc)) => assert_eq!(got, Err(NativeTrap { kind, func: 0, pc }), "{args:?}"),
+        }
+    }
     assert_eq!(mem[6], 6, "the store before the trap happened");
-    regs[..2].copy_from_slice(&[7, 4]);
-    let got = c.run_with(&mut regs, &mut mem, &mut counters, 0, DEFAULT_MAX_DEPTH);
-    assert_eq!(
-        got,
-        Err(NativeTrap {
-            kind: toyvm_vm::interp::TrapKind::DivisionByZero,
-            func: 0,
-            pc: 5
-        })
-    );
-    regs[..2].copy_from_slice(&[16, 4]);
-    let got = c.run_with(&mut regs, &mut mem, &mut counters, 0, DEFAULT_MAX_DEPTH);
-    assert!(
-        matches!(got, Err(NativeTrap { func: 0, pc: 0, .. })),
-        "{got:?}"
-    );
-    regs[..2].copy_from_slice(&[5, 4]);
-    let got = c.run_with(&mut regs, &mut mem, &mut counters, 0, DEFAULT_MAX_DEPTH);
-    assert_eq!(got.map(|e| e.resume), Ok(1));
-    assert_eq!(regs[2], 25);
     // A call with the wrong arity or to a function that is not closed is
     // refused.
     let bad = Region::parse(&text.replace("native f1 call r2, f1", "native f2 call r2, f2"));
