@@ -425,9 +425,7 @@ fn recv_soon<T>(
     rx: &std::sync::mpsc::Receiver<T>,
 ) -> std::result::Result<T, std::sync::mpsc::RecvError> {
     use std::sync::mpsc::TryRecvError;
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if cores < 2 {
+    if crate::runtime::cores() < 2 {
         return rx.recv();
     }
     let start = std::time::Instant::now();

@@ -21,7 +21,7 @@ impl Machine {
     /// `/proc/cpuinfo` and is absent where that file is not.
     pub fn this() -> Machine {
         Machine {
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cores: crate::runtime::cores(),
             cpu: std::fs::read_to_string("/proc/cpuinfo")
                 .ok()
                 .and_then(|s| cpu_model(&s)),

@@ -462,7 +462,7 @@ pub fn build(args: &CompareArgs, runner: &dyn Runner, progress: &Progress) -> Re
     if let Some((file, old)) = &baseline {
         baseline::check_sizes(old, file, args.bench, &report::programs(&cases))?;
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::runtime::cores();
     let jobs = args
         .jobs
         .unwrap_or(if args.sweep.is_empty() { 1 } else { cores })

@@ -7,7 +7,7 @@ use super::{Row, Verdict};
 
 /// The machine in one line: cores, OS, CPU model (when readable).
 fn machine() -> String {
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cores = crate::runtime::cores();
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

@@ -122,8 +122,7 @@ impl Threads {
             Threads::One => false,
             Threads::Two => true,
             Threads::Auto => {
-                std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
-                    && jit_lag.is_none_or(|lag| lag >= MIN_THREADED_LAG)
+                super::cores() > 1 && jit_lag.is_none_or(|lag| lag >= MIN_THREADED_LAG)
             }
         }
     }
