@@ -110,3 +110,49 @@ fn random_programs_really_run_compiled_code() {
         "compiles {compiles}, entries {entries}"
     );
 }
+
+/// Native recursion to the default depth limit with frames far larger than
+/// `fib`'s (120 registers live across the call): the stack of the thread
+/// that runs compiled code is sized from the frames the optimizer measured
+/// (at least 32 MiB), so the deepest call returns and the next one traps
+/// exactly as interpreted, with no crash.
+#[test]
+fn deep_native_recursion_with_large_frames_fits_the_jit_stack() {
+    let mut src = String::from(".func big(n)\n  .regs 128\n");
+    for r in 2..122 {
+        src += &format!("  addi r{r}, n, {r}\n");
+    }
+    src += "  beqi n, 0, done\n  subi r1, n, 1\n  call r1, big, r1, 1\n";
+    for r in 2..122 {
+        src += &format!("  add r1, r1, r{r}\n");
+    }
+    src += "  ret r1\ndone:\n  ret n\n.end\n";
+    src += ".func main(n)\n  call r1, big, n, 1\n  putn r1\n  ret r1\n.end\n";
+    let program = asm::assemble(&src).unwrap();
+    // The deepest run that returns, and one call deeper.
+    for n in [65_535, 65_536] {
+        let run = |jit: bool| {
+            let mut out = Vec::new();
+            let r = Runtime::builder(program.clone())
+                .profile_str(if jit {
+                    "multihash:interval=100"
+                } else {
+                    "none"
+                })
+                .unwrap()
+                .jit(jit.then(JitOptions::default))
+                .build()
+                .run(
+                    Input {
+                        args: &[n],
+                        file: &[],
+                    },
+                    &mut out,
+                );
+            (r.map(|r| r.outcome.value).map_err(|e| e.to_string()), out)
+        };
+        let want = run(false);
+        assert_eq!(run(true), want, "n = {n}");
+        assert_eq!(want.0.is_ok(), n == 65_535, "{want:?}");
+    }
+}
