@@ -20,16 +20,7 @@ fn main() -> Result<(), toyvm::Error> {
         "{:<12} {:>22} {:>22}",
         "profile", "run (us)", "run with JIT (us)"
     );
-    for spec in [
-        "none",
-        "perfect",
-        "multihash",
-        "singlehash",
-        "stratified",
-        "tagged",
-        "rap",
-        "conte",
-    ] {
+    for &spec in std::iter::once(&"none").chain(toyvm_profiler::spec::MODEL_NAMES) {
         let mut cells = Vec::new();
         for jit in [false, true] {
             let mut us = Vec::with_capacity(200);
