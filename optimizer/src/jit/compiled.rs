@@ -294,8 +294,8 @@ impl CompiledRegion {
         self.code_size
     }
 
-    /// Calls to small native functions that calling nothing compiled
-    /// inline in this region (the rest stay native calls).
+    /// Calls to small native functions that call nothing, compiled inline
+    /// in this region (the rest stay native calls).
     pub fn inlined_calls(&self) -> usize {
         self.inlined
     }

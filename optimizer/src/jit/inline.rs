@@ -17,7 +17,9 @@ const INLINE_MAX_INSTS: usize = 64;
 const INLINE_BUDGET: usize = 256;
 
 /// Cranelift's inliner directed to inline direct calls of small natives
-/// into a native caller. Inlining CLIF is exact: the callee's depth check,
+/// into a native caller, or into a region (given only the natives that
+/// call nothing: their IR names no function of the natives' module, which
+/// the region's module does not know). Inlining CLIF is exact: the callee's depth check,
 /// trap record, fuel and `trapped` result are its own instructions, now
 /// run in the caller's frame (one machine frame then serves two call
 /// depths, so the frame-per-depth bound of the JIT stack still holds with
