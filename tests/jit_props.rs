@@ -57,26 +57,37 @@ static ENTRIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 
 fn run(src: &str, jit: bool) -> (Result<i64, String>, Vec<u8>) {
     let program = asm::assemble(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let (r, out) = run_spec(&program, 3000, jit.then_some("perfect:interval=200"));
+    let r = r.map(|r| {
+        if let Some(j) = &r.stats.jit {
+            COMPILES.fetch_add(j.compiles, std::sync::atomic::Ordering::Relaxed);
+            ENTRIES.fetch_add(j.region_entries, std::sync::atomic::Ordering::Relaxed);
+        }
+        r.outcome.value
+    });
+    (r, out)
+}
+
+/// Runs `program` on `arg`, with the JIT driven by `spec`'s model or
+/// interpreted only.
+fn run_spec(
+    program: &toyvm_vm::Program,
+    arg: i64,
+    spec: Option<&str>,
+) -> (Result<toyvm::runtime::RunReport, String>, Vec<u8>) {
     let mut out = Vec::new();
-    let r = Runtime::builder(program)
-        .profile_str(if jit { "perfect:interval=200" } else { "none" })
+    let r = Runtime::builder(program.clone())
+        .profile_str(spec.unwrap_or("none"))
         .unwrap()
-        .jit(jit.then(JitOptions::default))
+        .jit(spec.map(|_| JitOptions::default()))
         .build()
         .run(
             Input {
-                args: &[3000],
+                args: &[arg],
                 file: &[],
             },
             &mut out,
         )
-        .map(|r| {
-            if let Some(j) = &r.stats.jit {
-                COMPILES.fetch_add(j.compiles, std::sync::atomic::Ordering::Relaxed);
-                ENTRIES.fetch_add(j.region_entries, std::sync::atomic::Ordering::Relaxed);
-            }
-            r.outcome.value
-        })
         .map_err(|e| e.to_string());
     (r, out)
 }
@@ -131,28 +142,12 @@ fn deep_native_recursion_with_large_frames_fits_the_jit_stack() {
     let program = asm::assemble(&src).unwrap();
     // The deepest run that returns, and one call deeper.
     for n in [65_535, 65_536] {
-        let run = |jit: bool| {
-            let mut out = Vec::new();
-            let r = Runtime::builder(program.clone())
-                .profile_str(if jit {
-                    "multihash:interval=100"
-                } else {
-                    "none"
-                })
-                .unwrap()
-                .jit(jit.then(JitOptions::default))
-                .build()
-                .run(
-                    Input {
-                        args: &[n],
-                        file: &[],
-                    },
-                    &mut out,
-                );
-            (r.map(|r| r.outcome.value).map_err(|e| e.to_string()), out)
+        let value = |(r, out): (Result<toyvm::runtime::RunReport, String>, Vec<u8>)| {
+            (r.map(|r| r.outcome.value), out)
         };
-        let want = run(false);
-        assert_eq!(run(true), want, "n = {n}");
+        let want = value(run_spec(&program, n, None));
+        let got = value(run_spec(&program, n, Some("multihash:interval=100")));
+        assert_eq!(got, want, "n = {n}");
         assert_eq!(want.0.is_ok(), n == 65_535, "{want:?}");
     }
 }
