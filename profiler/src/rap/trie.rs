@@ -105,8 +105,15 @@ pub struct RapTree {
     /// path).  A hint is used only when the node is live and its stored prefix is a prefix
     /// of the key, i.e. it lies on the key's path, so a stale or colliding hint merely
     /// costs a walk from the root.
+    /// Both tables start small and grow (emptied, a hint being only a hint) as the tree
+    /// does, up to [`KEY_BITS`] and [`TOP_BITS`]: their full size (1.25 MiB a tree) costs
+    /// a short run more than its whole stream does.
     key_hints: Vec<u32>,
     top_hints: Vec<u32>,
+    /// log2 of `key_hints`' slots (0 before the first add), and the
+    /// [`RapTree::hint_demand`] above which the tables grow.
+    hint_bits: u32,
+    hint_limit: usize,
     /// The point nodes (with their keys and their counts at the last
     /// [`RapTree::take_point_growth`], their marks) whose count grew since then: what
     /// [`RapTree::take_point_growth`] visits instead of the whole tree.  A point joins
@@ -142,6 +149,9 @@ const TOP_BITS: u32 = 16;
 /// missed about 6% of the adds of a 100,000-key Zipf(0.8) stream, each then a walk
 /// from the top half's hint at several cache misses).
 const KEY_BITS: u32 = 18;
+/// log2 of the hint tables' first size (4 KiB for the full keys' table): they grow
+/// whenever the events added or the live nodes outnumber the full keys' table's slots.
+const MIN_KEY_BITS: u32 = 10;
 
 impl RapTree {
     /// A tree with branching factor `b` (a power of two dividing 2^128's bit count into
@@ -183,6 +193,8 @@ impl RapTree {
             last_merge: 0,
             key_hints: Vec::new(),
             top_hints: Vec::new(),
+            hint_bits: 0,
+            hint_limit: 0,
             touched: Vec::new(),
             lim: 1,
             lim_lo: 0,
@@ -456,11 +468,12 @@ impl RapTree {
     /// The hint slot pairs of `key`: (top half's, full key's).  Each table is two-way:
     /// a pair of adjacent slots, the most recent first.
     #[inline]
-    fn hint_slots(key: u128) -> (usize, usize) {
+    fn hint_slots(&self, key: u128) -> (usize, usize) {
         let top = (key >> 64) as u64;
         let low = key as u64 ^ top.rotate_left(17);
-        let ts = (top.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TOP_BITS)) as usize & !1;
-        let ks = (low.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) >> (64 - KEY_BITS)) as usize & !1;
+        let (kb, tb) = (self.hint_bits, self.hint_bits.min(TOP_BITS + 2) - 2);
+        let ts = (top.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - tb)) as usize & !1;
+        let ks = (low.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) >> (64 - kb)) as usize & !1;
         (ts, ks)
     }
 
@@ -473,16 +486,16 @@ impl RapTree {
         const NEAR: usize = 4;
         // Key-hint slots of the adds in flight, by position mod 16.
         let mut slots = [0usize; 16];
-        if self.key_hints.is_empty() {
+        if self.hint_demand() > self.hint_limit {
             self.alloc_hints();
         }
         for (j, &(key, _)) in items.iter().enumerate().take(FAR) {
-            slots[j] = Self::hint_slots(key).1;
+            slots[j] = self.hint_slots(key).1;
         }
         let mut sink = 0u64;
         for (i, &(key, count)) in items.iter().enumerate() {
             if let Some(&(k, _)) = items.get(i + FAR) {
-                let ks = Self::hint_slots(k).1;
+                let ks = self.hint_slots(k).1;
                 slots[(i + FAR) % 16] = ks;
                 sink = sink.wrapping_add(self.key_hints[ks] as u64);
             }
@@ -500,10 +513,10 @@ impl RapTree {
     }
 
     fn add_chunk(&mut self, key: u128, mut count: u64) {
-        let (ts, ks) = Self::hint_slots(key);
-        if self.key_hints.is_empty() {
+        if self.hint_demand() > self.hint_limit {
             self.alloc_hints();
         }
+        let (ts, ks) = self.hint_slots(key);
         // Where the walk starts: the key's own hint, else its top half's (read only when
         // the key's misses), else the root.
         let (start, way) = if self.on_path(self.key_hints[ks] as usize, key) {
@@ -579,10 +592,29 @@ impl RapTree {
         }
     }
 
+    /// What the hint tables are sized to: a slot per event added (the distinct keys
+    /// seen, which a stream of many cold keys has far more of than the tree has
+    /// nodes, are at most that) or per live node, whichever is more.
+    #[inline]
+    fn hint_demand(&self) -> usize {
+        usize::try_from(self.n).unwrap_or(usize::MAX).max(self.live)
+    }
+
+    /// (Re)makes the hint tables, empty, at the size [`RapTree::hint_demand`] calls for.
     #[cold]
     fn alloc_hints(&mut self) {
-        self.key_hints = vec![u32::MAX; 1 << KEY_BITS];
-        self.top_hints = vec![u32::MAX; 1 << TOP_BITS];
+        let want = self.hint_demand().next_power_of_two().trailing_zeros();
+        self.hint_bits = want.clamp(MIN_KEY_BITS.max(self.hint_bits), KEY_BITS);
+        self.hint_limit = if self.hint_bits == KEY_BITS {
+            usize::MAX
+        } else {
+            1 << self.hint_bits
+        };
+        let top_bits = self.hint_bits.min(TOP_BITS + 2) - 2;
+        self.key_hints.clear();
+        self.key_hints.resize(1 << self.hint_bits, u32::MAX);
+        self.top_hints.clear();
+        self.top_hints.resize(1 << top_bits, u32::MAX);
     }
 
     /// One batched merge pass.
