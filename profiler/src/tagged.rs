@@ -30,7 +30,7 @@
 //! is allocated first.  Messages go through the same software side as
 //! the stratified sampler (optional A_k, 30 cycles per message).
 
-use crate::hash::{PaperHash, xor_fold};
+use crate::hash::{BLOCK, PaperHash, xor_fold};
 use crate::profiler::{Candidate, Overhead, Profiler};
 use crate::spec::{ProfilerSpec, TaggedOptions};
 use crate::stratified::Software;
@@ -81,30 +81,8 @@ impl Tagged {
         }
     }
 
-    fn tag(&self, t: &Tuple) -> u16 {
-        xor_fold(t.a ^ t.b ^ ((t.kind as u64) << 32), self.opts.tag_bits) as u16
-    }
-
-    fn should_evict(&self, e: &Entry) -> bool {
-        e.hits >= self.trigger / 4 && e.hits > 0 && e.misses >= self.trigger / e.hits
-    }
-
-    fn should_replace(&self, e: &Entry) -> bool {
-        e.misses >= self.miss_max || e.hits == 1 || (e.hits > 1 && e.hits < 2 * e.misses)
-    }
-}
-
-impl Profiler for Tagged {
-    fn spec(&self) -> &ProfilerSpec {
-        &self.spec
-    }
-
-    fn supported_kinds(&self) -> KindSet {
-        KindSet::ALL
-    }
-
-    fn observe(&mut self, t: Tuple) {
-        let set = (self.hash.word(&t, 0) & 0xffff) as usize & (self.sets - 1);
+    /// One tuple, whose set is `set` (E1-E6 of the module doc).
+    fn observe_in(&mut self, t: Tuple, set: usize) {
         let tag = self.tag(&t);
         self.clock = self.clock.wrapping_add(1);
         let base = set * self.ways;
@@ -187,6 +165,45 @@ impl Profiler for Tagged {
             e.misses = (e.misses + 1).min(self.miss_max);
         }
         self.entries[w] = e;
+    }
+
+    fn tag(&self, t: &Tuple) -> u16 {
+        xor_fold(t.a ^ t.b ^ ((t.kind as u64) << 32), self.opts.tag_bits) as u16
+    }
+
+    fn should_evict(&self, e: &Entry) -> bool {
+        e.hits >= self.trigger / 4 && e.hits > 0 && e.misses >= self.trigger / e.hits
+    }
+
+    fn should_replace(&self, e: &Entry) -> bool {
+        e.misses >= self.miss_max || e.hits == 1 || (e.hits > 1 && e.hits < 2 * e.misses)
+    }
+}
+
+impl Profiler for Tagged {
+    fn spec(&self) -> &ProfilerSpec {
+        &self.spec
+    }
+
+    fn supported_kinds(&self) -> KindSet {
+        KindSet::ALL
+    }
+
+    fn observe(&mut self, t: Tuple) {
+        let set = (self.hash.word(&t, 0) & 0xffff) as usize & (self.sets - 1);
+        self.observe_in(t, set);
+    }
+
+    /// The set indices of a block at a time ([`PaperHash::for_each_single`]: the
+    /// same index as [`PaperHash::word`], with the byte lookups a block needs).
+    fn observe_batch(&mut self, batch: &[Tuple]) {
+        let mut sets = [0u16; BLOCK];
+        for block in batch.chunks(BLOCK) {
+            self.hash.for_each_single(block, |i, _, h| sets[i] = h);
+            for (t, &h) in block.iter().zip(&sets) {
+                self.observe_in(*t, h as usize & (self.sets - 1));
+            }
+        }
     }
 
     fn end_interval_with(&mut self, estimates: &mut dyn FnMut(Tuple, u64)) -> Vec<Candidate> {
