@@ -39,6 +39,7 @@ pub mod compare;
 pub mod conformance;
 pub mod engine;
 pub mod feedback;
+pub mod files;
 pub mod fuzzgen;
 pub mod import;
 pub mod output;

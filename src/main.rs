@@ -5,7 +5,7 @@ mod args;
 
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -57,11 +57,6 @@ fn out(text: &str) -> Result<(), Failure> {
 fn diag(text: &str) -> Result<(), Failure> {
     output::stderr(text.as_bytes()).map_err(|e| Failure::write("standard error", &e))
 }
-
-/// Program files (`run`, `asm`, `dis`, `verify`) and `verify --reference`
-/// files are read whole: none may be larger than this (256 MiB), so a wrong
-/// path such as `/dev/zero` fails at once instead of filling memory.
-const MAX_FILE_BYTES: u64 = 256 << 20;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -442,36 +437,20 @@ fn parse_profile_specs(values: &[String]) -> Result<Vec<toyvm_profiler::Profiler
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, Failure> {
-    read_bounded(path, MAX_FILE_BYTES, "")
+    read_bounded(path, toyvm::files::MAX_FILE_BYTES, "")
 }
 
-/// Reads at most `limit` bytes of `path`, refusing a larger file (before
-/// reading it when its size is known, and after `limit + 1` bytes when it is
-/// not, so `/dev/zero` fails quickly).
-/// `why` follows the size in the message.
+/// [`toyvm::files::read_bounded`] with a person's message; `why` follows
+/// the size when the file is too large.
 fn read_bounded(path: &Path, limit: u64, why: &str) -> Result<Vec<u8>, Failure> {
-    let fail = |e: io::Error| Failure::usage(format!("{}: {e}", path.display()));
-    let too_big = || {
-        Failure::usage(format!(
-            "{}: larger than the {limit} bytes allowed{why}",
-            path.display()
-        ))
-    };
-    let f = fs::File::open(path).map_err(fail)?;
-    if let Ok(m) = f.metadata()
-        && m.is_file()
-        && m.len() > limit
-    {
-        return Err(too_big());
-    }
-    let mut bytes = Vec::new();
-    f.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(fail)?;
-    if bytes.len() as u64 > limit {
-        return Err(too_big());
-    }
-    Ok(bytes)
+    toyvm::files::read_bounded(path, limit).map_err(|e| {
+        let why = if e.kind() == io::ErrorKind::FileTooLarge {
+            why
+        } else {
+            ""
+        };
+        Failure::usage(format!("{}: {e}{why}", path.display()))
+    })
 }
 
 /// The `--input` file: at most what the program's memory holds from its
@@ -480,7 +459,7 @@ fn read_input(path: Option<&Path>, program: &Program) -> Result<Vec<u8>, Failure
     let Some(path) = path else {
         return Ok(Vec::new());
     };
-    let room = program.memory_words.saturating_sub(program.input_base);
+    let room = toyvm::files::input_room(program);
     let why = format!(
         ": the program's memory holds {room} input bytes from its `.input` address {} (raise `.memory`)",
         program.input_base

@@ -415,24 +415,19 @@ const MAX_BASELINE_BYTES: u64 = 256 << 20;
 
 /// Reads at most [`MAX_BASELINE_BYTES`] of a baseline report.
 fn read_baseline(p: &Path) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let fail = |source| Error::Read {
-        path: p.to_owned(),
-        source,
-    };
-    let mut bytes = Vec::new();
-    std::fs::File::open(p)
-        .map_err(fail)?
-        .take(MAX_BASELINE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(fail)?;
-    if bytes.len() as u64 > MAX_BASELINE_BYTES {
-        return Err(Error::BaselineTooLarge {
-            path: p.to_owned(),
-            limit: MAX_BASELINE_BYTES,
-        });
-    }
-    Ok(bytes)
+    crate::files::read_bounded(p, MAX_BASELINE_BYTES).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::FileTooLarge {
+            Error::BaselineTooLarge {
+                path: p.to_owned(),
+                limit: MAX_BASELINE_BYTES,
+            }
+        } else {
+            Error::Read {
+                path: p.to_owned(),
+                source,
+            }
+        }
+    })
 }
 
 /// Builds the whole report for `args` with `runner` (no output written).

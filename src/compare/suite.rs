@@ -138,10 +138,13 @@ pub fn resolve_path(file: PathBuf) -> Result<PathBuf> {
 /// Loads a program with its header's arguments (`bench`: the benchmark
 /// size when the header gives one).
 pub fn load(path: &Path, bench: bool) -> Result<Case> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Read {
-        path: path.to_owned(),
-        source,
-    })?;
+    let bytes =
+        crate::files::read_bounded(path, crate::files::MAX_FILE_BYTES).map_err(|source| {
+            Error::Read {
+                path: path.to_owned(),
+                source,
+            }
+        })?;
     let program = Program::load_any(&bytes).map_err(|source| Error::Program {
         path: path.to_owned(),
         source,
@@ -161,14 +164,17 @@ pub fn load(path: &Path, bench: bool) -> Result<Case> {
         _ => header.args.clone(),
     };
     let input_path = named_input(path, &header);
-    let input = match &input_path {
-        Some(p) => std::fs::read(p).map_err(|source| Error::Input {
-            program: path.to_owned(),
-            input: p.clone(),
-            source,
-        })?,
-        None => Vec::new(),
-    };
+    let input =
+        match &input_path {
+            Some(p) => crate::files::read_bounded(p, crate::files::input_room(&program)).map_err(
+                |source| Error::Input {
+                    program: path.to_owned(),
+                    input: p.clone(),
+                    source,
+                },
+            )?,
+            None => Vec::new(),
+        };
     Ok(Case {
         name: path.file_stem().map_or_else(
             || path.display().to_string(),

@@ -84,7 +84,8 @@ impl SynthArgs {
 /// Runs `toyvm synth`; returns the exit status or a message.
 pub fn run(args: &SynthArgs) -> std::result::Result<u8, String> {
     if let Some(file) = &args.describe {
-        let text = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let text = crate::files::read_bounded(file, crate::files::MAX_FILE_BYTES)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
         let program = Program::load_any(&text).map_err(|e| format!("{}: {e}", file.display()))?;
         let call_args = if args.args.is_empty() {
             header_args(&String::from_utf8_lossy(&text)).unwrap_or_default()

@@ -144,6 +144,29 @@ fn input_and_reference_reads_are_bounded() {
     // Refused at its first byte (verify's reader is bounded too).
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("found byte 0x00"), "{}", stderr(&o));
+    // Every other reader of a program or an input is bounded as well:
+    // `synth --describe` of a program, and `compare` of a program whose
+    // header names an input (it grew to 4 GB in 10 s before).
+    let o = toyvm(&["synth", "--describe", "/dev/zero"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/dev/zero: larger than the 268435456 bytes allowed"),
+        "{}",
+        stderr(&o)
+    );
+    let zero_input = tmp("zero_input.tasm");
+    std::fs::write(
+        &zero_input,
+        "# args: 1\n# input: /dev/zero\n.func main(n)\n  li r1, 0\n  ret r1\n.end\n",
+    )
+    .unwrap();
+    let o = toyvm(&["compare", s(&zero_input), "--profile", "multihash"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("input /dev/zero: larger than the 65536 bytes allowed"),
+        "{}",
+        stderr(&o)
+    );
     // An input that fits still runs.
     let input = tmp("small.b");
     std::fs::write(&input, "++++++++[>++++++++<-]>+.").unwrap();
