@@ -343,6 +343,57 @@ fn huge_sweeps_are_refused_with_the_cap() {
 }
 
 #[test]
+fn repeat_jobs_and_the_number_of_timed_runs_are_capped_before_any_run() {
+    for (args, want) in [
+        (
+            CompareArgs {
+                repeat: 100_000_000_000,
+                ..small()
+            },
+            "--repeat must be between 1 and 1000, not 100000000000",
+        ),
+        (
+            CompareArgs {
+                repeat: 0,
+                ..small()
+            },
+            "--repeat must be between 1 and 1000, not 0",
+        ),
+        (
+            CompareArgs {
+                jobs: Some(100_000),
+                ..small()
+            },
+            "--jobs must be between 1 and 256, not 100000",
+        ),
+        (
+            // 2 + 16 x 64 configurations x 1000 runs: over a million.
+            CompareArgs {
+                repeat: 1000,
+                sweep: vec![format!(
+                    "multihash:tables={},seed={}",
+                    (1..=16)
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join("|"),
+                    (1..=64)
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join("|")
+                )],
+                ..small()
+            },
+            "timed runs, over the 1000000 one comparison may make",
+        ),
+    ] {
+        let e = compare::run_with(&args, &MustNotRun)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{e}");
+    }
+}
+
+#[test]
 fn profile_lists_in_the_help_texts_plan_their_columns() {
     for (list, models) in [
         (

@@ -83,7 +83,8 @@ pub struct CompareArgs {
     /// (`none`) is always run: it is the baseline and the output oracle.
     #[arg(long = "profile", alias = "profiles", value_name = "SPEC,SPEC,...")]
     pub profiles: Vec<String>,
-    /// Timed runs per (program, configuration); the median is reported.
+    /// Timed runs per (program, configuration); the median is reported
+    /// (1 to 1000, and at most 1,000,000 timed runs in all).
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub repeat: usize,
     /// Run programs with their `# bench-args:` instead of `# args:`.
@@ -106,8 +107,8 @@ pub struct CompareArgs {
     /// it is expanded.
     #[arg(long, value_name = "GRID")]
     pub sweep: Vec<String>,
-    /// Runs side by side (default: 1, or every core with `--sweep`).
-    /// Timings are noisier above 1.
+    /// Runs side by side (default: 1, or every core with `--sweep`; at
+    /// most 256). Timings are noisier above 1.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
     /// Write each (program, model) pair's error per interval as CSV.
@@ -413,6 +414,17 @@ fn check_outputs(args: &CompareArgs) -> Result<()> {
 /// The most a `--baseline` report may hold (256 MiB): it is read whole.
 const MAX_BASELINE_BYTES: u64 = 256 << 20;
 
+/// The most `--repeat` a comparison takes.
+pub const MAX_REPEAT: usize = 1000;
+
+/// The most `--jobs`: runs side by side beyond the cores only add noise,
+/// and each is a thread.
+pub const MAX_JOBS: usize = 256;
+
+/// The most timed runs (programs x configurations x repeat) one
+/// comparison makes: its job list is built before the first run.
+pub const MAX_TIMED_RUNS: u64 = 1_000_000;
+
 /// Reads at most [`MAX_BASELINE_BYTES`] of a baseline report.
 fn read_baseline(p: &Path) -> Result<Vec<u8>> {
     crate::files::read_bounded(p, MAX_BASELINE_BYTES).map_err(|source| {
@@ -432,8 +444,18 @@ fn read_baseline(p: &Path) -> Result<Vec<u8>> {
 
 /// Builds the whole report for `args` with `runner` (no output written).
 pub fn build(args: &CompareArgs, runner: &dyn Runner, progress: &Progress) -> Result<Comparison> {
-    if args.repeat == 0 {
-        return Err(Error::Usage("--repeat must be at least 1".into()));
+    if !(1..=MAX_REPEAT).contains(&args.repeat) {
+        return Err(Error::Usage(format!(
+            "--repeat must be between 1 and {MAX_REPEAT}, not {}",
+            args.repeat
+        )));
+    }
+    if let Some(j) = args.jobs
+        && !(1..=MAX_JOBS).contains(&j)
+    {
+        return Err(Error::Usage(format!(
+            "--jobs must be between 1 and {MAX_JOBS}, not {j}"
+        )));
     }
     if args.study_chart.is_some() && args.synth.is_empty() {
         return Err(Error::Usage(
@@ -456,6 +478,18 @@ pub fn build(args: &CompareArgs, runner: &dyn Runner, progress: &Progress) -> Re
     };
     if let Some((file, old)) = &baseline {
         baseline::check_sizes(old, file, args.bench, &report::programs(&cases))?;
+    }
+    // Every timed run is a job made before the first runs: bound them.
+    let runs = (cases.len() as u128) * (columns.len() as u128) * (args.repeat as u128);
+    if runs > MAX_TIMED_RUNS as u128 {
+        return Err(Error::Usage(format!(
+            "{} programs x {} configurations x --repeat {} = {runs} timed runs, over the \
+             {MAX_TIMED_RUNS} one comparison may make: compare fewer programs or \
+             configurations, or repeat fewer times",
+            cases.len(),
+            columns.len(),
+            args.repeat
+        )));
     }
     let cores = crate::runtime::cores();
     let jobs = args
