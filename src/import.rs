@@ -92,17 +92,20 @@ pub fn run(args: &TraceArgs) -> Result<u8, String> {
         }
     } else {
         let out = &a.output;
-        let f = fs::File::create(out)
+        let (f, file) = output::Replacement::create(out)
             .map_err(|e| format!("cannot write the trace to {}: {e}", out.display()))?;
-        convert(input, BufWriter::new(f), format).map_err(|e| {
-            // A partial trace would pass for a whole one: remove it.
-            let _ = fs::remove_file(out);
+        // A partial trace would pass for a whole one: it replaces `out`
+        // only once whole, so a failure leaves `out` as it was.
+        let stats = convert(input, BufWriter::new(f), format).map_err(|e| {
             format!(
                 "{}; {} not written",
                 e.message(&name, &out.display().to_string()),
                 out.display()
             )
-        })?
+        })?;
+        file.commit()
+            .map_err(|e| format!("cannot write the trace to {}: {e}", out.display()))?;
+        stats
     };
     let to = if a.output.as_os_str() == "-" {
         "standard output".to_string()

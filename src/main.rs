@@ -216,7 +216,9 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             let mut lost_trace = None;
             let result = match &record {
                 Some(path) => {
-                    let f = fs::File::create(path).map_err(|e| {
+                    // The trace replaces `path` only once whole: a lost
+                    // trace leaves `path` as it was.
+                    let (f, file) = output::Replacement::create(path).map_err(|e| {
                         Failure::usage(format!("cannot write the trace to {}: {e}", path.display()))
                     })?;
                     let format = match record_format {
@@ -233,7 +235,13 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                         .map_err(|e| Failure::usage(trace_err(e)))?;
                     let r = interp::run_with_sink(&program, run_input, &mut out, &mut sink, &cfg);
                     // A trap does not hide a lost trace: both are reported.
-                    lost_trace = sink.finish().err().map(trace_err);
+                    lost_trace = match sink.finish() {
+                        Ok(w) => {
+                            drop(w);
+                            file.commit().err().map(|e| trace_err(e.into()))
+                        }
+                        Err(e) => Some(trace_err(e)),
+                    };
                     r
                 }
                 None => interp::run(&program, run_input, &mut out, &cfg),

@@ -31,6 +31,76 @@ pub fn is_closed_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
 
+/// A file being written in place of `path`: the bytes go to a temporary
+/// file beside it, which [`Replacement::commit`] renames over `path` once
+/// everything is written, so a failed write leaves `path` as it was
+/// (dropping an uncommitted one removes the temporary file). A `path`
+/// that is not a regular file (a device such as `/dev/full`, a pipe, a
+/// link) is written directly, never replaced or removed.
+#[derive(Debug)]
+pub struct Replacement {
+    path: PathBuf,
+    temp: Option<PathBuf>,
+}
+
+impl Replacement {
+    /// Opens the file to write for `path`.
+    pub fn create(path: &Path) -> io::Result<(fs::File, Replacement)> {
+        let regular_or_absent = match fs::symlink_metadata(path) {
+            Ok(m) => m.file_type().is_file(),
+            Err(e) => e.kind() == io::ErrorKind::NotFound,
+        };
+        if !regular_or_absent {
+            let f = fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(path)?;
+            return Ok((
+                f,
+                Replacement {
+                    path: path.to_owned(),
+                    temp: None,
+                },
+            ));
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = path
+            .file_name()
+            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+        let temp = dir.join(format!(".{name}.toyvm-{}.tmp", std::process::id()));
+        let f = fs::File::create(&temp)?;
+        Ok((
+            f,
+            Replacement {
+                path: path.to_owned(),
+                temp: Some(temp),
+            },
+        ))
+    }
+
+    /// Puts the written file in place (the file must be flushed and
+    /// closed first).
+    pub fn commit(mut self) -> io::Result<()> {
+        match self.temp.take() {
+            Some(temp) => fs::rename(&temp, &self.path).inspect_err(|_| {
+                let _ = fs::remove_file(&temp);
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Replacement {
+    fn drop(&mut self) {
+        if let Some(temp) = self.temp.take() {
+            let _ = fs::remove_file(temp);
+        }
+    }
+}
+
 /// Why an output path cannot be written: what [`check_writable`] and
 /// [`check_dir_writable`] refuse. `what` names the output in the message
 /// (`the report`, `the chart`).
@@ -217,6 +287,44 @@ mod tests {
         fs::write(&new, "old").unwrap();
         check_writable(&new, "the report").unwrap();
         assert_eq!(fs::read_to_string(&new).unwrap(), "old", "not truncated");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_replacement_takes_the_place_of_the_file_only_when_committed() {
+        let dir = std::env::temp_dir().join(format!("toyvm-replace-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.trace");
+        fs::write(&path, "old").unwrap();
+        // Abandoned (a failed write): the old file stays, no temporary is left.
+        let (mut f, r) = Replacement::create(&path).unwrap();
+        f.write_all(b"partial").unwrap();
+        drop((f, r));
+        assert_eq!(fs::read_to_string(&path).unwrap(), "old");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1, "no temporary left");
+        // Committed: the new bytes, in place of the old file.
+        let (mut f, r) = Replacement::create(&path).unwrap();
+        f.write_all(b"new").unwrap();
+        drop(f);
+        r.commit().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        // A new file appears only when committed.
+        let fresh = dir.join("fresh.trace");
+        let (f, r) = Replacement::create(&fresh).unwrap();
+        drop((f, r));
+        assert!(!fresh.exists());
+        // A device is written where it is, never replaced.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            let (mut f, r) = Replacement::create(Path::new("/dev/null")).unwrap();
+            f.write_all(b"x").unwrap();
+            drop(f);
+            r.commit().unwrap();
+            let m = fs::symlink_metadata("/dev/null").unwrap();
+            assert!(m.file_type().is_char_device());
+        }
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -181,7 +181,50 @@ fn hostile_input_is_an_error_with_its_line_and_leaves_no_trace() {
         assert!(err.starts_with("toyvm: standard input: "), "{err}");
         assert!(err.contains(needle), "{needle}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(!out.exists(), "a partial trace is removed");
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            b"old",
+            "a failed import leaves the file it would have replaced as it was"
+        );
+        let dir = out.parent().unwrap();
+        let stray: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            // (This test's own: the other test imports in the same folder.)
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(".hostile.trace.toyvm-")
+            })
+            .collect();
+        assert!(stray.is_empty(), "no temporary file is left: {stray:?}");
+    }
+    // A device is written, never replaced or removed: the failed write to
+    // /dev/full used to remove the trace it had begun, which as root
+    // deleted the device.
+    #[cfg(unix)]
+    if std::path::Path::new("/dev/full").exists() {
+        use std::os::unix::fs::FileTypeExt;
+        let o = toyvm(
+            &[
+                "trace",
+                "import",
+                "--from",
+                "lackey",
+                SAMPLE,
+                "-o",
+                "/dev/full",
+            ],
+            None,
+        );
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("No space left"), "{err}");
+        let m = std::fs::symlink_metadata("/dev/full").unwrap();
+        assert!(
+            m.file_type().is_char_device(),
+            "/dev/full is still a device"
+        );
     }
     let o = toyvm(
         &[
