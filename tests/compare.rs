@@ -394,6 +394,37 @@ fn repeat_jobs_and_the_number_of_timed_runs_are_capped_before_any_run() {
 }
 
 #[test]
+fn an_error_pass_runs_at_most_the_models_one_pass_may_hold() {
+    use toyvm::compare::measure::{Job, jobs};
+    use toyvm_profiler::spec::MAX_MODELS_AT_ONCE;
+    let grid = specs::expand_sweep(&format!(
+        "multihash:seed={}",
+        (1..=100)
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join("|")
+    ))
+    .unwrap();
+    let configs: Vec<Config> = grid
+        .iter()
+        .map(|s| Config::Model(toyvm_profiler::parse_spec(s).unwrap()))
+        .collect();
+    let work = jobs(1, &configs, 1, 1);
+    let passes: Vec<usize> = work
+        .iter()
+        .filter_map(|j| match j {
+            Job::Errors { configs, .. } => Some(configs.len()),
+            Job::Time { .. } => None,
+        })
+        .collect();
+    assert!(
+        passes.iter().all(|&n| n <= MAX_MODELS_AT_ONCE),
+        "{passes:?}"
+    );
+    assert_eq!(passes.iter().sum::<usize>(), 100, "every model in a pass");
+}
+
+#[test]
 fn profile_lists_in_the_help_texts_plan_their_columns() {
     for (list, models) in [
         (

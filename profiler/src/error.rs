@@ -53,6 +53,16 @@ pub enum Error {
     /// Reading or writing a trace failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+    /// More models than run over one stream at once
+    /// ([`crate::spec::MAX_MODELS_AT_ONCE`]).
+    #[error(
+        "{count} models over one stream; at most {} run at once (their tables are all alive together)",
+        crate::spec::MAX_MODELS_AT_ONCE
+    )]
+    TooManyModels {
+        /// How many were given.
+        count: usize,
+    },
 }
 
 /// The crate's result type.

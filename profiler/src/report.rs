@@ -312,11 +312,16 @@ impl StreamProfiler {
     }
 }
 
-/// Runs every spec over the stream; stops at the first stream error.
+/// Runs every spec over the stream; stops at the first stream error. At most
+/// [`crate::spec::MAX_MODELS_AT_ONCE`] specs ([`crate::Error::TooManyModels`]
+/// before any model is built).
 pub fn profile_stream(
     tuples: impl IntoIterator<Item = Result<Tuple>>,
     specs: &[ProfilerSpec],
 ) -> Result<ProfileReport> {
+    if specs.len() > crate::spec::MAX_MODELS_AT_ONCE {
+        return Err(crate::Error::TooManyModels { count: specs.len() });
+    }
     let mut profiler = StreamProfiler::new(specs);
     let mut batch = Vec::with_capacity(4096);
     let mut iter = tuples.into_iter();

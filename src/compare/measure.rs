@@ -221,7 +221,15 @@ pub fn jobs(cases: usize, configs: &[Config], repeat: usize, jobs: usize) -> Vec
     let models: Vec<usize> = (0..configs.len())
         .filter(|&i| configs[i].spec().is_some())
         .collect();
-    let parts = jobs.clamp(1, models.len().max(1));
+    // At most MAX_MODELS_AT_ONCE models in one error pass: they are all
+    // alive together.
+    let parts = jobs
+        .max(
+            models
+                .len()
+                .div_ceil(toyvm_profiler::spec::MAX_MODELS_AT_ONCE),
+        )
+        .clamp(1, models.len().max(1));
     let mut v = Vec::new();
     for case in 0..cases {
         for p in 0..parts {

@@ -232,6 +232,18 @@ fn spec_limits_are_clear_errors_never_panics() {
             );
         }
     }
+    // A list is bounded too: all its models' tables are alive together
+    // (2,000 large multihash specs reached 8.5 GB before).
+    let list = |n: usize| vec!["multihash:tables=16,entries=1048576"; n].join(",");
+    let o = toyvm(&["profile", "--trace", s(&trace), "--profile", &list(33)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("33 models over one stream; at most 32 run at once"),
+        "{}",
+        stderr(&o)
+    );
+    let o = toyvm(&["profile", "--trace", s(&trace), "--profile", &list(32)]);
+    assert!(o.status.success(), "{}", stderr(&o));
     // The limits are in the help text.
     let help = String::from_utf8_lossy(&toyvm(&["profile", "--help"]).stdout).into_owned();
     assert!(

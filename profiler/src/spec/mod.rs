@@ -84,6 +84,11 @@ pub const MAX_TABLE_ENTRIES: usize = 1 << 16;
 /// Most entries of any model's state (`tagged`/`conte` entries, `stratified` substreams,
 /// `rap` buffer).
 pub const MAX_STATE_ENTRIES: usize = 1 << 20;
+/// Most models one pass over a stream runs side by side (`toyvm profile`'s list,
+/// [`crate::report::profile_stream`], each error pass of `toyvm compare`): each model's
+/// tables are bounded by the limits above (at most a few tens of MB), and all of a
+/// pass's are alive together, so the pass is bounded by this many of them.
+pub const MAX_MODELS_AT_ONCE: usize = 32;
 /// Most accumulator entries of `multihash`/`singlehash` (explicit, or 1/threshold).
 pub const MAX_ACCUMULATOR: usize = u16::MAX as usize - 1;
 
