@@ -4,7 +4,6 @@
 mod args;
 
 use std::fmt::Write as _;
-use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -291,7 +290,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 .map_err(|_| Failure::usage(format!("{}: not UTF-8 text", file.display())))?;
             let program = asm::assemble(text)
                 .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
-            fs::write(&output, program.to_bytes())
+            output::replace_file(&output, &program.to_bytes())
                 .map_err(|e| Failure::usage(format!("{}: {e}", output.display())))?;
             Ok(0)
         }
@@ -363,18 +362,23 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                     )
                     .map_err(fail)?;
                     if let Some(path) = &reference {
-                        let mut f = fs::File::create(path).map_err(|e| {
+                        let (mut f, file) = output::Replacement::create(path).map_err(|e| {
                             Failure::usage(format!(
                                 "cannot write the reference to {}: {e}",
                                 path.display()
                             ))
                         })?;
-                        toyvm::conformance::save(&r, &mut f).map_err(|e| {
-                            Failure::usage(format!(
-                                "writing the reference to {}: {e}",
-                                path.display()
-                            ))
-                        })?;
+                        toyvm::conformance::save(&r, &mut f)
+                            .and_then(|()| {
+                                drop(f);
+                                file.commit()
+                            })
+                            .map_err(|e| {
+                                Failure::usage(format!(
+                                    "writing the reference to {}: {e}",
+                                    path.display()
+                                ))
+                            })?;
                         diag(&format!("pass 1: wrote {}\n", path.display()))?;
                     }
                     (r, Vec::new())
@@ -412,7 +416,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             let program = load(&file)?;
             let text = asm::disassemble(&program);
             match output {
-                Some(p) => fs::write(&p, text)
+                Some(p) => output::replace_file(&p, text.as_bytes())
                     .map_err(|e| Failure::usage(format!("{}: {e}", p.display())))?,
                 None => out(&text)?,
             }

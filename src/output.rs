@@ -101,6 +101,15 @@ impl Drop for Replacement {
     }
 }
 
+/// Writes `bytes` to `path` through a [`Replacement`]: `path` holds either
+/// its old contents or all of `bytes`, never part of them.
+pub fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (mut f, r) = Replacement::create(path)?;
+    f.write_all(bytes)?;
+    drop(f);
+    r.commit()
+}
+
 /// Why an output path cannot be written: what [`check_writable`] and
 /// [`check_dir_writable`] refuse. `what` names the output in the message
 /// (`the report`, `the chart`).

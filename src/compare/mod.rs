@@ -386,7 +386,7 @@ pub fn compare(
 }
 
 fn write_file(path: &Path, text: &str, what: &'static str) -> Result<()> {
-    std::fs::write(path, text).map_err(|source| Error::Write {
+    crate::output::replace_file(path, text.as_bytes()).map_err(|source| Error::Write {
         what,
         path: path.to_owned(),
         source,

@@ -219,7 +219,8 @@ pub fn run(args: &ReproduceArgs) -> crate::Result<u8> {
     }
     let text = report::markdown(&rows, &ctx, start.elapsed().as_secs_f64());
     let path = args.out.join("REPORT.md");
-    std::fs::write(&path, &text).map_err(|source| crate::Error::Io { path, source })?;
+    crate::output::replace_file(&path, text.as_bytes())
+        .map_err(|source| crate::Error::Io { path, source })?;
     let table = report::summary_table(&rows);
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(table.as_bytes())
