@@ -45,6 +45,44 @@ pub(crate) fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// The stack for a run whose natives are compiled when first needed
+/// ([`SharedCode::lazy`]), sized before their frames exist: twice a
+/// generous estimate of the largest frame (64 bytes and a word for each
+/// register of the function and of the largest function it calls, which
+/// one level of inlining may add) times `max_depth`, at least
+/// [`JIT_STACK_BYTES`]. The measured frames of the suite and the corpus
+/// are 0-144 bytes against estimates of 112-576; when the natives, once
+/// compiled, need more than the stack holds twice over, they are not run
+/// (see [`SharedCode::lazy`]).
+pub(crate) fn lazy_jit_stack_bytes(program: &Program, max_depth: usize) -> usize {
+    let regs = |f: u32| {
+        program
+            .functions
+            .get(f as usize)
+            .map_or(0, |f| f.regs as usize)
+    };
+    let frame = (0..program.functions.len() as u32)
+        .map(|f| {
+            let callees = program.functions[f as usize]
+                .code
+                .iter()
+                .filter_map(|i| match *i {
+                    toyvm_vm::isa::Instr::Call { f, .. } => Some(regs(f)),
+                    _ => None,
+                })
+                .max()
+                .unwrap_or(0);
+            64 + 8 * (regs(f) + callees)
+        })
+        .max()
+        .unwrap_or(64);
+    frame
+        .saturating_mul(max_depth)
+        .saturating_add(1 << 20)
+        .saturating_mul(2)
+        .max(JIT_STACK_BYTES)
+}
+
 /// The stack a thread running compiled code from `code` needs at call
 /// depth limit `max_depth`: twice what its native frames measure, at
 /// least [`JIT_STACK_BYTES`].
@@ -453,12 +491,13 @@ impl Runtime {
         self.limits.check(&self.program)?;
         no_imports(&self.program)?;
         if let (Some(opts), Some(_)) = (&self.jit, &self.profile) {
-            let code = SharedCode::new(
-                &self.program,
+            let stack = lazy_jit_stack_bytes(&self.program, self.limits.max_depth);
+            let code = SharedCode::lazy(
                 self.limits.fuel.is_some(),
                 opts.dump_clif.is_some(),
+                stack,
+                self.limits.max_depth,
             )?;
-            let stack = jit_stack_bytes(&code, self.limits.max_depth);
             let code = Some(Arc::new(code));
             return std::thread::scope(|scope| {
                 std::thread::Builder::new()
