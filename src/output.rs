@@ -46,7 +46,8 @@ pub struct Replacement {
 impl Replacement {
     /// Opens the file to write for `path`.
     pub fn create(path: &Path) -> io::Result<(fs::File, Replacement)> {
-        let regular_or_absent = match fs::symlink_metadata(path) {
+        let old = fs::symlink_metadata(path);
+        let regular_or_absent = match &old {
             Ok(m) => m.file_type().is_file(),
             Err(e) => e.kind() == io::ErrorKind::NotFound,
         };
@@ -71,6 +72,21 @@ impl Replacement {
             .file_name()
             .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
         let temp = dir.join(format!(".{name}.toyvm-{}.tmp", std::process::id()));
+        if let Ok(m) = &old {
+            // A file we may not write is not replaced either (renaming
+            // over it needs only the folder's permission), and the
+            // replacement keeps its permissions.
+            fs::OpenOptions::new().append(true).open(path)?;
+            let f = fs::File::create(&temp)?;
+            let r = Replacement {
+                path: path.to_owned(),
+                temp: Some(temp),
+            };
+            if let Some(t) = &r.temp {
+                fs::set_permissions(t, m.permissions())?;
+            }
+            return Ok((f, r));
+        }
         let f = fs::File::create(&temp)?;
         Ok((
             f,
@@ -318,6 +334,17 @@ mod tests {
         r.commit().unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "new");
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        // The replacement keeps the old file's permissions.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+            let (f, r) = Replacement::create(&path).unwrap();
+            drop(f);
+            r.commit().unwrap();
+            let mode = fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o640);
+        }
         // A new file appears only when committed.
         let fresh = dir.join("fresh.trace");
         let (f, r) = Replacement::create(&fresh).unwrap();
