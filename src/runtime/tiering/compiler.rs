@@ -111,7 +111,7 @@ impl SharedCode {
     /// The code runs on a thread of `stack_bytes` chosen before the
     /// natives' frames are known. Once compiled, they are used only if
     /// recursion to `max_depth` fits twice over in that stack (as
-    /// [`super::super::jit_stack_bytes`] sizes it for eagerly compiled
+    /// `jit_stack_bytes` in the runtime sizes it for eagerly compiled
     /// natives); else every job that would run them fails with a message
     /// and its region is left to the interpreter, so the run stays exact.
     pub fn lazy(
