@@ -64,37 +64,23 @@ impl Replacement {
                 },
             ));
         }
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let name = path
-            .file_name()
-            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-        let temp = dir.join(format!(".{name}.toyvm-{}.tmp", std::process::id()));
-        if let Ok(m) = &old {
+        let temp = beside(path, &format!("{}.tmp", std::process::id()));
+        if old.is_ok() {
             // A file we may not write is not replaced either (renaming
-            // over it needs only the folder's permission), and the
-            // replacement keeps its permissions.
+            // over it needs only the folder's permission).
             fs::OpenOptions::new().append(true).open(path)?;
-            let f = fs::File::create(&temp)?;
-            let r = Replacement {
-                path: path.to_owned(),
-                temp: Some(temp),
-            };
-            if let Some(t) = &r.temp {
-                fs::set_permissions(t, m.permissions())?;
-            }
-            return Ok((f, r));
         }
         let f = fs::File::create(&temp)?;
-        Ok((
-            f,
-            Replacement {
-                path: path.to_owned(),
-                temp: Some(temp),
-            },
-        ))
+        let r = Replacement {
+            path: path.to_owned(),
+            temp: Some(temp),
+        };
+        if let (Ok(m), Some(t)) = (&old, &r.temp) {
+            // The replacement keeps the old file's permissions (dropping
+            // `r` on an error removes the temporary file).
+            fs::set_permissions(t, m.permissions())?;
+        }
+        Ok((f, r))
     }
 
     /// Puts the written file in place (the file must be flushed and
@@ -124,6 +110,23 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     f.write_all(bytes)?;
     drop(f);
     r.commit()
+}
+
+/// The folder `path` is in (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// A hidden file beside `path` for this process's own use:
+/// `.NAME.toyvm-TAG` in `path`'s folder.
+fn beside(path: &Path, tag: &str) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    folder_of(path).join(format!(".{name}.toyvm-{tag}"))
 }
 
 /// Why an output path cannot be written: what [`check_writable`] and
@@ -228,10 +231,7 @@ pub fn check_writable(path: &Path, what: &str) -> Result<(), NotWritable> {
         }
         Err(_) => {}
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = folder_of(path);
     match fs::metadata(dir) {
         Err(_) => {
             return Err(NotWritable::NoDirectory {
@@ -249,10 +249,7 @@ pub fn check_writable(path: &Path, what: &str) -> Result<(), NotWritable> {
         }
         Ok(_) => {}
     }
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let probe = dir.join(format!(".{name}.toyvm-probe-{}", std::process::id()));
+    let probe = beside(path, &format!("probe-{}", std::process::id()));
     match fs::OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -115,16 +115,9 @@ pub(crate) fn lower(
 ) -> Result<Lowered> {
     let mut func = ir::Function::with_name_signature(ir::UserFuncName::default(), signature(isa));
     let mut refs = HashMap::new();
-    for s in &region.steps {
-        let callees = match s {
-            Step::Call { callee, .. } => std::slice::from_ref(callee),
-            Step::Dispatch { callees, .. } => callees.as_slice(),
-            _ => &[],
-        };
-        for &callee in callees {
-            refs.entry(callee)
-                .or_insert_with(|| declare(callee, &mut func));
-        }
+    for (callee, _) in region.native_calls() {
+        refs.entry(callee)
+            .or_insert_with(|| declare(callee, &mut func));
     }
     let calls_host = region.steps.iter().any(|s| {
         matches!(

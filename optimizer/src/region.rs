@@ -201,6 +201,23 @@ impl Region {
             .count()
     }
 
+    /// The native calls the region makes, in step order: each
+    /// [`Step::Call`]'s callee and each of a [`Step::Dispatch`]'s, with the
+    /// call instruction.
+    pub fn native_calls(&self) -> impl Iterator<Item = (u32, &Instr)> + '_ {
+        self.steps.iter().flat_map(|s| {
+            let (callees, instr) = match s {
+                Step::Call { callee, instr, .. } => (std::slice::from_ref(callee), Some(instr)),
+                Step::Dispatch { callees, instr, .. } => (callees.as_slice(), Some(instr)),
+                _ => (&[][..], None),
+            };
+            callees
+                .iter()
+                .zip(instr.into_iter().cycle())
+                .map(|(&c, i)| (c, i))
+        })
+    }
+
     /// Whether some path jumps back to the head (a loop in compiled code).
     pub fn loops(&self) -> bool {
         self.targets().any(|t| t == Target::Head)

@@ -42,7 +42,7 @@ use toyvm_vm::{Function, Pc, Program};
 
 use crate::codegen::{self, Lowered, func as fcodegen};
 use crate::native::{self, NativeCtx};
-use crate::region::{Region, Step};
+use crate::region::Region;
 use crate::{Error, Result};
 
 mod compiled;
@@ -335,17 +335,7 @@ impl CodeCache {
             head: region.head_pc().to_string(),
             msg,
         };
-        let calls: Vec<(u32, &Instr)> = region
-            .steps
-            .iter()
-            .flat_map(|s| match s {
-                Step::Call { callee, instr, .. } => vec![(*callee, instr)],
-                Step::Dispatch { callees, instr, .. } => {
-                    callees.iter().map(|&c| (c, instr)).collect()
-                }
-                _ => vec![],
-            })
-            .collect();
+        let calls: Vec<(u32, &Instr)> = region.native_calls().collect();
         if calls.is_empty() {
             return Ok(false);
         }
@@ -370,7 +360,7 @@ impl CodeCache {
 
     /// Compiles every closed and every bailing function of `program` (see
     /// [`crate::native::native_functions`]) to native code, once: regions
-    /// with [`Step::Call`]s need this first. Calling it again for the same
+    /// with [`Step::Call`](crate::region::Step::Call)s need this first. Calling it again for the same
     /// program does nothing; for another program it compiles that one's
     /// (regions compiled before keep calling the old ones).
     pub fn compile_natives(&mut self, program: &Program) -> Result<()> {

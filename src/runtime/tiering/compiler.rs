@@ -27,7 +27,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use toyvm_optimizer::{CodeCache, CompiledRegion, Region, Step};
+use toyvm_optimizer::{CodeCache, CompiledRegion, Region};
 
 use toyvm_vm::Program;
 
@@ -160,10 +160,7 @@ impl SharedCode {
             return Ok((Arc::clone(code), false));
         }
         let needs_natives = match job {
-            Job::Region(r) => r
-                .steps
-                .iter()
-                .any(|s| matches!(s, Step::Call { .. } | Step::Dispatch { .. })),
+            Job::Region(r) => r.native_calls().next().is_some(),
             Job::Function(_) => true,
         };
         if needs_natives {
