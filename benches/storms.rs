@@ -10,6 +10,12 @@
 //! already over 2x (the model's simulation, the floor under the JIT's run)
 //! and those whose JIT run is over 2x the model alone (the JIT's own cost).
 //!
+//! With `TOYVM_STORMS_SIZE=bench` every program runs at its `bench-args`
+//! instead (tens of milliseconds to a second interpreted; the storm shapes
+//! at the sizes), where a run's fixed costs (threads, a Cranelift
+//! module, the first compiles) no longer decide the ratio: what is left is
+//! the model's simulation and the JIT's decisions at short intervals.
+//!
 //! `cargo bench --bench storms [FILTER]`
 
 use std::time::{Duration, Instant};
@@ -53,6 +59,11 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(3)
         .max(1);
+    let bench_size = match std::env::var("TOYVM_STORMS_SIZE").as_deref() {
+        Ok("bench") => true,
+        Ok("test") | Err(_) => false,
+        Ok(other) => panic!("TOYVM_STORMS_SIZE is `test` or `bench`, not `{other}`"),
+    };
     let mut cases = common::all();
     let corpus = common::root().join("tests/corpus");
     for name in ["storm_call_and_print", "storm_calli_recursion"] {
@@ -77,6 +88,10 @@ fn main() {
             continue;
         };
         let program = toyvm_vm::asm::assemble(&case.source).expect("the suite assembles");
+        let args = match (&case.bench_args, bench_size) {
+            (Some(b), true) => b.clone(),
+            _ => case.args.clone(),
+        };
         let mut worst_int: (f64, String) = (0.0, String::new());
         let mut worst_mdl: (f64, String) = (0.0, String::new());
         let mut interp = Vec::new();
@@ -85,9 +100,9 @@ fn main() {
                 let spec = format!("{model}:interval={interval}");
                 let (mut j, mut m) = (Vec::new(), Vec::new());
                 for _ in 0..runs {
-                    interp.push(time(&program, &case.args, &file, "none", false));
-                    m.push(time(&program, &case.args, &file, &spec, false));
-                    j.push(time(&program, &case.args, &file, &spec, true));
+                    interp.push(time(&program, &args, &file, "none", false));
+                    m.push(time(&program, &args, &file, &spec, false));
+                    j.push(time(&program, &args, &file, &spec, true));
                 }
                 let (j, m) = (median(j), median(m));
                 let i = median(interp.clone());

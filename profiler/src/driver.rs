@@ -10,9 +10,14 @@
 //! buffer; the callback receives every interval that ended inside the batch, in order,
 //! with its candidates.  Batches are cut exactly at interval boundaries and handed to the
 //! model's `observe_batch`, so a lane that sees every kind copies nothing.
+//!
+//! Each lane collects its candidates into a buffer it keeps from one interval to the
+//! next.  They reach the callback in the trait contract's order (by count, then tuple)
+//! unless the driver was made [`unordered`](IntervalDriver::unordered), for a consumer
+//! that orders them its own way and should not pay for a sort at every interval end.
 
 use crate::error::{Error, Result};
-use crate::profiler::{Candidate, Profiler};
+use crate::profiler::{Candidate, Profiler, sort_candidates};
 use crate::spec::ProfilerSpec;
 use crate::tuple::{Kind, KindSet, Tuple};
 
@@ -27,7 +32,8 @@ pub struct IntervalEnd<'a> {
     pub index: u64,
     /// Tuples the interval held (L, or fewer for the final partial one).
     pub tuples: u64,
-    /// The model's candidates.
+    /// The model's candidates: in the contract's order, or in no particular order from
+    /// an [`unordered`](IntervalDriver::unordered) driver.
     pub candidates: &'a [Candidate],
     /// The model (for its state bytes, overhead and hot ranges).
     pub model: &'a dyn Profiler,
@@ -41,12 +47,15 @@ struct Lane {
     seen: u64,
     index: u64,
     scratch: Vec<Tuple>,
+    /// The candidates of the interval that ended last (reused).
+    candidates: Vec<Candidate>,
 }
 
 /// Ends intervals every L tuples for one model or one model per kind.
 #[derive(Debug)]
 pub struct IntervalDriver {
     lanes: Vec<Lane>,
+    ordered: bool,
 }
 
 impl IntervalDriver {
@@ -54,7 +63,15 @@ impl IntervalDriver {
     pub fn new(spec: &ProfilerSpec) -> Self {
         IntervalDriver {
             lanes: vec![Lane::new(spec.kinds, spec)],
+            ordered: true,
         }
+    }
+
+    /// The same driver, handing each interval's candidates over in no particular order
+    /// (the model's own), without sorting them.
+    pub fn unordered(mut self) -> Self {
+        self.ordered = false;
+        self
     }
 
     /// One model per kind.  Each kind may appear once; kinds not listed are not profiled.
@@ -78,13 +95,17 @@ impl IntervalDriver {
             seen = seen.with(*kind);
             lanes.push(Lane::new(KindSet::only(*kind), spec));
         }
-        Ok(IntervalDriver { lanes })
+        Ok(IntervalDriver {
+            lanes,
+            ordered: true,
+        })
     }
 
     /// Several independent models, each over its spec's kinds (the report uses this).
     pub fn many(specs: &[ProfilerSpec]) -> Self {
         IntervalDriver {
             lanes: specs.iter().map(|s| Lane::new(s.kinds, s)).collect(),
+            ordered: true,
         }
     }
 
@@ -95,16 +116,18 @@ impl IntervalDriver {
 
     /// Observes a batch; calls `on_interval` for every interval that ends inside it.
     pub fn observe_batch(&mut self, batch: &[Tuple], mut on_interval: impl FnMut(IntervalEnd<'_>)) {
+        let ordered = self.ordered;
         for (i, lane) in self.lanes.iter_mut().enumerate() {
-            lane.observe_batch(i, batch, &mut on_interval);
+            lane.observe_batch(i, ordered, batch, &mut on_interval);
         }
     }
 
     /// Ends the final partial interval of every lane that has one.
     pub fn finish(&mut self, mut on_interval: impl FnMut(IntervalEnd<'_>)) {
+        let ordered = self.ordered;
         for (i, lane) in self.lanes.iter_mut().enumerate() {
             if lane.seen > 0 {
-                lane.end(i, &mut on_interval);
+                lane.end(i, ordered, &mut on_interval);
             }
         }
     }
@@ -119,27 +142,35 @@ impl Lane {
             seen: 0,
             index: 0,
             scratch: Vec::new(),
+            candidates: Vec::new(),
         }
     }
 
     fn observe_batch(
         &mut self,
         lane: usize,
+        ordered: bool,
         batch: &[Tuple],
         on: &mut impl FnMut(IntervalEnd<'_>),
     ) {
         if self.kinds == KindSet::ALL {
-            self.feed(lane, batch, on);
+            self.feed(lane, ordered, batch, on);
         } else {
             let mut scratch = std::mem::take(&mut self.scratch);
             scratch.clear();
             scratch.extend(batch.iter().filter(|t| self.kinds.contains(t.kind)));
-            self.feed(lane, &scratch, on);
+            self.feed(lane, ordered, &scratch, on);
             self.scratch = scratch;
         }
     }
 
-    fn feed(&mut self, lane: usize, mut rest: &[Tuple], on: &mut impl FnMut(IntervalEnd<'_>)) {
+    fn feed(
+        &mut self,
+        lane: usize,
+        ordered: bool,
+        mut rest: &[Tuple],
+        on: &mut impl FnMut(IntervalEnd<'_>),
+    ) {
         while !rest.is_empty() {
             let room = (self.interval - self.seen).min(rest.len() as u64) as usize;
             let (now, later) = rest.split_at(room);
@@ -147,19 +178,24 @@ impl Lane {
             self.seen += room as u64;
             rest = later;
             if self.seen == self.interval {
-                self.end(lane, on);
+                self.end(lane, ordered, on);
             }
         }
     }
 
-    fn end(&mut self, lane: usize, on: &mut impl FnMut(IntervalEnd<'_>)) {
-        let candidates = self.model.end_interval();
+    fn end(&mut self, lane: usize, ordered: bool, on: &mut impl FnMut(IntervalEnd<'_>)) {
+        self.candidates.clear();
+        self.model
+            .end_interval_into(&mut |_, _| {}, &mut self.candidates);
+        if ordered {
+            sort_candidates(&mut self.candidates);
+        }
         on(IntervalEnd {
             lane,
             kinds: self.kinds,
             index: self.index,
             tuples: self.seen,
-            candidates: &candidates,
+            candidates: &self.candidates,
             model: self.model.as_ref(),
         });
         self.index += 1;
@@ -188,6 +224,43 @@ mod tests {
         assert_eq!((ends[0].0, ends[0].1), (0, 10));
         assert_eq!((ends[2].0, ends[2].1), (2, 8));
         assert_eq!(ends[0].2, 2, "0 holds 6 and 1 holds 4 of the first 10");
+    }
+
+    /// An unordered driver hands over the same candidates as an ordered one, and an
+    /// ordered one hands them over in the contract's order, for every model.
+    #[test]
+    fn unordered_candidates_are_the_ordered_ones() {
+        let stream = crate::synth::zipf_stream(20_000, 300, 1.0, 7);
+        let mut edges = crate::synth::program_edges(20_000, 12, 30, 3);
+        edges.extend_from_slice(&stream);
+        for model in crate::spec::MODEL_NAMES {
+            let kinds = if *model == "conte" { ",kinds=edge" } else { "" };
+            let spec = parse_spec(&format!("{model}:interval=700,threshold=2%{kinds}")).unwrap();
+            let stream: Vec<Tuple> = edges
+                .iter()
+                .copied()
+                .filter(|t| spec.kinds.contains(t.kind))
+                .collect();
+            let mut ordered = IntervalDriver::new(&spec);
+            let mut unordered = IntervalDriver::new(&spec).unordered();
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for batch in stream.chunks(333) {
+                ordered.observe_batch(batch, |e| a.push(e.candidates.to_vec()));
+                unordered.observe_batch(batch, |e| b.push(e.candidates.to_vec()));
+            }
+            assert_eq!(a.len(), b.len(), "{model}");
+            assert!(
+                a.iter().any(|c| c.len() > 1),
+                "{model}: no interval to order"
+            );
+            for (a, mut b) in a.into_iter().zip(b) {
+                let mut sorted = a.clone();
+                sort_candidates(&mut sorted);
+                assert_eq!(a, sorted, "{model}: the contract's order");
+                sort_candidates(&mut b);
+                assert_eq!(a, b, "{model}");
+            }
+        }
     }
 
     #[test]

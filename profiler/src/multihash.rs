@@ -53,7 +53,7 @@
 mod accumulator;
 
 use crate::hash::{BLOCK, PaperHash, mix};
-use crate::profiler::{Candidate, Overhead, Profiler, sort_candidates};
+use crate::profiler::{Candidate, Overhead, Profiler};
 use crate::spec::{MultiHashOptions, ProfilerSpec};
 use crate::tuple::{KindSet, Tuple};
 use accumulator::Accumulator;
@@ -325,21 +325,20 @@ impl Profiler for MultiHash {
         self.held += held as u64;
     }
 
-    fn end_interval_with(&mut self, estimates: &mut dyn FnMut(Tuple, u64)) -> Vec<Candidate> {
+    fn end_interval_into(
+        &mut self,
+        estimates: &mut dyn FnMut(Tuple, u64),
+        out: &mut Vec<Candidate>,
+    ) {
         for e in self.acc.entries.iter().filter(|e| e.count > 0) {
             estimates(e.tuple, e.count);
+            if e.count >= self.threshold {
+                out.push(Candidate {
+                    tuple: e.tuple,
+                    count: e.count,
+                });
+            }
         }
-        let mut out: Vec<Candidate> = self
-            .acc
-            .entries
-            .iter()
-            .filter(|e| e.count >= self.threshold)
-            .map(|e| Candidate {
-                tuple: e.tuple,
-                count: e.count,
-            })
-            .collect();
-        sort_candidates(&mut out);
         if self.choose_keys() {
             let (mixed, hash) = (self.mixed_keys, &self.hash);
             for e in &mut self.acc.entries {
@@ -352,7 +351,6 @@ impl Profiler for MultiHash {
         }
         self.acc.end_interval(self.opts.retain, self.threshold);
         self.counters[..self.n * self.size].fill(0);
-        out
     }
 
     fn state_bytes(&self) -> usize {

@@ -75,7 +75,11 @@ impl Profiler for Perfect {
         *self.counts.entry(t).or_insert(0) += 1;
     }
 
-    fn end_interval_with(&mut self, estimates: &mut dyn FnMut(Tuple, u64)) -> Vec<Candidate> {
+    fn end_interval_into(
+        &mut self,
+        estimates: &mut dyn FnMut(Tuple, u64),
+        out: &mut Vec<Candidate>,
+    ) {
         // The table is emptied in place, its allocation kept for the next
         // interval, rather than handed out as `end_interval_all` does: at
         // interval 100 that allocation was a fifth of the model's time
@@ -85,16 +89,17 @@ impl Profiler for Perfect {
         // a phase of many tuples does not make every later end scan it.
         let len = self.counts.len();
         self.max_distinct = self.max_distinct.max(len);
-        for (t, n) in &self.counts {
-            estimates(*t, *n);
+        for (&tuple, &count) in &self.counts {
+            estimates(tuple, count);
+            if count >= self.threshold {
+                out.push(Candidate { tuple, count });
+            }
         }
-        let c = Perfect::candidates_of(&self.counts, self.threshold);
         if self.counts.capacity() > 4 * len.max(1024) {
             self.counts = TupleMap::with_capacity_and_hasher(len, Default::default());
         } else {
             self.counts.clear();
         }
-        c
     }
 
     fn state_bytes(&self) -> usize {

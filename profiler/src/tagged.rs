@@ -206,8 +206,12 @@ impl Profiler for Tagged {
         }
     }
 
-    fn end_interval_with(&mut self, estimates: &mut dyn FnMut(Tuple, u64)) -> Vec<Candidate> {
-        self.software.end_interval(self.threshold, estimates)
+    fn end_interval_into(
+        &mut self,
+        estimates: &mut dyn FnMut(Tuple, u64),
+        out: &mut Vec<Candidate>,
+    ) {
+        self.software.end_interval(self.threshold, estimates, out)
     }
 
     fn state_bytes(&self) -> usize {

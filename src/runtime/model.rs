@@ -11,6 +11,7 @@
 
 use std::time::{Duration, Instant};
 
+use toyvm_profiler::profiler::sort_candidates;
 use toyvm_profiler::{Candidate, IntervalDriver, ProfilerSpec};
 use toyvm_vm::Tuple;
 
@@ -77,7 +78,9 @@ pub(crate) struct Model {
 impl Model {
     pub fn new(spec: &ProfilerSpec, keep: bool) -> Self {
         Model {
-            driver: IntervalDriver::new(spec),
+            // The JIT orders candidates by tuple itself, and a run that keeps
+            // them for printing sorts its copy: no sort per interval end here.
+            driver: IntervalDriver::new(spec).unordered(),
             seen: 0,
             ended_at: 0,
             summary: ModelSummary::default(),
@@ -89,10 +92,9 @@ impl Model {
         summary.intervals += 1;
         summary.candidates += candidates.len() as u64;
         if keep {
-            summary.kept.push(IntervalCandidates {
-                index,
-                candidates: candidates.to_vec(),
-            });
+            let mut candidates = candidates.to_vec();
+            sort_candidates(&mut candidates);
+            summary.kept.push(IntervalCandidates { index, candidates });
         }
     }
 }

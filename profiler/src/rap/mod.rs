@@ -37,7 +37,7 @@ mod trie;
 pub use buffer::EventBuffer;
 pub use trie::{NodeView, RapTree};
 
-use crate::profiler::{Candidate, HotRange, Overhead, Profiler, sort_candidates};
+use crate::profiler::{Candidate, HotRange, Overhead, Profiler};
 use crate::spec::{ProfilerSpec, RapOptions};
 use crate::tuple::{Kind, KindSet, Tuple};
 
@@ -323,13 +323,16 @@ impl Profiler for Rap {
         }
     }
 
-    fn end_interval_with(&mut self, estimates: &mut dyn FnMut(Tuple, u64)) -> Vec<Candidate> {
+    fn end_interval_into(
+        &mut self,
+        estimates: &mut dyn FnMut(Tuple, u64),
+        out: &mut Vec<Candidate>,
+    ) {
         let dims = self.opts.dims;
         self.set.flush();
         self.peak_nodes = self
             .peak_nodes
             .max(self.set.trees.iter().map(RapTree::peak_nodes).sum());
-        let mut out = Vec::new();
         for (i, tree) in self.set.trees.iter_mut().enumerate() {
             let kind = Kind::ALL[i];
             // A cumulative tree reports what the interval added to each point (a point
@@ -349,13 +352,11 @@ impl Profiler for Rap {
                 }
             }
         }
-        sort_candidates(&mut out);
         if self.opts.reset {
             // The trees are about to restart: keep this interval's ranges.
             self.ranges = self.compute_ranges();
             self.set.reset();
         }
-        out
     }
 
     fn state_bytes(&self) -> usize {
