@@ -49,13 +49,14 @@ struct Lane {
     scratch: Vec<Tuple>,
     /// The candidates of the interval that ended last (reused).
     candidates: Vec<Candidate>,
+    /// Whether they are sorted into the contract's order.
+    ordered: bool,
 }
 
 /// Ends intervals every L tuples for one model or one model per kind.
 #[derive(Debug)]
 pub struct IntervalDriver {
     lanes: Vec<Lane>,
-    ordered: bool,
 }
 
 impl IntervalDriver {
@@ -63,14 +64,15 @@ impl IntervalDriver {
     pub fn new(spec: &ProfilerSpec) -> Self {
         IntervalDriver {
             lanes: vec![Lane::new(spec.kinds, spec)],
-            ordered: true,
         }
     }
 
     /// The same driver, handing each interval's candidates over in no particular order
     /// (the model's own), without sorting them.
     pub fn unordered(mut self) -> Self {
-        self.ordered = false;
+        for lane in &mut self.lanes {
+            lane.ordered = false;
+        }
         self
     }
 
@@ -95,17 +97,13 @@ impl IntervalDriver {
             seen = seen.with(*kind);
             lanes.push(Lane::new(KindSet::only(*kind), spec));
         }
-        Ok(IntervalDriver {
-            lanes,
-            ordered: true,
-        })
+        Ok(IntervalDriver { lanes })
     }
 
     /// Several independent models, each over its spec's kinds (the report uses this).
     pub fn many(specs: &[ProfilerSpec]) -> Self {
         IntervalDriver {
             lanes: specs.iter().map(|s| Lane::new(s.kinds, s)).collect(),
-            ordered: true,
         }
     }
 
@@ -116,18 +114,16 @@ impl IntervalDriver {
 
     /// Observes a batch; calls `on_interval` for every interval that ends inside it.
     pub fn observe_batch(&mut self, batch: &[Tuple], mut on_interval: impl FnMut(IntervalEnd<'_>)) {
-        let ordered = self.ordered;
         for (i, lane) in self.lanes.iter_mut().enumerate() {
-            lane.observe_batch(i, ordered, batch, &mut on_interval);
+            lane.observe_batch(i, batch, &mut on_interval);
         }
     }
 
     /// Ends the final partial interval of every lane that has one.
     pub fn finish(&mut self, mut on_interval: impl FnMut(IntervalEnd<'_>)) {
-        let ordered = self.ordered;
         for (i, lane) in self.lanes.iter_mut().enumerate() {
             if lane.seen > 0 {
-                lane.end(i, ordered, &mut on_interval);
+                lane.end(i, &mut on_interval);
             }
         }
     }
@@ -143,34 +139,28 @@ impl Lane {
             index: 0,
             scratch: Vec::new(),
             candidates: Vec::new(),
+            ordered: true,
         }
     }
 
     fn observe_batch(
         &mut self,
         lane: usize,
-        ordered: bool,
         batch: &[Tuple],
         on: &mut impl FnMut(IntervalEnd<'_>),
     ) {
         if self.kinds == KindSet::ALL {
-            self.feed(lane, ordered, batch, on);
+            self.feed(lane, batch, on);
         } else {
             let mut scratch = std::mem::take(&mut self.scratch);
             scratch.clear();
             scratch.extend(batch.iter().filter(|t| self.kinds.contains(t.kind)));
-            self.feed(lane, ordered, &scratch, on);
+            self.feed(lane, &scratch, on);
             self.scratch = scratch;
         }
     }
 
-    fn feed(
-        &mut self,
-        lane: usize,
-        ordered: bool,
-        mut rest: &[Tuple],
-        on: &mut impl FnMut(IntervalEnd<'_>),
-    ) {
+    fn feed(&mut self, lane: usize, mut rest: &[Tuple], on: &mut impl FnMut(IntervalEnd<'_>)) {
         while !rest.is_empty() {
             let room = (self.interval - self.seen).min(rest.len() as u64) as usize;
             let (now, later) = rest.split_at(room);
@@ -178,16 +168,16 @@ impl Lane {
             self.seen += room as u64;
             rest = later;
             if self.seen == self.interval {
-                self.end(lane, ordered, on);
+                self.end(lane, on);
             }
         }
     }
 
-    fn end(&mut self, lane: usize, ordered: bool, on: &mut impl FnMut(IntervalEnd<'_>)) {
+    fn end(&mut self, lane: usize, on: &mut impl FnMut(IntervalEnd<'_>)) {
         self.candidates.clear();
         self.model
             .end_interval_into(&mut |_, _| {}, &mut self.candidates);
-        if ordered {
+        if self.ordered {
             sort_candidates(&mut self.candidates);
         }
         on(IntervalEnd {
