@@ -163,7 +163,7 @@ fn main() {
     let t = totals.into_inner().unwrap();
     let m = configs.len() as u64;
     eprintln!(
-        "oracle: {} trapped, {} out of fuel (not compared); JIT: {} compiles, {} recompiles, {} drops, {} region entries, {} side exits, {} guard failures",
+        "oracle: {} trapped, {} out of fuel (not compared); JIT: {} compiles, {} recompiles, {} drops, {} region entries, {} side exits, {} guard failures, {} products strength-reduced",
         traps.load(Ordering::Relaxed),
         no_fuel.load(Ordering::Relaxed),
         t.compiles,
@@ -171,7 +171,8 @@ fn main() {
         t.drops,
         t.region_entries,
         t.side_exits,
-        t.guard_failures
+        t.guard_failures,
+        t.reduced_products
     );
     for (k, config) in &failures {
         eprintln!("mismatch: program {k} under {config}");

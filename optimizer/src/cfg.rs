@@ -403,22 +403,7 @@ mod tests {
     use toyvm_vm::asm::assemble;
     use toyvm_vm::interp;
 
-    const NESTED: &str = "
-        .func main(n)
-            .reg s, i, j, t
-            li s, 0
-            li i, 1
-        outer:
-            li j, 1
-        inner:
-            mul t, i, j
-            remi t, t, 7
-            add s, s, t
-            loop j, n, inner
-            loop i, n, outer
-            putn s
-            ret s
-        .end";
+    use crate::testing::LOOP_NEST as NESTED;
 
     fn profile(src: &str, args: &[i64]) -> (Program, EdgeCounts) {
         let p = assemble(src).unwrap();

@@ -64,6 +64,7 @@ mod calls;
 mod exits;
 pub(crate) mod func;
 mod lower;
+pub(crate) mod strength;
 
 use calls::call_operands;
 use func::DeclareCallee;

@@ -15,6 +15,25 @@ use toyvm_vm::{Pc, Program, Tuple, interp};
 use crate::jit::CompiledRegion;
 use crate::{DEFAULT_MAX_DEPTH, Exit, ExitKind};
 
+/// `programs/loop.tasm`'s nest: `(i * j) % 7` summed over `1..=n` squared,
+/// printed and returned (the loop-nest fixture of several tests).
+pub const LOOP_NEST: &str = "
+    .func main(n)
+        .reg s, i, j, t
+        li s, 0
+        li i, 1
+    outer:
+        li j, 1
+    inner:
+        mul t, i, j
+        remi t, t, 7
+        add s, s, t
+        loop j, n, inner
+        loop i, n, outer
+        putn s
+        ret s
+    .end";
+
 /// What one instruction did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stepped {

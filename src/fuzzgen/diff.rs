@@ -153,6 +153,8 @@ pub struct JitTotals {
     /// Exits that hand one instruction (a call, `ret`, output, a trap) to
     /// the interpreter.
     pub interpret_exits: u64,
+    /// Products strength-reduced in the regions compiled.
+    pub reduced_products: u64,
 }
 
 impl JitTotals {
@@ -164,6 +166,7 @@ impl JitTotals {
         self.side_exits += j.side_exits;
         self.guard_failures += j.guard_failures;
         self.interpret_exits += j.interpret_exits;
+        self.reduced_products += j.reduced_products;
     }
 
     /// Adds another total to this one.
@@ -175,6 +178,7 @@ impl JitTotals {
         self.side_exits += o.side_exits;
         self.guard_failures += o.guard_failures;
         self.interpret_exits += o.interpret_exits;
+        self.reduced_products += o.reduced_products;
     }
 }
 

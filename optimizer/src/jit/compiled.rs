@@ -55,6 +55,8 @@ pub struct CompiledRegion {
     pub(super) code_size: usize,
     /// Calls to native functions compiled inline.
     pub(super) inlined: usize,
+    /// Multiplications by an induction variable strength-reduced.
+    pub(super) reduced: usize,
     pub(super) compile_time: Duration,
     pub(super) clif: Option<String>,
     /// The region's own module: freed when the region is dropped.
@@ -298,6 +300,12 @@ impl CompiledRegion {
     /// in this region (the rest stay native calls).
     pub fn inlined_calls(&self) -> usize {
         self.inlined
+    }
+
+    /// Multiplications by an induction variable that this region carries
+    /// around its loop as a sum instead (see `codegen::strength`).
+    pub fn reduced_products(&self) -> usize {
+        self.reduced
     }
 
     /// Wall time from lowering to finalized code.

@@ -40,7 +40,7 @@ use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 use toyvm_vm::isa::Instr;
 use toyvm_vm::{Function, Pc, Program};
 
-use crate::codegen::{self, Lowered, func as fcodegen};
+use crate::codegen::{self, Lowered, func as fcodegen, strength};
 use crate::native::{self, NativeCtx};
 use crate::region::Region;
 use crate::{Error, Result};
@@ -429,6 +429,7 @@ impl CodeCache {
             self.ctx.inline(&mut inliner).map_err(|e| failed(f, &e))?;
             let inlined = inliner.inlined;
             inlined_calls += inlined.len();
+            strength::reduce(&mut self.ctx.func);
             let defined = module.define_function(id, &mut self.ctx);
             if let Some(c) = self.ctx.compiled_code() {
                 let bytes = frame_bytes(c.code_buffer()).unwrap_or_else(|| {
@@ -627,11 +628,24 @@ impl CodeCache {
             self.ctx.inline(&mut inliner).map_err(|e| failed(&e))?;
             inlined = inliner.inlined.len();
         }
+        let reduced = strength::reduce(&mut self.ctx.func);
+        // With the IR dump, the machine code too (Cranelift's own listing
+        // of what it emitted, after register allocation).
+        self.ctx.set_disasm(clif.is_some());
         let defined = module.define_function(id, &mut self.ctx);
         let code_size = self
             .ctx
             .compiled_code()
             .map_or(0, |c| c.code_info().total_size as usize);
+        let clif = clif.map(|mut text| {
+            if let Some(vcode) = self.ctx.compiled_code().and_then(|c| c.vcode.as_deref()) {
+                text += "\n; machine code\n";
+                for line in vcode.lines() {
+                    text += &format!("; {line}\n");
+                }
+            }
+            text
+        });
         module.clear_context(&mut self.ctx);
         defined.map_err(|e| failed(&e))?;
         module.finalize_definitions().map_err(|e| failed(&e))?;
@@ -654,6 +668,7 @@ impl CodeCache {
             exits: lowered.exits,
             code_size,
             inlined,
+            reduced,
             compile_time: start.elapsed(),
             clif,
             _memory: CodeMemory::new(module),

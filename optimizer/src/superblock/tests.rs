@@ -26,22 +26,7 @@ fn text(rs: &[Region]) -> String {
 #[test]
 fn a_counted_loop_stays_inside_its_region() {
     let (_, rs) = regions(
-        "
-            .func main(n)
-                .reg s, i, j, t
-                li s, 0
-                li i, 1
-            outer:
-                li j, 1
-            inner:
-                mul t, i, j
-                remi t, t, 7
-                add s, s, t
-                loop j, n, inner
-                loop i, n, outer
-                putn s
-                ret s
-            .end",
+        crate::testing::LOOP_NEST,
         &[10],
         &SuperblockConfig::default(),
     );

@@ -126,6 +126,10 @@ pub struct JitStats {
     /// Exits that hand one instruction (a call, `ret`, output, a trap) to
     /// the interpreter.
     pub interpret_exits: u64,
+    /// Multiplications by an induction variable that compiled regions
+    /// carry around their loops as sums (strength reduction), summed
+    /// over the compiles.
+    pub reduced_products: u64,
     /// Tuples reported for compiled code by its side exits and failing
     /// guards (see `Jit::run`).
     pub exit_tuples: u64,

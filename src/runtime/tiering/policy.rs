@@ -450,6 +450,7 @@ impl Jit {
         if !fresh {
             self.stats.shared += 1;
         }
+        self.stats.reduced_products += compiled.reduced_products() as u64;
         if let (Some(dir), Some(clif)) = (&self.opts.dump_clif, compiled.clif()) {
             let path = dir.join(format!("f{}_{}_v{}.clif", key.0, key.1, version));
             if let Err(e) = std::fs::write(&path, clif) {
@@ -459,7 +460,7 @@ impl Jit {
         self.log(
             index,
             format_args!(
-                "{} {what}: {description}, {} exits, {:.3} ms, {} bytes{}",
+                "{} {what}: {description}, {} exits, {:.3} ms, {} bytes{}{}",
                 if again != Again::default() {
                     "recompile"
                 } else {
@@ -472,6 +473,11 @@ impl Jit {
                     0 => String::new(),
                     1 => ", 1 native call inlined".to_string(),
                     n => format!(", {n} native calls inlined"),
+                },
+                match compiled.reduced_products() {
+                    0 => String::new(),
+                    1 => ", 1 product strength-reduced".to_string(),
+                    n => format!(", {n} products strength-reduced"),
                 }
             ),
         );
