@@ -41,6 +41,10 @@
 //!   `depth` (the interpreter's frame count for the region's frame) after
 //!   the interpreter's depth check; a trap there or inside leaves through a
 //!   `Trap` exit, the trap's details left in `ctx`.
+//! - Before Cranelift compiles a lowered region or native function,
+//!   [`strength`] carries each product of an induction variable around its
+//!   loop as a sum (`i * x` where a back edge steps `i` by a constant and
+//!   keeps `x`): exact in the VM's wrapping arithmetic.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
