@@ -46,6 +46,7 @@ use crate::region::Region;
 use crate::{Error, Result};
 
 mod compiled;
+mod dump;
 mod host;
 mod inline;
 
@@ -88,6 +89,9 @@ struct Natives {
     leaves: Vec<Option<ir::Function>>,
     /// The most registers any function of the program has.
     max_regs: u16,
+    /// Per function, with `set_dump_clif(true)`: its native function's IR
+    /// and machine code, for the dumps of the regions that call it.
+    dumps: Vec<Option<String>>,
     /// Which set this is: names its functions (`native{generation}_f{f}`).
     generation: u32,
     /// The finalized address of each native function, by name: what a
@@ -384,6 +388,7 @@ impl CodeCache {
         let mut ids = vec![None; program.functions.len()];
         let mut frame = 0;
         let mut inlined_calls = 0;
+        let mut dumps = vec![None; program.functions.len()];
         for (f, func) in program.functions.iter().enumerate() {
             if natives[f].callable() {
                 let sig = fcodegen::native_signature(&*self.isa, func.params);
@@ -430,7 +435,15 @@ impl CodeCache {
             let inlined = inliner.inlined;
             inlined_calls += inlined.len();
             strength::reduce(&mut self.ctx.func);
+            let mut text = self
+                .dump_clif
+                .then(|| format!("; native function f{f}\n{}", self.ctx.func.display()));
+            self.ctx.set_disasm(text.is_some());
             let defined = module.define_function(id, &mut self.ctx);
+            if let Some(text) = &mut text {
+                dump::machine_code(text, &self.ctx);
+            }
+            dumps[f] = text;
             if let Some(c) = self.ctx.compiled_code() {
                 let bytes = frame_bytes(c.code_buffer()).unwrap_or_else(|| {
                     // The inlined bodies' registers live in this frame too.
@@ -478,6 +491,7 @@ impl CodeCache {
             inlined: inlined_calls,
             leaves,
             max_regs: program.functions.iter().map(|f| f.regs).max().unwrap_or(0),
+            dumps,
             generation,
             symbols: Arc::new(symbols),
             table: Arc::new(table),
@@ -554,7 +568,20 @@ impl CodeCache {
         let clif = self
             .dump_clif
             .then(|| format!("; whole function f{func}\n{}", lowered.func.display()));
-        self.finish(module, lowered, &imported, (func, 0), true, clif, start)
+        let compiled = self.finish(module, lowered, &imported, (func, 0), true, clif, start)?;
+        Ok(self.with_natives_dumped(compiled, [func]))
+    }
+
+    /// Appends to a region's dump those of the native functions it reaches.
+    fn with_natives_dumped(
+        &self,
+        mut compiled: CompiledRegion,
+        callees: impl IntoIterator<Item = u32>,
+    ) -> CompiledRegion {
+        if let (Some(text), Some(n)) = (&mut compiled.clif, &self.natives) {
+            text.push_str(&dump::natives(&n.functions, &n.dumps, callees));
+        }
+        compiled
     }
 
     /// Compiles `region` (lowering, verification, Cranelift's optimizer and
@@ -580,7 +607,7 @@ impl CodeCache {
             )?
         };
         let clif = self.dump_clif.then(|| codegen::annotate(&lowered, region));
-        self.finish(
+        let compiled = self.finish(
             module,
             lowered,
             &imported,
@@ -588,7 +615,8 @@ impl CodeCache {
             calls_native,
             clif,
             start,
-        )
+        )?;
+        Ok(self.with_natives_dumped(compiled, region.native_calls().map(|(f, _)| f)))
     }
 
     /// Defines and finalizes a lowered region in its own `module` and wraps
@@ -638,12 +666,7 @@ impl CodeCache {
             .compiled_code()
             .map_or(0, |c| c.code_info().total_size as usize);
         let clif = clif.map(|mut text| {
-            if let Some(vcode) = self.ctx.compiled_code().and_then(|c| c.vcode.as_deref()) {
-                text += "\n; machine code\n";
-                for line in vcode.lines() {
-                    text += &format!("; {line}\n");
-                }
-            }
+            dump::machine_code(&mut text, &self.ctx);
             text
         });
         module.clear_context(&mut self.ctx);
