@@ -12,7 +12,10 @@
 //! for `p` and `x`: by the step's addition on such back edges, by a
 //! multiplication in the branching block on every other edge (the loop's
 //! entry, an outer loop's back edge). `q` then equals `p * x` wherever `p`
-//! and `x` are in scope, and `v` becomes an alias of `q`.
+//! and `x` are in scope, and `v` becomes an alias of `q`. Only where every
+//! trip around the loop computes the product already (its block dominates
+//! every back edge): a product on some paths of the loop only would trade a
+//! multiplication on those trips for an addition on every trip.
 //!
 //! Exact, not approximate: the VM's `mul` and `add` wrap modulo 2^64, and
 //! `(p + c) * x = p*x + c*x` holds in that ring, so every value the loop
@@ -109,6 +112,7 @@ fn product(
     }
     let [a, b] = args.map(|x| dfg.resolve_aliases(x));
     let entry = func.layout.entry_block()?;
+    let computed_in = func.layout.inst_block(inst)?;
     // Either order of the factors; the first that reduces.
     [(a, b), (b, a)].into_iter().find_map(|(p, x)| {
         let ValueDef::Param(head, pi) = dfg.value_def(p) else {
@@ -149,6 +153,13 @@ fn product(
             ) {
                 return None;
             }
+            // Worth it only if every trip around the loop computes the
+            // product now: else a sum per trip would replace a product on
+            // some trips only.
+            let back = domtree.block_dominates(head, from);
+            if back && !domtree.block_dominates(computed_in, from) {
+                return None;
+            }
             let dests = data.branch_destination(&dfg.jump_tables, &dfg.exception_tables);
             for (d, call) in dests.iter().enumerate() {
                 if call.block(&dfg.value_lists) != head {
@@ -170,7 +181,7 @@ fn product(
                 };
                 let next = match step(func, pa, p) {
                     Some(c) if unchanged => {
-                        steps_back |= domtree.block_dominates(head, from);
+                        steps_back |= back;
                         Next::Step(c, xa)
                     }
                     _ => Next::Product(pa, xa),

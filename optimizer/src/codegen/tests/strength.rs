@@ -131,3 +131,26 @@ fn products_whose_factors_both_change_or_square_are_left_alone() {
     let runs: &[&[i64]] = &[&[1000], &[3]];
     assert_eq!(reduced_and_identical(src, &[1000], runs), 0);
 }
+
+#[test]
+fn a_product_computed_on_some_trips_only_is_left_alone() {
+    // `i * x` only when `i` is a multiple of 8: carrying it as a sum would
+    // add an addition to every trip to save a multiplication on one in 8.
+    let src = "
+    .func main(n, x)
+        .reg s, i, t, u
+        li s, 0
+        li i, 0
+    top:
+        andi u, i, 7
+        jnz u, skip
+        mul t, i, x
+        add s, s, t
+    skip:
+        addi i, i, 1
+        blt i, n, top
+        ret s
+    .end";
+    let runs: &[&[i64]] = &[&[1000, 3], &[9, -5]];
+    assert_eq!(reduced_and_identical(src, &[1000, 3], runs), 0);
+}
