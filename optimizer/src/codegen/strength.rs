@@ -30,6 +30,7 @@ use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::ir::{
     self, Block, BlockArg, Inst, InstBuilder, InstructionData, Opcode, Value, ValueDef, types,
 };
+use cranelift_codegen::isa::TargetIsa;
 
 /// The other factor of a product of a head's parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +71,13 @@ struct Product {
 }
 
 /// Reduces every product of an induction variable in `func`; how many.
-pub(crate) fn reduce(func: &mut ir::Function) -> usize {
+///
+/// The rewritten function is verified (lowering verified the input, and
+/// `define_function` does not verify again): should the rewrite ever be
+/// malformed, the function is put back as it was and nothing is reduced,
+/// so a bug here costs the optimization, never a crash in Cranelift or
+/// wrong code. Debug builds (the tests) fail loudly instead.
+pub(crate) fn reduce(func: &mut ir::Function, isa: &dyn TargetIsa) -> usize {
     let cfg = ControlFlowGraph::with_function(func);
     let domtree = DominatorTree::with_function(func, &cfg);
     let mut products = Vec::new();
@@ -81,11 +88,24 @@ pub(crate) fn reduce(func: &mut ir::Function) -> usize {
             }
         }
     }
+    if products.is_empty() {
+        return 0;
+    }
+    let before = func.clone();
     // Rewriting one product appends a parameter to its head and an
     // argument to the edges into it: the parameter indices and edges that
     // another product found stay valid, and no edge is added or removed.
     for p in &products {
         rewrite(func, p);
+    }
+    if let Err(errors) = cranelift_codegen::verify_function(func, isa) {
+        debug_assert!(
+            false,
+            "strength reduction broke the IR: {}",
+            cranelift_codegen::print_errors::pretty_verifier_error(func, None, errors)
+        );
+        *func = before;
+        return 0;
     }
     products.len()
 }

@@ -434,7 +434,7 @@ impl CodeCache {
             self.ctx.inline(&mut inliner).map_err(|e| failed(f, &e))?;
             let inlined = inliner.inlined;
             inlined_calls += inlined.len();
-            strength::reduce(&mut self.ctx.func);
+            strength::reduce(&mut self.ctx.func, &*self.isa);
             let mut text = self
                 .dump_clif
                 .then(|| format!("; native function f{f}\n{}", self.ctx.func.display()));
@@ -656,7 +656,7 @@ impl CodeCache {
             self.ctx.inline(&mut inliner).map_err(|e| failed(&e))?;
             inlined = inliner.inlined.len();
         }
-        let reduced = strength::reduce(&mut self.ctx.func);
+        let reduced = strength::reduce(&mut self.ctx.func, &*self.isa);
         // With the IR dump, the machine code too (Cranelift's own listing
         // of what it emitted, after register allocation).
         self.ctx.set_disasm(clif.is_some());
