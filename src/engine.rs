@@ -340,7 +340,7 @@ pub struct Instance {
 /// What a call works on: everything of the instance but its thread.
 struct State {
     module: Module,
-    mem: Vec<i64>,
+    mem: interp::Memory,
     input_len: usize,
     /// The model's link (inline: on the calling thread), with a model.
     link: Option<Link<'static, Model>>,

@@ -142,7 +142,7 @@ pub struct Call<'a> {
 ///
 /// Errors (nothing is allocated) when the file does not fit, or when the
 /// host cannot give the memory `.memory` asks for.
-pub fn memory(p: &Program, file: &[u8]) -> Result<Vec<i64>> {
+pub fn memory(p: &Program, file: &[u8]) -> Result<Memory> {
     let needed = p.input_base as usize + file.len();
     if needed as u64 > p.memory_words {
         return Err(Error::Usage(format!(
@@ -152,18 +152,15 @@ pub fn memory(p: &Program, file: &[u8]) -> Result<Vec<i64>> {
             p.memory_words
         )));
     }
-    // `.memory` may ask for up to 1 GiB: ask for it fallibly first, so a host that
-    // cannot give it gets an error instead of an abort.  The probe is returned and the
-    // memory taken with `vec!`, whose zeroed allocation maps fresh pages without
-    // writing them (a safe fallible zeroed allocation is not stable yet).
+    // `.memory` may ask for up to 1 GiB: `Memory::zeroed` asks for it
+    // fallibly, so a host that cannot give it gets an error instead of an abort.
     let words = p.memory_words as usize;
-    Vec::<i64>::new().try_reserve_exact(words).map_err(|_| {
+    let mut mem = Memory::zeroed(words).ok_or_else(|| {
         Error::Usage(format!(
             "cannot allocate the program's memory: {words} words ({} MiB, set by `.memory`) are more than this host gives",
             (words * 8) >> 20
         ))
     })?;
-    let mut mem = vec![0i64; words];
     for seg in &p.data {
         let at = seg.addr as usize;
         mem[at..at + seg.words.len()].copy_from_slice(&seg.words);

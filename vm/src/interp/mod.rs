@@ -16,6 +16,7 @@
 
 mod entry;
 mod host;
+mod memory;
 mod trap;
 
 use std::io::Write;
@@ -25,6 +26,7 @@ pub use entry::{
     run_with_host, run_with_sink,
 };
 pub use host::{Host, NoJit};
+pub use memory::{HUGE_PAGE_MIN_BYTES, Memory};
 pub use trap::{Trap, TrapKind};
 
 use crate::isa::Instr;
