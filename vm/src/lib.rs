@@ -40,6 +40,7 @@
 
 pub mod asm;
 pub mod bytecode;
+pub mod dataflow;
 mod error;
 pub mod interp;
 pub mod isa;

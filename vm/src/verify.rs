@@ -20,6 +20,7 @@
 
 use std::collections::HashSet;
 
+use crate::dataflow::{RegSet, reads_and_write, successors};
 use crate::isa::{Instr, Operand};
 use crate::program::{
     MAX_CODE_LEN, MAX_FUNCTIONS, MAX_IMPORTS, MAX_MEMORY_WORDS, MAX_REGS, Program,
@@ -256,53 +257,6 @@ fn check_window(regs: u16, a: u8, n: u8) -> Result<(), String> {
     Ok(())
 }
 
-/// A set of registers.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct RegSet([u64; 4]);
-
-impl RegSet {
-    fn first(n: usize) -> RegSet {
-        let mut s = RegSet([0; 4]);
-        for r in 0..n {
-            s.insert(r as u8);
-        }
-        s
-    }
-    fn insert(&mut self, r: u8) {
-        self.0[r as usize / 64] |= 1 << (r % 64);
-    }
-    fn contains(&self, r: u8) -> bool {
-        self.0[r as usize / 64] & (1 << (r % 64)) != 0
-    }
-    fn intersect(&self, o: &RegSet) -> RegSet {
-        RegSet(std::array::from_fn(|i| self.0[i] & o.0[i]))
-    }
-}
-
-/// The registers an instruction reads, and the one it writes.
-pub(crate) fn reads_and_write(i: &Instr) -> (Vec<u8>, Option<u8>) {
-    match *i {
-        Instr::Call { d, a, n, .. } | Instr::Hcall { d, a, n, .. } => {
-            ((a..a.saturating_add(n)).collect(), Some(d))
-        }
-        Instr::Calli { d, f, a, n } => {
-            let mut r: Vec<u8> = (a..a.saturating_add(n)).collect();
-            r.push(f);
-            (r, Some(d))
-        }
-        Instr::Loop { a, b, .. } => (vec![a, b], Some(a)),
-        _ => {
-            let dest = i.dest();
-            let ops = i.operands();
-            let regs = ops.iter().enumerate().filter_map(|(k, o)| match o {
-                Operand::Reg(r) if !(k == 0 && dest.is_some()) => Some(*r),
-                _ => None,
-            });
-            (regs.collect(), dest)
-        }
-    }
-}
-
 /// Forward dataflow over "definitely written" sets; reports the first
 /// reachable read of a register that some path leaves unwritten.
 fn check_definite_assignment(f: &crate::program::Function) -> Result<(), (usize, String)> {
@@ -317,16 +271,7 @@ fn check_definite_assignment(f: &crate::program::Function) -> Result<(), (usize,
         if let (_, Some(d)) = reads_and_write(ins) {
             out.insert(d);
         }
-        succ.clear();
-        if ins.op().falls_through() && pc + 1 < len {
-            succ.push(pc + 1);
-        }
-        if let Some(l) = ins.label() {
-            succ.push(l as usize);
-        }
-        if let Instr::Jtab { t, .. } = ins {
-            succ.extend(f.tables[*t as usize].iter().map(|&l| l as usize));
-        }
+        successors(f, pc, &mut succ);
         for &s in &succ {
             let merged = match state[s] {
                 Some(old) => old.intersect(&out),
