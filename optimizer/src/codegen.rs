@@ -56,6 +56,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
 use toyvm_vm::Pc;
+use toyvm_vm::dataflow::RegSet;
 use toyvm_vm::isa::{Instr, Reg};
 use toyvm_vm::semantics::{self, Rhs, as_branch};
 
@@ -110,13 +111,18 @@ fn host_signature(isa: &dyn TargetIsa) -> Signature {
 }
 
 /// Lowers `region` and runs the Cranelift verifier on the result.
-/// `declare` gives the callees of native calls their `FuncRef`s.
+/// `declare` gives the callees of native calls their `FuncRef`s. With
+/// `live` (the registers live before each instruction of the region's
+/// function, [`toyvm_vm::dataflow::live_in`]), an exit that hands control
+/// to the interpreter stores back only the written registers live where it
+/// resumes; without it, every written register.
 pub(crate) fn lower(
     region: &Region,
     isa: &dyn TargetIsa,
     fctx: &mut FunctionBuilderContext,
     declare: &mut DeclareCallee<'_>,
     metering: bool,
+    live: Option<&[RegSet]>,
 ) -> Result<Lowered> {
     let mut func = ir::Function::with_name_signature(ir::UserFuncName::default(), signature(isa));
     let mut refs = HashMap::new();
@@ -138,6 +144,7 @@ pub(crate) fn lower(
         let b = FunctionBuilder::new(&mut func, fctx);
         let mut l = Lower::new(region, b, isa.pointer_type(), refs, metering);
         l.host_sig = host_sig;
+        l.live = live;
         if let Err(e) = l.region() {
             // The builder context holds the half-built function's state.
             drop(l);
@@ -237,8 +244,12 @@ struct Lower<'r, 'b> {
     /// entry guards' constants in registers the region never writes. Set
     /// when the head is entered; every arm of the tree starts from these.
     at_head: Option<[Option<i64>; 256]>,
-    /// Registers the region writes somewhere: stored back at every exit.
+    /// Registers the region writes somewhere: stored back at every exit
+    /// (where live, with `live`).
     written: [bool; 256],
+    /// Registers live before each instruction of the region's function,
+    /// when known: exits to the interpreter store back only those.
+    live: Option<&'r [RegSet]>,
     exits: Vec<ExitSite>,
     /// Exit blocks, filled once every path into them exists.
     pending: Vec<(Block, usize)>,
@@ -331,6 +342,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             known: [None; 256],
             at_head: None,
             written: [false; 256],
+            live: None,
             exits: Vec::new(),
             pending: Vec::new(),
             unwinds: Vec::new(),

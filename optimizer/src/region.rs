@@ -35,8 +35,8 @@
 
 use std::fmt::{self, Write as _};
 
-use toyvm_vm::Pc;
 use toyvm_vm::isa::{Instr, Op, Operand, OperandKind, Reg};
+use toyvm_vm::{Function, Pc};
 
 use crate::exit::{ExitKind, ExitReport, ExitSite};
 use crate::{Error, Result};
@@ -199,6 +199,38 @@ impl Region {
                 )
             })
             .count()
+    }
+
+    /// The offset of the first step whose instruction is not `f`'s at
+    /// that offset (or whose block runs past `f`'s end), if any: `None`
+    /// when the region is one of `f`'s.
+    pub fn mismatch(&self, f: &Function) -> Option<u32> {
+        let at = |pc: u32| f.code.get(pc as usize);
+        self.steps.iter().find_map(|s| {
+            let ok = match s {
+                Step::Block { offset, end, .. } => offset < end && (*end as usize) <= f.code.len(),
+                Step::Op { pc, instr }
+                | Step::Branch { pc, instr, .. }
+                | Step::Interpret { pc, instr } => at(*pc) == Some(instr),
+                Step::Call { pc, instr, .. } | Step::Dispatch { pc, instr, .. } => {
+                    at(*pc) == Some(instr)
+                }
+                Step::Switch { pc, .. } => matches!(at(*pc), Some(Instr::Jtab { .. })),
+                Step::Guard { resume, .. } => (*resume as usize) < f.code.len(),
+                Step::Goto(_) => true,
+            };
+            (!ok).then_some(match s {
+                Step::Block { offset, .. } => *offset,
+                Step::Op { pc, .. }
+                | Step::Branch { pc, .. }
+                | Step::Interpret { pc, .. }
+                | Step::Call { pc, .. }
+                | Step::Dispatch { pc, .. }
+                | Step::Switch { pc, .. } => *pc,
+                Step::Guard { resume, .. } => *resume,
+                Step::Goto(_) => self.head,
+            })
+        })
     }
 
     /// The native calls the region makes, in step order: each

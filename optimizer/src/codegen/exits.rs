@@ -90,8 +90,17 @@ impl Lower<'_, '_> {
             let n = self.b.ins().load(types::I64, flags, self.counters, trips);
             let n = self.b.ins().iadd(n, arrived);
             self.b.ins().store(flags, n, self.counters, trips);
+            // An exit to the interpreter need not store a register dead
+            // where it resumes (the interpreter writes it before any read);
+            // a trap's registers stay as the interpreter's would be.
+            let live = match self.exits[i].kind {
+                ExitKind::Side | ExitKind::Guard | ExitKind::Interpret => self
+                    .live
+                    .and_then(|live| live.get(self.exits[i].resume as usize)),
+                ExitKind::Trap => None,
+            };
             for r in 0..256 {
-                if self.written[r] {
+                if self.written[r] && live.is_none_or(|l| l.contains(r as u8)) {
                     let v = self.get(r as Reg);
                     self.b.ins().store(flags, v, self.regs, 8 * r as i32);
                 }

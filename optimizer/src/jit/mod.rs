@@ -316,6 +316,7 @@ impl CodeCache {
             &mut self.fctx,
             &mut declare,
             self.metering,
+            None,
         )?;
         Ok(codegen::annotate(&lowered, region))
     }
@@ -585,8 +586,46 @@ impl CodeCache {
     }
 
     /// Compiles `region` (lowering, verification, Cranelift's optimizer and
-    /// code emission) into a callable [`CompiledRegion`].
+    /// code emission) into a callable [`CompiledRegion`]. Its exits store
+    /// back every register the region writes; [`compile_in`](Self::compile_in)
+    /// knows the whole function and stores fewer.
     pub fn compile(&mut self, region: &Region) -> Result<CompiledRegion> {
+        self.compile_with(region, None)
+    }
+
+    /// [`compile`](Self::compile) for a region of `program`'s function
+    /// `region.func`: an exit that hands control to the interpreter stores
+    /// back only the registers live where the interpreter resumes
+    /// ([`toyvm_vm::dataflow::live_in`]), so a temporary the loop
+    /// recomputes every trip is not carried around it for the exits' sake.
+    /// Errors when the region's instructions are not the function's (the
+    /// liveness would be another function's).
+    pub fn compile_in(&mut self, program: &Program, region: &Region) -> Result<CompiledRegion> {
+        let f = program
+            .functions
+            .get(region.func as usize)
+            .ok_or(Error::NoSuchFunction {
+                func: region.func,
+                count: program.functions.len(),
+            })?;
+        if let Some(pc) = region.mismatch(f) {
+            return Err(Error::InvalidRegion {
+                head: region.head_pc().to_string(),
+                msg: format!(
+                    "its instruction at offset {pc} is not function f{}'s",
+                    region.func
+                ),
+            });
+        }
+        let live = toyvm_vm::dataflow::live_in(f);
+        self.compile_with(region, Some(&live))
+    }
+
+    fn compile_with(
+        &mut self,
+        region: &Region,
+        live: Option<&[toyvm_vm::dataflow::RegSet]>,
+    ) -> Result<CompiledRegion> {
         let start = Instant::now();
         let calls_native = self.check_native_calls(region)?;
         let mut module = self.region_module();
@@ -604,6 +643,7 @@ impl CodeCache {
                 &mut self.fctx,
                 &mut declare,
                 self.metering,
+                live,
             )?
         };
         let clif = self.dump_clif.then(|| codegen::annotate(&lowered, region));

@@ -167,7 +167,7 @@ impl SharedCode {
             store.natives_for(program)?;
         }
         let code = match job {
-            Job::Region(r) => store.cache.compile(r),
+            Job::Region(r) => store.cache.compile_in(program, r),
             Job::Function(f) => store.cache.compile_function(program, *f),
         }
         .map_err(|e| e.to_string())?;
