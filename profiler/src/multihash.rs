@@ -514,7 +514,8 @@ impl Fast<'_> {
                 self.acc.hit(i, self.threshold);
                 continue;
             }
-            let (new_min, idx) = self.count::<N, CU>(word(j, &t));
+            let w = word(j, &t);
+            let new_min = self.count::<N, CU>(w);
             if new_min as u64 >= self.threshold
                 && self.promote_in_block::<N, CU>(
                     block,
@@ -524,7 +525,7 @@ impl Fast<'_> {
                     &mut counted,
                     j,
                     new_min,
-                    &idx,
+                    w,
                 )
             {
                 break;
@@ -553,22 +554,24 @@ impl Fast<'_> {
                 hits += 1;
                 continue;
             }
-            let (new_min, idx) = self.count::<N, CU>(word(j, &t));
+            let w = word(j, &t);
+            let new_min = self.count::<N, CU>(w);
             if new_min as u64 >= self.threshold {
-                self.promote(t, key, new_min, &idx);
+                self.promote::<N>(t, key, new_min, w);
             }
         }
         hits
     }
 
     /// Step 2 for a tuple not in the accumulator, given its packed hash word: its new
-    /// minimum counter and its counters.
+    /// minimum counter.  (Its counters are not returned: held in an array across the
+    /// threshold test, they were stored to the stack for every tuple; the rare
+    /// promotion recomputes them from the word.)
     #[inline(always)]
-    fn count<const N: usize, const CU: bool>(&mut self, word: u64) -> (u32, [usize; N]) {
-        let word = word ^ self.lane_offsets;
-        let idx: [usize; N] = std::array::from_fn(|f| (word >> (16 * f)) as u16 as usize);
+    fn count<const N: usize, const CU: bool>(&mut self, word: u64) -> u32 {
+        let idx = self.counter_indices::<N>(word);
         let max = self.max;
-        let new_min = if CU {
+        if CU {
             let vals = idx.map(|i| self.counters[i]);
             let min = vals.iter().copied().min().unwrap_or(0);
             // As in `update_tables`, and shorter: every counter is at least `min`, so
@@ -588,8 +591,14 @@ impl Fast<'_> {
                 m = m.min(*c);
             }
             m
-        };
-        (new_min, idx)
+        }
+    }
+
+    /// The counters of a tuple with the packed hash word `word`.
+    #[inline(always)]
+    fn counter_indices<const N: usize>(&self, word: u64) -> [usize; N] {
+        let word = word ^ self.lane_offsets;
+        std::array::from_fn(|f| (word >> (16 * f)) as u16 as usize)
     }
 
     /// Step 3 for the miss at position `j` of `block`: counts the block's hits before
@@ -608,14 +617,14 @@ impl Fast<'_> {
         counted: &mut usize,
         j: usize,
         new_min: u32,
-        idx: &[usize; N],
+        w: u64,
     ) -> bool {
         while *counted < sorted.hits && (sorted.hit_at[*counted] as usize) < j {
             let at = sorted.hit_at[*counted] as usize % BLOCK;
             self.acc.hit(sorted.entry[at] as usize, self.threshold);
             *counted += 1;
         }
-        if !self.promote(block[j], keys[j % BLOCK], new_min, idx) {
+        if !self.promote::<N>(block[j], keys[j % BLOCK], new_min, w) {
             return false;
         }
         self.in_order::<N, CU>(block, keys, word, j + 1);
@@ -628,12 +637,12 @@ impl Fast<'_> {
     /// whether it happened.
     #[cold]
     #[inline(never)]
-    fn promote(&mut self, t: Tuple, key: u64, min: u32, idx: &[usize]) -> bool {
+    fn promote<const N: usize>(&mut self, t: Tuple, key: u64, min: u32, word: u64) -> bool {
         if !self.acc.promote(t, key, min as u64) {
             return false;
         }
         if self.reset {
-            for &i in idx {
+            for i in self.counter_indices::<N>(word) {
                 self.counters[i] = 0;
             }
         }
