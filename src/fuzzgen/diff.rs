@@ -292,6 +292,36 @@ pub fn run(
     )
 }
 
+/// How long one run under the JIT may take before [`check`] reports it as a
+/// mismatch: the interpreter ended the same program within [`ORACLE_FUEL`]
+/// instructions (well under a second), so compiled code still running after
+/// this long is wrong, most likely looping where the interpreter did not.
+pub const RUN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// [`run`] under the JIT on a thread of its own, or `None` when it has not
+/// ended by [`RUN_DEADLINE`] (or its thread ended without an answer): a test or campaign then reports the program
+/// instead of hanging on it. The late run's thread is left running (no
+/// thread can be stopped from outside); the process ends it when it exits.
+fn run_before_deadline(
+    program: &toyvm_vm::Program,
+    args: &[i64],
+    config: &DiffConfig,
+    fuel: Option<u64>,
+) -> Option<(Observed, Option<JitStats>)> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (p, a, c) = (program.clone(), args.to_vec(), config.clone());
+    let spawned = std::thread::Builder::new()
+        .name("toyvm-fuzz-run".into())
+        .spawn(move || {
+            let _ = tx.send(run(&p, &a, Some(&c), fuel));
+        });
+    match spawned {
+        Ok(_) => rx.recv_timeout(RUN_DEADLINE).ok(),
+        // No thread to be had: run here, without a deadline.
+        Err(_) => Some(run(program, args, Some(config), fuel)),
+    }
+}
+
 /// [`run`] for a program with imports: an [`crate::engine::Instance`]
 /// with the fuzz host ([`super::host_imports`]) calls the entry function.
 fn run_hosted(
@@ -406,8 +436,22 @@ pub fn check(case: &FuzzProgram, configs: &[DiffConfig]) -> Result<Summary, Box<
         }
         _ => {}
     }
+    let late = |config: String| {
+        Box::new(Mismatch {
+            program: case.clone(),
+            config,
+            want: Some(want.clone()),
+            got: None,
+            what: format!(
+                "the run did not end within {} s (the interpreter's ended within {ORACLE_FUEL} instructions)",
+                RUN_DEADLINE.as_secs()
+            ),
+        })
+    };
     for c in configs {
-        let (got, stats) = run(&program, &case.args, Some(c), None);
+        let Some((got, stats)) = run_before_deadline(&program, &case.args, c, None) else {
+            return Err(late(c.to_string()));
+        };
         summary.runs += 1;
         if let Some(j) = &stats {
             summary.jit.add_stats(j);
@@ -433,7 +477,9 @@ pub fn check(case: &FuzzProgram, configs: &[DiffConfig]) -> Result<Summary, Box<
     // compiled code then counts its instructions, and the run, which the
     // interpreter finished within the limit, must end the same.
     if let Some(c) = configs.get(case.text.len() % configs.len().max(1)) {
-        let (got, _) = run(&program, &case.args, Some(c), Some(ORACLE_FUEL));
+        let Some((got, _)) = run_before_deadline(&program, &case.args, c, Some(ORACLE_FUEL)) else {
+            return Err(late(format!("{c} with fuel {ORACLE_FUEL}")));
+        };
         summary.runs += 1;
         if got != want {
             return Err(Box::new(Mismatch {
