@@ -44,7 +44,8 @@ mod diff;
 mod generate;
 
 pub use diff::{
-    DiffConfig, End, JitTotals, Mismatch, ORACLE_FUEL, Observed, Summary, check, configs, run,
+    DiffConfig, End, JitTotals, Mismatch, ORACLE_FUEL, Observed, RUN_DEADLINE, Summary, check,
+    configs, run,
 };
 pub use generate::generate;
 
