@@ -208,7 +208,11 @@ impl Region {
         let at = |pc: u32| f.code.get(pc as usize);
         self.steps.iter().find_map(|s| {
             let ok = match s {
-                Step::Block { offset, end, .. } => offset < end && (*end as usize) <= f.code.len(),
+                // `end` is 0 (unknown) in a region read from text.
+                Step::Block { offset, end, .. } => {
+                    (*offset as usize) < f.code.len()
+                        && (*end == 0 || (offset < end && (*end as usize) <= f.code.len()))
+                }
                 Step::Op { pc, instr }
                 | Step::Branch { pc, instr, .. }
                 | Step::Interpret { pc, instr } => at(*pc) == Some(instr),

@@ -98,6 +98,68 @@ const VALUES: &str = "
         ret q
     .end";
 
+/// `compile_in` knows the function: its exits leave a register alone where
+/// the interpreter writes it before any read (here `t`, r5, at the guard's
+/// resume pc and at `ret q`), and store every live one as `compile` does.
+#[test]
+fn exits_of_compile_in_store_only_registers_live_where_the_interpreter_resumes() {
+    let p = assemble(VALUES).unwrap();
+    let text = "\
+region f0:3
+  block 3 weight=100
+    3: andi r5, r1, 15
+    4: ld r3, r5, 0
+    guard r3 == 8 | fail 5
+    5: div r5, r2, r3
+    6: add r4, r4, r5
+    7: addi r1, r1, 1
+    8: blt r1, r0, L3 -> head | exit 9
+";
+    let region = Region::parse(text).unwrap();
+    let mut cache = CodeCache::new().unwrap();
+    let all = cache.compile(&region).unwrap();
+    let live = cache.compile_in(&p, &region).unwrap();
+    // mem[5] = 3 fails the guard on the sixth trip; n = 100 runs to `ret`
+    // when every loaded value is 8.
+    for (fill5, n, resume) in [(3, 100, 5), (8, 100, 9)] {
+        let mut mem = vec![8i64; 64];
+        mem[5] = fill5;
+        let start = {
+            let mut r = [0i64; 256];
+            r[..6].copy_from_slice(&[n, 0, 1000, 0, 0, -99]);
+            r
+        };
+        let (mut r_all, mut r_live) = (start, start);
+        let mut counters = vec![0; all.counters_len()];
+        let e_all = all.run(&mut r_all, &mut mem.clone(), &mut counters);
+        let e_live = live.run(&mut r_live, &mut mem, &mut counters);
+        assert_eq!((e_all.resume, e_live.resume), (resume, resume));
+        assert_ne!(r_all[5], -99, "compile stores t back");
+        assert_eq!(r_live[5], -99, "t is dead at {resume}: left alone");
+        let at = toyvm_vm::dataflow::live_in(&p.functions[0])[resume as usize];
+        for r in 0..=255u8 {
+            let (a, l, s) = (r_all[r as usize], r_live[r as usize], start[r as usize]);
+            if at.contains(r) {
+                assert_eq!(l, a, "r{r}, live at {resume}: stored as compile stores it");
+            } else {
+                assert_eq!(l, s, "r{r}, dead at {resume}: left as it was");
+            }
+        }
+    }
+    // At the guard's pc 5, i, x, d, q and n are live; at `ret q`, q only.
+    let live = toyvm_vm::dataflow::live_in(&p.functions[0]);
+    assert_eq!((0..6).filter(|&r| live[5].contains(r)).count(), 5);
+    assert_eq!(
+        (0..6).filter(|&r| live[9].contains(r)).collect::<Vec<_>>(),
+        [4]
+    );
+    // A region that is not the function's is refused, not compiled with
+    // another function's liveness.
+    let other = assemble(&VALUES.replace("andi t, i, 15", "andi t, i, 7")).unwrap();
+    let e = cache.compile_in(&other, &region).unwrap_err().to_string();
+    assert!(e.contains("offset 3"), "{e}");
+}
+
 #[test]
 fn a_failing_guard_resumes_after_the_load_with_the_loaded_value() {
     let p = assemble(VALUES).unwrap();
