@@ -98,13 +98,8 @@ const VALUES: &str = "
         ret q
     .end";
 
-/// `compile_in` knows the function: its exits leave a register alone where
-/// the interpreter writes it before any read (here `t`, r5, at the guard's
-/// resume pc and at `ret q`), and store every live one as `compile` does.
-#[test]
-fn exits_of_compile_in_store_only_registers_live_where_the_interpreter_resumes() {
-    let p = assemble(VALUES).unwrap();
-    let text = "\
+/// [`VALUES`]'s loop as a region, its load guarded to be 8.
+const GUARDED_LOOP: &str = "\
 region f0:3
   block 3 weight=100
     3: andi r5, r1, 15
@@ -115,6 +110,14 @@ region f0:3
     7: addi r1, r1, 1
     8: blt r1, r0, L3 -> head | exit 9
 ";
+
+/// `compile_in` knows the function: its exits leave a register alone where
+/// the interpreter writes it before any read (here `t`, r5, at the guard's
+/// resume pc and at `ret q`), and store every live one as `compile` does.
+#[test]
+fn exits_of_compile_in_store_only_registers_live_where_the_interpreter_resumes() {
+    let p = assemble(VALUES).unwrap();
+    let text = GUARDED_LOOP;
     let region = Region::parse(text).unwrap();
     let mut cache = CodeCache::new().unwrap();
     let all = cache.compile(&region).unwrap();
@@ -163,17 +166,7 @@ region f0:3
 #[test]
 fn a_failing_guard_resumes_after_the_load_with_the_loaded_value() {
     let p = assemble(VALUES).unwrap();
-    let text = "\
-region f0:3
-  block 3 weight=100
-    3: andi r5, r1, 15
-    4: ld r3, r5, 0
-    guard r3 == 8 | fail 5
-    5: div r5, r2, r3
-    6: add r4, r4, r5
-    7: addi r1, r1, 1
-    8: blt r1, r0, L3 -> head | exit 9
-";
+    let text = GUARDED_LOOP;
     let region = Region::parse(text).unwrap();
     let mut mem = vec![8i64; 64];
     mem[5] = 3;
@@ -328,17 +321,7 @@ region f0:0
 
 #[test]
 fn guarded_constants_fold_and_the_dump_names_bytecode_pcs() {
-    let text = "\
-region f0:3
-  block 3 weight=100
-    3: andi r5, r1, 15
-    4: ld r3, r5, 0
-    guard r3 == 8 | fail 5
-    5: div r5, r2, r3
-    6: add r4, r4, r5
-    7: addi r1, r1, 1
-    8: blt r1, r0, L3 -> head | exit 9
-";
+    let text = GUARDED_LOOP;
     let r = Region::parse(text).unwrap();
     let mut cache = CodeCache::new().unwrap();
     let clif = cache.clif(&r).unwrap();
