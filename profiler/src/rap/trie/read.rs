@@ -1,0 +1,132 @@
+//! Reading a RAP tree: range estimates, every node with its hotness (004 section 5.1),
+//! and the point nodes.
+
+use super::{NodeView, RapTree};
+
+impl RapTree {
+    /// The estimate for the aligned range of keys with the `bits`-bit prefix `prefix`:
+    /// the sum of the counts of the nodes inside it.  For an unaligned prefix length the
+    /// nodes wholly inside are summed.
+    pub fn estimate(&self, prefix: u128, bits: u32) -> u64 {
+        let (mut node, mut depth) = (0usize, 0u32);
+        while self.k * depth < bits {
+            let ch = self.nodes[node].first as usize;
+            if ch == 0 {
+                return 0;
+            }
+            // Digits of the query prefix at this depth; at the last partial level every
+            // child matching the remaining bits is inside.
+            let level_bits = self.k * (depth + 1);
+            if level_bits > bits {
+                let spare = level_bits - bits;
+                let base = ((prefix << spare) as usize) & (self.b - 1);
+                return (0..1usize << spare)
+                    .map(|j| self.subtree(ch + (base | j)))
+                    .sum();
+            }
+            let digit = ((prefix >> (bits - level_bits)) as usize) & (self.b - 1);
+            node = ch + digit;
+            depth += 1;
+        }
+        self.subtree(node)
+    }
+
+    fn subtree(&self, node: usize) -> u64 {
+        let first = self.nodes[node].first as usize;
+        let own = self.nodes[node].count;
+        if first == 0 {
+            return own;
+        }
+        own + (first..first + self.b)
+            .map(|c| self.subtree(c))
+            .sum::<u64>()
+    }
+
+    /// Every node with its prefix, subtree sum and hotness: a range is hot when its count
+    /// plus the weights of its non-hot subranges reach `hot * n` (004 section 5.1).
+    pub fn nodes_with_hotness(&self, hot: f64) -> Vec<NodeView> {
+        let mut out = Vec::with_capacity(self.live);
+        let cut = hot * self.n as f64;
+        self.visit(0, 0, 0, cut, &mut out);
+        out
+    }
+
+    /// Returns (subtree, hot weight, hot).
+    fn visit(
+        &self,
+        node: usize,
+        prefix: u128,
+        depth: u32,
+        cut: f64,
+        out: &mut Vec<NodeView>,
+    ) -> (u64, u64, bool) {
+        let own = self.nodes[node].count;
+        let (mut subtree, mut weight) = (own, own);
+        let first = self.nodes[node].first as usize;
+        if first != 0 {
+            for d in 0..self.b {
+                let (s, w, h) = self.visit(
+                    first + d,
+                    (prefix << self.k) | d as u128,
+                    depth + 1,
+                    cut,
+                    out,
+                );
+                subtree += s;
+                if !h {
+                    weight += w;
+                }
+            }
+        }
+        let hot = weight > 0 && weight as f64 >= cut;
+        out.push(NodeView {
+            prefix,
+            bits: self.k * depth,
+            count: own,
+            subtree,
+            hot_weight: weight,
+            hot,
+        });
+        (subtree, weight, hot)
+    }
+
+    /// Point nodes (full-depth, one key each) with their counts.
+    pub fn points(&self) -> Vec<(u128, u64)> {
+        let mut out = Vec::new();
+        self.collect_points(0, 0, 0, &mut out);
+        out
+    }
+
+    /// Point nodes whose count grew since the previous call (or since they were
+    /// created), with the growth; marks every point's count as seen.
+    pub fn take_point_growth(&mut self) -> Vec<(u128, u64)> {
+        // Only touched points can have grown; every other point's count equals its mark.
+        let mut out = Vec::new();
+        for (node, key, mark) in self.touched.drain(..) {
+            let n = &mut self.nodes[node as usize];
+            let grown = n.count - mark;
+            if grown > 0 {
+                out.push((key, grown));
+            }
+            n.touched = false;
+        }
+        // Descending keys: the order of the depth-first walk this replaces.
+        out.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
+        out
+    }
+
+    fn collect_points(&self, node: usize, prefix: u128, depth: u32, out: &mut Vec<(u128, u64)>) {
+        if depth == self.height {
+            if self.nodes[node].count > 0 {
+                out.push((prefix, self.nodes[node].count));
+            }
+            return;
+        }
+        let first = self.nodes[node].first as usize;
+        if first != 0 {
+            for d in 0..self.b {
+                self.collect_points(first + d, (prefix << self.k) | d as u128, depth + 1, out);
+            }
+        }
+    }
+}
