@@ -121,7 +121,7 @@ pub struct RapSet {
     /// Per tree, the adds of the batch in flight ([`RapSet::add_events`]): the first
     /// `pending_len` of `PENDING` slots (an evicted entry is written unconditionally and
     /// counted only when it is one).
-    pending: Vec<Vec<(u128, u64)>>,
+    pending: Vec<Box<[(u128, u64); PENDING]>>,
     pending_len: Vec<usize>,
 }
 
@@ -138,7 +138,7 @@ pub fn rap_init(number_of_simultaneous_profiles: usize, opts: &RapOptions) -> Ra
             Vec::new()
         },
         hot: opts.hot,
-        pending: vec![vec![(0, 0); PENDING]; n],
+        pending: vec![Box::new([(0, 0); PENDING]); n],
         pending_len: vec![0; n],
     }
 }
@@ -169,20 +169,55 @@ impl RapSet {
     /// [`RapSet::add_event`] calls would do: every event first goes through its buffer,
     /// then each tree takes the adds that reached it, in order ([`RapTree::add_batch`]).
     /// A buffer never depends on its tree, so the two passes give the same result.
-    pub fn add_events(&mut self, events: impl Iterator<Item = (u128, usize)>) {
-        let buffered = !self.buffers.is_empty();
-        for (id, p) in events {
-            let len = self.pending_len[p];
-            let (e, pass) = if buffered {
-                self.buffers[p].push_slot(id)
-            } else {
-                ((id, 1), true)
-            };
-            self.pending[p][len] = e;
-            self.pending_len[p] = len + usize::from(pass);
-            if self.pending_len[p] == PENDING {
-                self.pass_pending(p);
+    pub fn add_events(&mut self, mut events: impl Iterator<Item = (u128, usize)>) {
+        let RapSet {
+            trees,
+            buffers,
+            pending,
+            pending_len,
+            ..
+        } = self;
+        let mut next = events.next();
+        // A run of events of one tree at a time, with its buffer and pending adds at hand
+        // (a stream of one tuple kind is one run).
+        while let Some((mut id, p)) = next {
+            let pend = &mut pending[p];
+            let tree = &mut trees[p];
+            let mut len = pending_len[p];
+            match buffers.get_mut(p) {
+                Some(buffer) => loop {
+                    let (e, pass) = buffer.push_slot(id);
+                    pend[len % PENDING] = e;
+                    len += usize::from(pass);
+                    if len == PENDING {
+                        tree.add_batch(&pend[..]);
+                        len = 0;
+                    }
+                    match events.next() {
+                        Some((k, q)) if q == p => id = k,
+                        other => {
+                            next = other;
+                            break;
+                        }
+                    }
+                },
+                None => loop {
+                    pend[len % PENDING] = (id, 1);
+                    len += 1;
+                    if len == PENDING {
+                        tree.add_batch(&pend[..]);
+                        len = 0;
+                    }
+                    match events.next() {
+                        Some((k, q)) if q == p => id = k,
+                        other => {
+                            next = other;
+                            break;
+                        }
+                    }
+                },
             }
+            pending_len[p] = len;
         }
         for p in 0..self.trees.len() {
             self.pass_pending(p);
@@ -315,11 +350,14 @@ impl Profiler for Rap {
     }
 
     fn observe_batch(&mut self, batch: &[Tuple]) {
-        let dims = self.opts.dims;
-        // Short runs keep the pending adds in L1.
+        // Short runs keep the pending adds in L1; the key layout is chosen once.
         for run in batch.chunks(256) {
-            self.set
-                .add_events(run.iter().map(|t| (key_of(t, dims), t.kind as usize)));
+            let events = run.iter().map(|t| (t.kind as usize, t));
+            if self.opts.dims == 2 {
+                self.set.add_events(events.map(|(p, t)| (key_of(t, 2), p)));
+            } else {
+                self.set.add_events(events.map(|(p, t)| (key_of(t, 1), p)));
+            }
         }
     }
 
