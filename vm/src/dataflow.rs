@@ -128,11 +128,17 @@ pub fn live_in(f: &Function) -> Vec<RegSet> {
             (r, write)
         })
         .collect();
+    let succs: Vec<Vec<usize>> = (0..len)
+        .map(|pc| {
+            let mut out = Vec::new();
+            successors(f, pc, &mut out);
+            out.retain(|&s| s < len);
+            out
+        })
+        .collect();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); len];
-    let mut succ = Vec::new();
-    for pc in 0..len {
-        successors(f, pc, &mut succ);
-        for &s in succ.iter().filter(|&&s| s < len) {
+    for (pc, out) in succs.iter().enumerate() {
+        for &s in out {
             preds[s].push(pc);
         }
     }
@@ -143,9 +149,8 @@ pub fn live_in(f: &Function) -> Vec<RegSet> {
     let mut queued = vec![true; len];
     while let Some(pc) = work.pop() {
         queued[pc] = false;
-        successors(f, pc, &mut succ);
         let mut out = RegSet::EMPTY;
-        for &s in succ.iter().filter(|&&s| s < len) {
+        for &s in &succs[pc] {
             out = out.union(&live[s]);
         }
         let (reads, write) = effects[pc];
