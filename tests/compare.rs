@@ -4,14 +4,14 @@
 
 use std::path::PathBuf;
 
-use toyvm::compare::Progress;
-use toyvm::compare::report::COLUMNS;
-use toyvm::compare::specs::Config;
-use toyvm::compare::suite::Case;
-use toyvm::compare::{self, CompareArgs, Run, Runner, RuntimeRunner, Status, render, specs};
+use toyvm_lab::compare::Progress;
+use toyvm_lab::compare::report::COLUMNS;
+use toyvm_lab::compare::specs::Config;
+use toyvm_lab::compare::{self, CompareArgs, Run, Runner, RuntimeRunner, Status, render, specs};
+use toyvm_lab::suite::Case;
 
 fn programs() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("programs")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../programs")
 }
 
 fn temp(name: &str) -> PathBuf {
@@ -395,7 +395,7 @@ fn repeat_jobs_and_the_number_of_timed_runs_are_capped_before_any_run() {
 
 #[test]
 fn an_error_pass_runs_at_most_the_models_one_pass_may_hold() {
-    use toyvm::compare::measure::{Job, jobs};
+    use toyvm_lab::compare::measure::{Job, jobs};
     use toyvm_profiler::spec::MAX_MODELS_AT_ONCE;
     let grid = specs::expand_sweep(&format!(
         "multihash:seed={}",

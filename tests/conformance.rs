@@ -3,7 +3,7 @@
 
 mod common;
 
-use toyvm::conformance::{self, Tolerances};
+use toyvm_lab::conformance::{self, Tolerances};
 use toyvm_profiler::parse_spec;
 use toyvm_vm::asm;
 
@@ -232,6 +232,7 @@ fn verify_fails_a_rap_that_breaks_its_error_bound() {
 /// `toyvm` itself, for the command-line cases.
 fn toyvm(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_toyvm"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .args(args)
         .output()
         .expect("toyvm runs")
@@ -280,7 +281,7 @@ fn a_reference_is_refused_for_another_program_arguments_or_input() {
     let (fib_program, fib_args, _) = suite("fib");
     let (ht, ht_args, _) = suite("hashtable");
     let spec = parse_spec("multihash").unwrap();
-    let err = |r: toyvm::Result<conformance::Verdict>| r.unwrap_err().to_string();
+    let err = |r: toyvm_lab::Result<conformance::Verdict>| r.unwrap_err().to_string();
 
     // Another program: refused by check and check_jit alike, not judged.
     let e = err(conformance::check(&ht, &[], &spec, &fib));
@@ -350,7 +351,7 @@ fn a_reference_whose_intervals_do_not_match_its_run_is_refused() {
 fn load_edited(
     reference: &conformance::Reference,
     change: impl FnOnce(&mut serde_json::Value),
-) -> toyvm::Result<conformance::Reference> {
+) -> toyvm_lab::Result<conformance::Reference> {
     let mut v = serde_json::to_value(reference).unwrap();
     change(&mut v);
     conformance::load(&serde_json::to_vec(&v).unwrap())

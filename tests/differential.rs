@@ -1,5 +1,5 @@
 //! Differential fuzzing of the JIT against the interpreter (the oracle):
-//! random programs from [`toyvm::fuzzgen`] and every file of
+//! random programs from [`toyvm_lab::fuzzgen`] and every file of
 //! `tests/corpus/` must print the same bytes, return the same value and
 //! trap with the same message at the same pc under the JIT driven by every
 //! profiler model (`fuzzgen::configs`).
@@ -8,7 +8,7 @@
 //! is `cargo run --release --example fuzz_campaign`.
 
 use proptest::prelude::*;
-use toyvm::fuzzgen::{self, Bytes, End, FuzzProgram, JitTotals, Seeded};
+use toyvm_lab::fuzzgen::{self, Bytes, End, FuzzProgram, JitTotals, Seeded};
 
 /// Programs per `cargo test` run of the proptest.
 const CASES: u32 = 64;
@@ -37,7 +37,7 @@ proptest! {
 /// `# known-failing: REASON` line are listed and skipped.
 #[test]
 fn corpus_matches_the_interpreter_under_every_configuration() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -96,7 +96,7 @@ fn the_phase_change_program_drops_and_recompiles() {
     // regions so its branch flip between phases shows.
     let jit = JitOptions {
         min_straight_instrs: 2,
-        log: true,
+        log: Some(toyvm::runtime::JitLog::stderr()),
         ..JitOptions::default()
     };
     // Not 2000: at an interval equal to the plan cost, planning every

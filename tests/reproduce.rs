@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 
 fn toyvm(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toyvm"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .args(args)
         .output()
         .expect("run toyvm")

@@ -10,7 +10,7 @@ use toyvm_vm::asm;
 use toyvm_vm::interp::Input;
 
 fn corpus(name: &str) -> String {
-    let path = format!("{}/tests/corpus/{name}.tasm", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../tests/corpus/{name}.tasm", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 

@@ -4,7 +4,7 @@
 
 use toyvm::Runtime;
 use toyvm::runtime::JitOptions;
-use toyvm::synth::{self, Knobs, StreamStats};
+use toyvm_lab::synth::{self, Knobs, StreamStats};
 use toyvm_vm::interp::Input;
 use toyvm_vm::{Program, asm};
 

@@ -203,7 +203,8 @@ fn stress_many_short_programs_on_two_threads() {
     within(1200, "the stress run", || {
         let (mut ended, mut trapped) = (0, 0);
         for seed in 0..24 {
-            let case = toyvm::fuzzgen::generate(&mut toyvm::fuzzgen::Seeded::new(1000 + seed));
+            let case =
+                toyvm_lab::fuzzgen::generate(&mut toyvm_lab::fuzzgen::Seeded::new(1000 + seed));
             let program = asm::assemble(&case.text).unwrap();
             for model in MODEL_NAMES {
                 let spec = format!("{model}:interval=300");

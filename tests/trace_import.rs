@@ -8,11 +8,12 @@ use std::process::{Command, Output, Stdio};
 
 const SAMPLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/profiler/tests/data/lackey/sample.lackey"
+    "/../profiler/tests/data/lackey/sample.lackey"
 );
 
 fn toyvm(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toyvm"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

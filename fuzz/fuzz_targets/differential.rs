@@ -1,12 +1,12 @@
 //! Differential fuzzing of the JIT: the input's bytes are the choices of
-//! `toyvm::fuzzgen::generate` (the same generator the proptest and the
+//! `toyvm_lab::fuzzgen::generate` (the same generator the proptest and the
 //! campaign use), and the program must give the interpreter's output, value
 //! and trap under every JIT configuration.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
-use toyvm::fuzzgen::{self, Bytes, DiffConfig};
+use toyvm_lab::fuzzgen::{self, Bytes, DiffConfig};
 
 fn configs() -> &'static [DiffConfig] {
     static CONFIGS: OnceLock<Vec<DiffConfig>> = OnceLock::new();

@@ -10,6 +10,7 @@ fn failed_writes_are_one_line_and_status_2_never_an_abort() {
     let trace = fib_trace("full.trace");
     let run = |args: &[&str], out: bool| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_toyvm"));
+        c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
         c.args(args);
         if out {
             c.stdout(full());
@@ -94,6 +95,7 @@ fn failed_writes_are_one_line_and_status_2_never_an_abort() {
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
         let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
             .args(args)
             .stdout(writer)
             .stderr(Stdio::piped())

@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 
 fn toyvm(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toyvm"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .args(args)
         .output()
         .expect("toyvm runs")
@@ -357,6 +358,7 @@ fn run_takes_a_suite_name_as_compare_does() {
     assert_eq!(String::from_utf8_lossy(&by_name.stdout), "610\n");
     // From another directory too: the suite beside the sources.
     let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .args(["run", "fib", "15"])
         .current_dir(std::env::temp_dir())
         .output()

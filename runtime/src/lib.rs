@@ -1,0 +1,124 @@
+//! toyvm: a profile-driven dynamic optimizer runtime.
+//!
+//! A bytecode VM ([`toyvm_vm`]) streams value, edge and call tuples into a
+//! model of a hardware profiler ([`toyvm_profiler`]); at every interval end
+//! the model's hot candidates drive superblock formation and value
+//! specialization compiled with Cranelift ([`toyvm_optimizer`]), with
+//! guarded side exits back to the interpreter. [`Runtime`] ties them
+//! together:
+//!
+//! ```
+//! use toyvm::Runtime;
+//! use toyvm::vm::{asm, interp::Input};
+//!
+//! let program = asm::assemble(
+//!     ".func main(n)\n li r1, 0\n li r2, 1\n top: add r1, r1, r2\n loop r2, n, top\n ret r1\n.end",
+//! )?;
+//! let report = Runtime::builder(program)
+//!     .profile_str("multihash:interval=1000")?
+//!     .build()
+//!     .run(Input { args: &[100_000], file: &[] }, &mut std::io::sink())?;
+//! assert_eq!(report.outcome.value, 5_000_050_000);
+//! // The loop became hot in the first interval and ran as compiled code.
+//! assert!(report.stats.jit.unwrap().compiles >= 1);
+//! # Ok::<(), toyvm::Error>(())
+//! ```
+//!
+//! [`record::RecordSink`] writes a run's tuple stream as a trace for
+//! `toyvm profile`.
+//!
+//! Use this crate to run toyvm programs with the profile-driven JIT from
+//! Rust: [`Runtime`] for one whole run from `main`, [`engine`] to embed the
+//! VM in a host (functions called by name, host functions, limits, code
+//! shared between instances), [`feedback`] to drive your own VM's JIT with
+//! toyvm's profiler models and policy. It carries no tool: the `toyvm`
+//! command's research tools (compare, reproduce, verify, synth, the fuzz
+//! generator) are the `toyvm-lab` crate, the command line `toyvm-cli`.
+//! To profile your own VM's events, use [`toyvm_profiler`] alone.
+#![deny(missing_docs)]
+
+pub mod engine;
+pub mod feedback;
+pub mod record;
+pub mod runtime;
+
+pub use runtime::{RunReport, Runtime, Stats};
+
+/// Everything that can go wrong in the runtime.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Loading, verifying or running the program failed (a trap included:
+    /// `Vm(toyvm_vm::Error::Trap(_))`).
+    #[error(transparent)]
+    Vm(#[from] toyvm_vm::Error),
+    /// A profiler spec, trace or model failed.
+    #[error(transparent)]
+    Profiler(#[from] toyvm_profiler::Error),
+    /// The JIT could not be set up (Cranelift on this host, or the
+    /// program's native functions).
+    #[error("JIT: {0}")]
+    Jit(#[from] toyvm_optimizer::Error),
+    /// A file the run writes (e.g. a `--dump-clif` directory) could not be
+    /// created.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// A thread of the run (the run's own, the model's, the compiler's)
+    /// could not be started.
+    #[error("cannot start the {what}'s thread: {source}")]
+    Thread {
+        /// Whose thread: `run`, `profiler model`, `compiler`, `instance`.
+        what: &'static str,
+        /// Why the system refused it.
+        source: std::io::Error,
+    },
+    /// The program asks for more memory (`.memory`) than the configured
+    /// limit allows (see [`runtime::Limits::max_memory_words`]).
+    #[error(
+        "memory limit: the program asks for {words} words of memory (`.memory`), over the limit of {limit} words"
+    )]
+    MemoryLimit {
+        /// The words the program asks for.
+        words: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The module imports a host function the host does not provide, or
+    /// provides with another number of arguments (or a run without a host,
+    /// such as `toyvm run`, was given a program with imports).
+    #[error("link: {0}")]
+    Link(String),
+    /// The host named a function the module does not have.
+    #[error("no function `{0}` in the module")]
+    NoSuchFunction(String),
+    /// The host read or wrote guest memory outside it.
+    #[error(
+        "memory access of {len} words at address {addr} is out of bounds (memory has {size} words)"
+    )]
+    MemoryAccess {
+        /// The first word address.
+        addr: u64,
+        /// The words asked for.
+        len: usize,
+        /// The memory's size in words.
+        size: u64,
+    },
+    /// Bad arguments or configuration given by the caller.
+    #[error("{0}")]
+    Usage(String),
+    /// The profiler model's thread panicked (a bug in a model, reported
+    /// rather than lost).
+    #[error("the profiler model's thread panicked: {0}")]
+    Model(String),
+}
+
+/// The runtime's result, with [`Error`] by default.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+pub use toyvm_optimizer as optimizer;
+pub use toyvm_profiler as profiler;
+pub use toyvm_vm as vm;

@@ -1,0 +1,556 @@
+//! Tiering, the runtime's JIT (named apart from `toyvm_optimizer::jit`, the
+//! code cache it drives): the code table (installed regions by slot, the
+//! per-instruction head index, entering compiled code and chaining between
+//! regions, reporting the tuples of their exits) and its statistics. What
+//! to compile, recompile or drop at each interval end, and what the JIT's
+//! work may cost, is the policy in [`policy`].
+
+mod compiler;
+mod policy;
+
+use compiler::Compiler;
+pub use compiler::SharedCode;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use toyvm_optimizer::{CompiledRegion, ExitKind, Fuel, HostCalls, PlanConfig};
+use toyvm_profiler::hash::TupleMap;
+use toyvm_vm::interp::HostFunctions;
+use toyvm_vm::{Candidate, KindSet, Program, Tuple};
+
+/// Knobs of the JIT policy.
+#[derive(Clone, Debug)]
+pub struct JitOptions {
+    /// Region formation and specialization.
+    pub plan: PlanConfig,
+    /// Intervals without an entry after which a region is dropped.
+    pub idle_intervals: u32,
+    /// Recompiles of one head after hot exits or failing guards before it
+    /// is left to the interpreter.
+    pub max_recompiles: u32,
+    /// Times one head may be compiled again after going idle before it is
+    /// left to the interpreter (the back-off grows every four).
+    pub max_revivals: u32,
+    /// An exit back into the region's own code taken on at least this share
+    /// of entries (in an interval) makes the region be re-formed.
+    pub hot_exit_share: f64,
+    /// Guard failures on at least this share of entries make the region be
+    /// re-specialized.
+    pub guard_failure_share: f64,
+    /// Fewer entries per interval than this are too few to judge exits by.
+    pub min_entries: u64,
+    /// A region that does not loop needs at least this many instructions:
+    /// a short one entered often (an interpreter's dispatch loop cut at its
+    /// `jtab`) costs more to enter and leave than it saves.
+    pub min_straight_instrs: usize,
+    /// Credit (in tuples of execution) planning regions costs; see the
+    /// module doc.
+    pub plan_cost: u64,
+    /// Credit one compile costs.
+    pub compile_cost: u64,
+    /// Credit at the start: the first compiles of a short run.
+    pub initial_credit: u64,
+    /// Where to write every decision, one line each (`--jit-log`: standard
+    /// error); `None` writes nothing.
+    pub log: Option<JitLog>,
+    /// Write each region's Cranelift IR here.
+    pub dump_clif: Option<PathBuf>,
+    /// Time compiled code (two clock reads per region entry).
+    pub timing: bool,
+    /// Install compiled code as soon as the compiler thread has it (at
+    /// the next batch of tuples) instead of at the next interval end: the
+    /// interpreter never waits for the compiler, but when code takes over
+    /// depends on timing, so runs are not repeatable (HotSpot's way).
+    pub async_install: bool,
+    /// Tuples between planning a region and installing its code: the
+    /// compiler thread's head start. 0 installs it at the interval end
+    /// that planned it, waiting for the compile; otherwise it is
+    /// installed at the first batch boundary at least this many tuples
+    /// later. Counted in tuples, so the point is the same on one thread
+    /// or two, whatever the machine's load.
+    pub install_lag: u64,
+}
+
+/// Where the JIT's decisions are written (`--jit-log`): a writer shared by
+/// the run's threads, each line written and flushed whole.
+#[derive(Clone)]
+pub struct JitLog(std::sync::Arc<parking_lot::Mutex<Box<dyn std::io::Write + Send>>>);
+
+impl JitLog {
+    /// Lines go to `w`.
+    pub fn new(w: impl std::io::Write + Send + 'static) -> JitLog {
+        JitLog(std::sync::Arc::new(parking_lot::Mutex::new(Box::new(w))))
+    }
+
+    /// Lines go to the process's standard error.
+    pub fn stderr() -> JitLog {
+        JitLog::new(std::io::stderr())
+    }
+
+    fn write_line(&self, line: &[u8]) -> std::io::Result<()> {
+        let mut w = self.0.lock();
+        w.write_all(line).and_then(|()| w.flush())
+    }
+}
+
+impl std::fmt::Debug for JitLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JitLog(..)")
+    }
+}
+
+impl Default for JitOptions {
+    fn default() -> Self {
+        JitOptions {
+            plan: PlanConfig::default(),
+            idle_intervals: 3,
+            max_recompiles: 4,
+            max_revivals: 32,
+            hot_exit_share: 0.5,
+            guard_failure_share: 0.1,
+            min_entries: 8,
+            min_straight_instrs: 16,
+            plan_cost: 2_000,
+            compile_cost: 10_000,
+            initial_credit: 40_000,
+            log: None,
+            dump_clif: None,
+            timing: false,
+            async_install: false,
+            install_lag: 0,
+        }
+    }
+}
+
+/// What the JIT did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct JitStats {
+    /// Regions and whole functions compiled and installed.
+    pub compiles: u64,
+    /// Of those, compiles of a head compiled before (after a drop, or a
+    /// tree that grew).
+    pub recompiles: u64,
+    /// Installed regions dropped (idle, or leaving too often).
+    pub drops: u64,
+    /// Regions Cranelift or the code generator refused (the head stays
+    /// interpreted).
+    pub compile_failures: u64,
+    /// Heads left to the interpreter for good by `max_recompiles` or
+    /// `max_revivals`.
+    pub given_up: u64,
+    /// Interval ends whose candidates waited for credit to plan with.
+    pub plans_deferred: u64,
+    /// Compiles put off for lack of credit.
+    pub compiles_deferred: u64,
+    /// Times the interpreter entered compiled code.
+    pub region_entries: u64,
+    /// Exits off a region's trace (a branch direction not compiled).
+    pub side_exits: u64,
+    /// Exits through a failing specialization guard.
+    pub guard_failures: u64,
+    /// Exits that hand one instruction (a call, `ret`, output, a trap) to
+    /// the interpreter.
+    pub interpret_exits: u64,
+    /// Multiplications by an induction variable that compiled regions
+    /// carry around their loops as sums (strength reduction), summed
+    /// over the compiles.
+    pub reduced_products: u64,
+    /// Tuples reported for compiled code by its side exits and failing
+    /// guards (see `Jit::run`).
+    pub exit_tuples: u64,
+    /// Time spent compiling, on whichever thread compiled.
+    pub compile_seconds: f64,
+    /// Time the interpreter waited for the compiler thread to finish a
+    /// region due to be installed (0 when compiling on its own thread).
+    pub compile_wait_seconds: f64,
+    /// Whether a compiler thread compiled (else the interpreter's did).
+    pub background: bool,
+    /// Compiled regions not installed: their head was given up, or the
+    /// region they were to replace was dropped, while they compiled.
+    pub discarded: u64,
+    /// Time inside compiled code (when timed).
+    pub compiled_seconds: f64,
+    /// Of the compiles and recompiles, those whose code another run of
+    /// the same module had compiled (instances of one
+    /// [`Module`](crate::engine::Module) share their code): Cranelift did
+    /// not run for them, and their time and bytes are not counted here.
+    pub shared: u64,
+    /// Machine code bytes of every region compiled (dropped ones included).
+    pub code_bytes: u64,
+    /// Regions installed at the end of the run.
+    pub live_regions: u64,
+    /// The first failure to write the JIT log (`--jit-log`) or a
+    /// `--dump-clif` file: the run goes on, and the command reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_error: Option<String>,
+}
+
+/// What the log and the review need to know of a region beyond its code.
+struct Meta {
+    description: String,
+    /// Offsets of the instructions the region compiles (its own code).
+    covers: Vec<u32>,
+    /// Offsets of its polymorphic `calli`s compiled as native dispatches,
+    /// and the callees of its native calls and dispatches, counted.
+    dispatches: Vec<u32>,
+    callees: usize,
+    loops: bool,
+    /// The candidates the region was planned from (empty for a whole
+    /// native function).
+    planned_from: Vec<Candidate>,
+}
+
+struct Installed {
+    code: Arc<CompiledRegion>,
+    /// Offsets of the instructions the region compiles (its own code).
+    covers: Vec<u32>,
+    /// Offsets of its native dispatches: an `Interpret` exit there is a
+    /// call target the dispatch lacks (or a callee that bailed).
+    dispatches: Vec<u32>,
+    /// The callees of its native calls and dispatches, counted: a tree
+    /// planned again that dispatches among more is worth recompiling.
+    callees: usize,
+    /// Whether the region jumps back to its own head.
+    loops: bool,
+    /// The candidates it was planned from: a later interval's are added
+    /// to them to see whether the tree would grow (see `grow`).
+    planned_from: Vec<Candidate>,
+    /// Side exits, and `Interpret` exits at its dispatches, taken in the
+    /// last reviewed interval.
+    recent_side_exits: u64,
+    counters: Vec<u64>,
+    seen: Vec<u64>,
+    entries: u64,
+    entries_seen: u64,
+    idle: u32,
+    /// `Jit::ran` when the region was installed or last reviewed.
+    reviewed_at: u64,
+}
+
+/// How often a head was compiled again: after hot exits or failing
+/// guards (`recompiles`), and after going idle (`revivals`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Again {
+    recompiles: u32,
+    revivals: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum HeadState {
+    Counting { again: Again, not_before: u64 },
+    Compiled { slot: u32, again: Again },
+    DontCompile,
+}
+
+/// The JIT of one run, or of one instance over its calls.
+pub struct Jit {
+    program: Arc<Program>,
+    /// The program's CFGs and closed functions, built once for planning.
+    analysis: toyvm_optimizer::Analysis,
+    opts: JitOptions,
+    compiler: Compiler,
+    /// Compiled regions waiting for their point of installation, in the
+    /// order they were submitted (see [`policy`]).
+    installs: std::collections::VecDeque<policy::Install>,
+    /// The last interval end seen.
+    last_index: u64,
+    /// Tuples handed over so far (see [`Jit::ran`]).
+    tuples: u64,
+    slots: Vec<Option<Installed>>,
+    /// Per function, per instruction offset: installed slot + 1, or 0.
+    heads: Vec<Vec<u32>>,
+    states: HashMap<(u32, u32), HeadState>,
+    versions: HashMap<(u32, u32), u32>,
+    pub stats: JitStats,
+    compiled_time: Duration,
+    /// The interpreter's call-depth limit, which native calls honour too.
+    max_depth: usize,
+    /// The run's fuel limit, if any: compiled code is metered.
+    fuel_limit: Option<u64>,
+    /// Per function, the offsets control can transfer to: its entry and
+    /// every branch or jump-table target.
+    entry_points: Vec<std::collections::BTreeSet<u32>>,
+    /// Batches of execution handed over so far (see [`Jit::ran`]).
+    ran: u64,
+    /// What the JIT may still spend, in tuples (see the module doc).
+    credit: u64,
+    /// Candidates of interval ends not planned from yet, summed.
+    pending: TupleMap<u64>,
+    /// Set when a log line could not be written: logging stops.
+    log_failed: std::cell::Cell<bool>,
+    /// The first output failure (see [`JitStats::output_error`]).
+    output_error: std::cell::RefCell<Option<String>>,
+}
+
+impl std::fmt::Debug for Jit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Jit")
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Adds what installed region `r` counted to `stats`.
+fn account(stats: &mut JitStats, r: &Installed) {
+    stats.region_entries += r.entries;
+    for (site, n) in r.code.exits().iter().zip(&r.counters) {
+        match site.kind {
+            ExitKind::Side => stats.side_exits += n,
+            ExitKind::Guard => stats.guard_failures += n,
+            ExitKind::Interpret => stats.interpret_exits += n,
+            // A trap ends the run; nothing to count toward policy.
+            ExitKind::Trap => {}
+        }
+    }
+}
+
+fn describe(p: &Program, func: u32, head: u32) -> String {
+    format!(
+        "`{}`+{head} (f{func}:{head})",
+        p.functions[func as usize].name
+    )
+}
+
+/// The limits a JIT run honours in compiled code as the interpreter does.
+#[derive(Clone, Copy, Debug)]
+pub struct JitLimits {
+    /// The fuel limit, if any: compiled code then counts the instructions
+    /// it runs against it (see
+    /// [`toyvm_optimizer::CompiledRegion::run_metered`]); the code must
+    /// have been compiled metered.
+    pub fuel: Option<u64>,
+    /// The interpreter's call-depth limit, which native calls honour too.
+    pub max_depth: usize,
+}
+
+impl Jit {
+    /// A JIT for `program` that takes its code from `code` (`program`'s,
+    /// metered if `limits` has fuel), compiling there what is not there
+    /// yet, on a thread of its own when `background`.
+    pub fn new(
+        program: Arc<Program>,
+        code: Arc<SharedCode>,
+        opts: JitOptions,
+        background: bool,
+        limits: JitLimits,
+    ) -> crate::Result<Self> {
+        let credit = opts.initial_credit;
+        if let Some(dir) = &opts.dump_clif {
+            std::fs::create_dir_all(dir).map_err(|source| crate::Error::Io {
+                path: dir.clone(),
+                source,
+            })?;
+        }
+        Ok(Jit {
+            analysis: toyvm_optimizer::Analysis::new(&program),
+            heads: program
+                .functions
+                .iter()
+                .map(|f| vec![0; f.code.len()])
+                .collect(),
+            opts,
+            compiler: Compiler::new(code, Arc::clone(&program), background)?,
+            installs: std::collections::VecDeque::new(),
+            last_index: 0,
+            tuples: 0,
+            slots: Vec::new(),
+            states: HashMap::new(),
+            versions: HashMap::new(),
+            stats: JitStats::default(),
+            compiled_time: Duration::ZERO,
+            max_depth: limits.max_depth,
+            fuel_limit: limits.fuel,
+            entry_points: program
+                .functions
+                .iter()
+                .map(|f| {
+                    let mut s: std::collections::BTreeSet<u32> =
+                        f.code.iter().filter_map(|i| i.label()).collect();
+                    s.extend(f.tables.iter().flatten());
+                    s.insert(0);
+                    s
+                })
+                .collect(),
+            program,
+            ran: 0,
+            credit,
+            pending: TupleMap::default(),
+            log_failed: std::cell::Cell::new(false),
+            output_error: std::cell::RefCell::new(None),
+        })
+    }
+
+    /// The fuel limit compiled code's out-of-fuel traps name from now on
+    /// (the interpreter's for the next call; metering itself is the
+    /// code's, fixed when it was compiled).
+    pub fn set_fuel_limit(&mut self, fuel: Option<u64>) {
+        self.fuel_limit = fuel;
+    }
+
+    /// The program ran (a batch of its tuples, or of tuples its compiled
+    /// code's exits reported, is about to be fed to the model): intervals
+    /// ending from here on can count toward a region's idleness.
+    pub fn ran(&mut self, tuples: u64) {
+        self.ran += 1;
+        let cap = self
+            .opts
+            .initial_credit
+            .saturating_add(self.opts.compile_cost.saturating_mul(16));
+        self.credit = self.credit.saturating_add(tuples).min(cap);
+        self.tuples += tuples;
+        if self.opts.async_install {
+            self.install_ready();
+        } else {
+            self.install_due();
+        }
+    }
+
+    /// Pays for a plan if the credit covers it and a compile after it (see
+    /// the policy's module doc).
+    fn pay_plan(&mut self) -> bool {
+        self.credit >= self.opts.plan_cost.saturating_add(self.opts.compile_cost)
+            && self.pay(self.opts.plan_cost)
+    }
+
+    /// Takes `cost` from the credit if it is there.
+    fn pay(&mut self, cost: u64) -> bool {
+        let paid = self.credit >= cost;
+        if paid {
+            self.credit -= cost;
+        }
+        paid
+    }
+
+    fn log(&self, interval: u64, msg: std::fmt::Arguments<'_>) {
+        let Some(log) = &self.opts.log else { return };
+        if !self.log_failed.get() {
+            let line = format!("jit: interval {interval}: {msg}\n");
+            if let Err(e) = log.write_line(line.as_bytes()) {
+                self.log_failed.set(true);
+                // A closed pipe means the log is no longer wanted.
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    self.output_failed(format!("cannot write the JIT log: {e}"));
+                }
+            }
+        }
+    }
+
+    fn output_failed(&self, msg: String) {
+        self.output_error.borrow_mut().get_or_insert(msg);
+    }
+
+    /// The region installed at `func`'s offset `pc`.
+    #[inline(always)]
+    pub fn region_at(&self, func: u32, pc: u32) -> Option<u32> {
+        let v = *self.heads.get(func as usize)?.get(pc as usize)?;
+        (v != 0).then(|| v - 1)
+    }
+
+    /// Runs installed region `slot`; returns where to resume.
+    ///
+    /// A side exit to the head of another installed region of the same
+    /// function goes straight on into that region (region chaining): the
+    /// interpreter would enter it anyway at its next transfer, after
+    /// running the head's first block once more, and a trace that leaves
+    /// for a loop formed as a separate region (sieve's prime test for its
+    /// marking loop) then never pays the round trip.
+    ///
+    /// Each side exit and failing guard taken pushes onto `report` the tuple
+    /// the interpreter would have emitted there (see
+    /// [`toyvm_optimizer::ExitReport`]), for the kinds in `kinds`: compiled
+    /// code emits no tuples itself, and without these the profile would
+    /// never see the paths that leave it, nor would intervals advance while
+    /// compiled code runs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &mut self,
+        slot: u32,
+        regs: &mut [i64; 256],
+        mem: &mut [i64],
+        host_fns: &mut dyn HostFunctions,
+        depth: usize,
+        fuel: &mut u64,
+        kinds: KindSet,
+        report: &mut Vec<Tuple>,
+    ) -> Result<u32, toyvm_vm::interp::Trap> {
+        let start = self.opts.timing.then(Instant::now);
+        let mut f = Fuel {
+            limit: self.fuel_limit.unwrap_or(u64::MAX),
+            left: *fuel,
+        };
+        let mut slot = slot;
+        let mut host = HostCalls::new(host_fns, &self.program.imports);
+        let exit = loop {
+            let r = self.slots[slot as usize]
+                .as_mut()
+                .expect("only installed regions are offered");
+            r.entries += 1;
+            let func = r.code.func();
+            let exit = r.code.run_hosted(
+                regs,
+                mem,
+                &mut r.counters,
+                depth,
+                self.max_depth,
+                &mut f,
+                &mut host,
+            );
+            let exit = match exit {
+                Ok((e, site)) => {
+                    let exited = site.and_then(|i| r.code.exits()[i].report);
+                    if let Some(t) = exited.and_then(|x| x.tuple(func, e.resume, regs, kinds)) {
+                        report.push(t);
+                    }
+                    Ok(e)
+                }
+                Err(t) => Err(t),
+            };
+            match exit {
+                Ok(e) if e.kind == ExitKind::Side => match self.region_at(func, e.resume) {
+                    Some(next) => slot = next,
+                    None => break Ok(e),
+                },
+                other => break other,
+            }
+        };
+        *fuel = f.left;
+        if let Some(start) = start {
+            self.compiled_time += start.elapsed();
+        }
+        match exit {
+            Ok(exit) => Ok(exit.resume),
+            Err(trap) => Err(trap.to_trap(&self.program)),
+        }
+    }
+
+    fn uninstall(&mut self, slot: u32) -> Installed {
+        let r = self.slots[slot as usize].take().expect("installed");
+        self.heads[r.code.func() as usize][r.code.head() as usize] = 0;
+        self.account(&r);
+        r
+    }
+
+    fn account(&mut self, r: &Installed) {
+        account(&mut self.stats, r);
+    }
+
+    /// The statistics so far, the regions still installed counted in,
+    /// leaving them installed.
+    pub fn stats(&self) -> JitStats {
+        let mut stats = self.stats.clone();
+        let live = self.slots.iter().flatten();
+        stats.live_regions = live.clone().count() as u64;
+        for r in live {
+            account(&mut stats, r);
+        }
+        stats.compiled_seconds = self.compiled_time.as_secs_f64();
+        stats.compile_wait_seconds = self.compiler.waited.as_secs_f64();
+        stats.background = self.compiler.background();
+        stats.output_error = self.output_error.borrow().clone();
+        stats
+    }
+}
