@@ -435,7 +435,7 @@ impl interp::Host for JitHost<'_, '_> {
         &mut self,
         id: u32,
         regs: &mut [i64; 256],
-        mem: &mut [i64],
+        mem: &mut interp::Memory,
         host_fns: &mut dyn interp::HostFunctions,
         depth: usize,
         fuel: &mut u64,

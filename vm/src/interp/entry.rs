@@ -103,8 +103,11 @@ pub fn run_with_host<S: Host>(
 /// (see [`Program::imports`]).
 pub trait HostFunctions {
     /// Calls import `index` with `args` (as many as it is imported with)
-    /// and the program's memory; returns its result, or a message that
-    /// becomes the program's trap ([`TrapKind::Host`]).
+    /// and the program's memory, the whole words within its current length
+    /// (the word view; its bytes are the byte view, `bytemuck::cast_slice`,
+    /// little-endian), so a host function can neither read nor write past
+    /// the length; returns its result, or a message that becomes the
+    /// program's trap ([`TrapKind::Host`]).
     fn call(
         &mut self,
         index: u16,
@@ -137,19 +140,20 @@ pub struct Call<'a> {
 }
 
 /// A program's memory as a run starts with it: [`Program::memory_words`]
-/// zeroed words with the data segments in place and `file`'s bytes, one per
-/// word, at [`Program::input_base`].
+/// zeroed words, of which the first [`Program::memory_len`] bytes are the
+/// current length, with the data segments in place and `file`'s bytes, one
+/// per word, at [`Program::input_base`].
 ///
 /// Errors (nothing is allocated) when the file does not fit, or when the
 /// host cannot give the memory `.memory` asks for.
 pub fn memory(p: &Program, file: &[u8]) -> Result<Memory> {
     let needed = p.input_base as usize + file.len();
-    if needed as u64 > p.memory_words {
+    let len_words = p.memory_len / 8;
+    if needed as u64 > len_words {
         return Err(Error::Usage(format!(
-            "the input file ({} bytes) does not fit at address {} in memory of {} words; raise `.memory`",
+            "the input file ({} bytes) does not fit at address {} in memory of {len_words} words; raise `.memory`",
             file.len(),
             p.input_base,
-            p.memory_words
         )));
     }
     // `.memory` may ask for up to 1 GiB: `Memory::zeroed` asks for it
@@ -161,6 +165,7 @@ pub fn memory(p: &Program, file: &[u8]) -> Result<Memory> {
             (words * 8) >> 20
         ))
     })?;
+    mem.set_initial_length(p.memory_len);
     for seg in &p.data {
         let at = seg.addr as usize;
         mem[at..at + seg.words.len()].copy_from_slice(&seg.words);
@@ -196,20 +201,27 @@ fn check_arity(f: &crate::program::Function, given: usize) -> Result<()> {
 /// the instructions executed: counted with [`Config::fuel`] or
 /// [`Config::count_steps`], 0 otherwise.
 ///
+/// The memory's current length is part of it: an `mgrow` in one call is
+/// seen by the next.
+///
 /// # Panics
 ///
-/// If `mem` is not [`Program::memory_words`] long (take it from
+/// If `mem`'s capacity is not [`Program::memory_words`] (take it from
 /// [`memory`]) or `call.func` is not a function of `p`.
 pub fn call_with_host<S: Host>(
     p: &Program,
-    mem: &mut [i64],
+    mem: &mut Memory,
     call: Call<'_>,
     out: &mut dyn Write,
     sink: &mut S,
     host_fns: &mut dyn HostFunctions,
     cfg: &Config,
 ) -> (Result<Outcome>, u64) {
-    assert_eq!(mem.len() as u64, p.memory_words, "memory is `.memory` long");
+    assert_eq!(
+        mem.capacity_words() as u64,
+        p.memory_words,
+        "memory is `.memory` long"
+    );
     if let Err(e) = check_arity(&p.functions[call.func as usize], call.args.len()) {
         return (Err(e), 0);
     }
