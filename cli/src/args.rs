@@ -23,13 +23,18 @@ pub(crate) enum Command {
     /// return value; a trap prints its pc and reason and exits with 3.
     #[command(after_long_help = toyvm_profiler::spec::HELP)]
     Run {
-        /// The program: bytecode or text assembly (told apart by the magic),
-        /// or the name of a program in `programs/` (`sieve`), as `compare`
-        /// takes it.
+        /// The program: bytecode, text assembly or a WebAssembly module
+        /// (told apart by the magic), or the name of a program in
+        /// `programs/` (`sieve`), as `compare` takes it.
         file: PathBuf,
-        /// Integer arguments for the entry function.
+        /// Integer arguments for the entry function (for a WebAssembly
+        /// module: its command-line arguments, any text).
         #[arg(allow_negative_numbers = true)]
         args: Vec<String>,
+        /// A WebAssembly module's clock and random bytes come from the host
+        /// (default: deterministic, so runs compare byte for byte).
+        #[arg(long)]
+        real_time: bool,
         /// A file whose bytes are loaded into memory at the `.input` address
         /// (at most the words from there to the end of `.memory`).
         #[arg(long, value_name = "FILE")]

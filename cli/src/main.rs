@@ -4,6 +4,7 @@ mod args;
 mod import;
 mod runflags;
 mod runstats;
+mod wasm;
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -137,6 +138,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             kinds,
             stats,
             json,
+            real_time,
         } => {
             let file =
                 toyvm_lab::suite::resolve_path(file).map_err(|e| Failure::usage(e.to_string()))?;
@@ -183,6 +185,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
                 });
                 let opts = RunOptions {
                     limits,
+                    real_time,
                     profile: &profile,
                     candidates,
                     stats,
@@ -483,8 +486,21 @@ fn read_input(path: Option<&Path>, program: &Program) -> Result<Vec<u8>, Failure
 }
 
 fn load(path: &Path) -> Result<Program, Failure> {
+    load_any(path).map(|l| l.program)
+}
+
+/// A program from bytecode, text assembly or a WebAssembly module.
+fn load_any(path: &Path) -> Result<wasm::Loaded, Failure> {
     let bytes = read(path)?;
-    Program::load_any(&bytes).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
+    if wasm::is_module(&bytes) {
+        return wasm::translate(path, &bytes).map_err(Failure::usage);
+    }
+    Program::load_any(&bytes)
+        .map(|program| wasm::Loaded {
+            program,
+            wasm: None,
+        })
+        .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
 }
 
 fn parse_args(args: &[String]) -> Result<Vec<i64>, Failure> {
@@ -511,6 +527,7 @@ fn parse_args(args: &[String]) -> Result<Vec<i64>, Failure> {
 
 struct RunOptions<'a> {
     limits: toyvm::runtime::Limits,
+    real_time: bool,
     profile: &'a str,
     candidates: bool,
     stats: bool,
@@ -528,6 +545,7 @@ fn run_profiled(
 ) -> Result<u8, Failure> {
     let RunOptions {
         limits,
+        real_time,
         profile,
         candidates,
         stats,
@@ -540,8 +558,13 @@ fn run_profiled(
         output::check_dir_writable(dir, "Cranelift IR")
             .map_err(|e| Failure::usage(e.to_string()))?;
     }
-    let program = load(file)?;
-    let args = parse_args(args)?;
+    let loaded = load_any(file)?;
+    let program = loaded.program;
+    // A module's arguments are its argv, text; a program's are integers.
+    let int_args = match loaded.wasm {
+        Some(_) => Vec::new(),
+        None => parse_args(args)?,
+    };
     let input_bytes = read_input(input, &program)?;
     let spec = match toyvm_profiler::spec::split_spec_list(&[profile])
         .map_err(|e| Failure::usage(e.to_string()))?
@@ -561,14 +584,24 @@ fn run_profiled(
         .lag(lag)
         .build();
     let mut out = Watched::new(io::BufWriter::new(io::stdout()));
-    let report = rt
-        .run(
-            Input {
-                args: &args,
-                file: &input_bytes,
-            },
-            &mut out,
-        )
+    let run_input = Input {
+        args: &int_args,
+        file: &input_bytes,
+    };
+    let ran = match &loaded.wasm {
+        Some(t) => {
+            let mut host = wasm::host(t, file, args, real_time);
+            let r = rt.run_with_host_fns(run_input, &mut out, &mut host);
+            // The module's own output: a failure to write it is the run's.
+            r.and_then(|r| {
+                host.flush()
+                    .map_err(|e| toyvm::Error::Vm(toyvm_vm::Error::Output(e)))?;
+                Ok(r)
+            })
+        }
+        None => rt.run(run_input, &mut out),
+    };
+    let report = ran
         .and_then(|r| {
             out.flush()
                 .map_err(|e| toyvm::Error::Vm(toyvm_vm::Error::Output(e)))?;
@@ -577,7 +610,10 @@ fn run_profiled(
         .map_err(|e| match e {
             toyvm::Error::Vm(toyvm_vm::Error::Trap(t)) => Failure {
                 status: 3,
-                msg: format!("{}: {t}", file.display()),
+                msg: match &loaded.wasm {
+                    Some(w) => format!("{}: {}", file.display(), w.describe_trap(&t)),
+                    None => format!("{}: {t}", file.display()),
+                },
             },
             other => out.failure(Failure::usage(format!("{}: {other}", file.display()))),
         })?;

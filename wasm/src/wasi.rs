@@ -199,15 +199,15 @@ pub struct Wasi<'a> {
     fns: Vec<Option<crate::WasiFn>>,
     base: u64,
     args: Vec<Vec<u8>>,
-    stdout: Box<dyn Write + 'a>,
-    stderr: Box<dyn Write + 'a>,
+    stdout: Box<dyn Write + Send + 'a>,
+    stderr: Box<dyn Write + Send + 'a>,
     clock: Clock,
     randomness: Randomness,
     det: Deterministic,
     started: Instant,
     real_random: Option<RandomState>,
     random_calls: u64,
-    others: Option<&'a mut dyn HostFunctions>,
+    others: Option<&'a mut (dyn HostFunctions + Send)>,
 }
 
 impl std::fmt::Debug for Wasi<'_> {
@@ -250,13 +250,13 @@ impl<'a> Wasi<'a> {
     }
 
     /// Where fd 1 writes.
-    pub fn stdout(mut self, w: impl Write + 'a) -> Self {
+    pub fn stdout(mut self, w: impl Write + Send + 'a) -> Self {
         self.stdout = Box::new(w);
         self
     }
 
     /// Where fd 2 writes.
-    pub fn stderr(mut self, w: impl Write + 'a) -> Self {
+    pub fn stderr(mut self, w: impl Write + Send + 'a) -> Self {
         self.stderr = Box::new(w);
         self
     }
@@ -277,7 +277,7 @@ impl<'a> Wasi<'a> {
     }
 
     /// The host of the program's other imports (by the same import index).
-    pub fn others(mut self, host: &'a mut dyn HostFunctions) -> Self {
+    pub fn others(mut self, host: &'a mut (dyn HostFunctions + Send)) -> Self {
         self.others = Some(host);
         self
     }
