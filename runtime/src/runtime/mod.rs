@@ -488,8 +488,20 @@ impl Runtime {
     /// recursion becomes deep machine recursion (up to the interpreter's
     /// depth limit, where both trap alike).
     pub fn run(&self, input: Input<'_>, out: &mut (dyn Write + Send)) -> crate::Result<RunReport> {
-        self.limits.check(&self.program)?;
         no_imports(&self.program)?;
+        self.run_with_host_fns(input, out, &mut interp::NoHostFunctions)
+    }
+
+    /// [`Runtime::run`] for a program with imports: its `hcall`s, interpreted
+    /// or from compiled code, call `host_fns`, which must offer every import
+    /// of the program by its index (a WebAssembly module's WASI host, say).
+    pub fn run_with_host_fns(
+        &self,
+        input: Input<'_>,
+        out: &mut (dyn Write + Send),
+        host_fns: &mut (dyn interp::HostFunctions + Send),
+    ) -> crate::Result<RunReport> {
+        self.limits.check(&self.program)?;
         if let (Some(opts), Some(_)) = (&self.jit, &self.profile) {
             let stack = lazy_jit_stack_bytes(&self.program, self.limits.max_depth);
             let code = SharedCode::lazy(
@@ -503,7 +515,7 @@ impl Runtime {
                 std::thread::Builder::new()
                     .name("toyvm".into())
                     .stack_size(stack)
-                    .spawn_scoped(scope, || self.run_here(input, out, code))
+                    .spawn_scoped(scope, || self.run_here(input, out, host_fns, code))
                     .map_err(|source| crate::Error::Thread {
                         what: "run",
                         source,
@@ -512,7 +524,7 @@ impl Runtime {
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             });
         }
-        self.run_here(input, out, None)
+        self.run_here(input, out, host_fns, None)
     }
 
     /// The run, on this thread; `code` is the JIT's (when it is on).
@@ -520,6 +532,7 @@ impl Runtime {
         &self,
         input: Input<'_>,
         out: &mut (dyn Write + Send),
+        host_fns: &mut (dyn interp::HostFunctions + Send),
         code: Option<Arc<SharedCode>>,
     ) -> crate::Result<RunReport> {
         let cfg = Config {
@@ -530,7 +543,14 @@ impl Runtime {
         };
         let start = Instant::now();
         let Some(spec) = &self.profile else {
-            let outcome = interp::run(&self.program, input, out, &cfg)?;
+            let outcome = interp::run_hosted(
+                &self.program,
+                input,
+                out,
+                &mut interp::NoJit(&mut toyvm_vm::tuple::NoSink),
+                host_fns,
+                &cfg,
+            )?;
             let wall = start.elapsed().as_secs_f64();
             return Ok(RunReport {
                 stats: Stats {
@@ -573,16 +593,17 @@ impl Runtime {
                     let program = Arc::clone(&self.program);
                     let mut jit = Jit::new(program, code, opts, background, limits)?;
                     let mut jh = JitHost::new(&mut link, &mut jit, cfg.kinds);
-                    let r = interp::run_with_host(&self.program, input, out, &mut jh, &cfg);
+                    let r = interp::run_hosted(&self.program, input, out, &mut jh, host_fns, &cfg);
                     let compile_time = jh.end();
                     (r, link, Some(jit.stats()), compile_time)
                 }
                 _ => {
-                    let r = interp::run_with_sink(
+                    let r = interp::run_hosted(
                         &self.program,
                         input,
                         out,
-                        &mut Feeder(&mut link),
+                        &mut interp::NoJit(&mut Feeder(&mut link)),
+                        host_fns,
                         &cfg,
                     );
                     (r, link, None, Duration::ZERO)

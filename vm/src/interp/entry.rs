@@ -88,6 +88,19 @@ pub fn run_with_host<S: Host>(
     sink: &mut S,
     cfg: &Config,
 ) -> Result<Outcome> {
+    run_hosted(p, input, out, sink, &mut NoHostFunctions, cfg)
+}
+
+/// [`run_with_host`] for a program with imports: its `hcall`s call
+/// `host_fns` (which must offer every import; see [`HostFunctions`]).
+pub fn run_hosted<S: Host>(
+    p: &Program,
+    input: Input<'_>,
+    out: &mut dyn Write,
+    sink: &mut S,
+    host_fns: &mut dyn HostFunctions,
+    cfg: &Config,
+) -> Result<Outcome> {
     let entry = p.entry_function();
     check_arity(entry, input.args.len())?;
     let mut mem = memory(p, input.file)?;
@@ -96,7 +109,7 @@ pub fn run_with_host<S: Host>(
         args: input.args,
         input_len: input.file.len(),
     };
-    call_with_host(p, &mut mem, call, out, sink, &mut NoHostFunctions, cfg).0
+    call_with_host(p, &mut mem, call, out, sink, host_fns, cfg).0
 }
 
 /// The functions a host provides to a program's `hcall`s, by import index
