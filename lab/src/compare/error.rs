@@ -228,6 +228,10 @@ pub enum Error {
     /// Flags that do not go together, or a flag's value out of range.
     #[error("{0}")]
     Usage(String),
+    /// A cells file or the parts of a merge cannot be used: another
+    /// study's, a missing or duplicate shard, a damaged line.
+    #[error("{0}")]
+    Parts(String),
 }
 
 /// The result of a comparison's steps, with [`Error`] by default.

@@ -41,14 +41,17 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 pub mod baseline;
+pub mod cells;
 pub mod chart;
 mod error;
 pub mod measure;
 pub mod meta;
 pub mod render;
 pub mod report;
+pub mod shard;
 pub mod specs;
 pub mod study;
+pub mod tidy;
 pub use crate::suite;
 
 pub use error::{BadArgument, Error, Result, SizeChange};
@@ -141,6 +144,28 @@ pub struct CompareArgs {
     /// its per-round range against load and against state bytes (SVG).
     #[arg(long, value_name = "FILE.svg")]
     pub study_chart: Option<PathBuf>,
+    /// Record each finished cell (a timed run, or a program's error pass)
+    /// in FILE as one JSON line, appended as it finishes, after a header
+    /// line with the study's fingerprint. See "Studies on a cluster" in
+    /// the README.
+    #[arg(long, value_name = "FILE.jsonl", alias = "out-dir")]
+    pub cells: Option<PathBuf>,
+    /// With --cells: run only the cells missing from FILE.
+    #[arg(long, requires = "cells")]
+    pub resume: bool,
+    /// Run only shard I of N (0 <= I < N) of the study's cells, balanced by
+    /// expected cost, and write them to --cells (the part file); then
+    /// `toyvm compare --merge PARTS...` makes the report.
+    #[arg(long, value_name = "I/N", requires = "cells")]
+    pub shard: Option<String>,
+    /// Make the report from part files (--cells of every --shard I/N of one
+    /// study) instead of running; the study comes from the parts.
+    #[arg(long, value_name = "PART", num_args = 1.., conflicts_with_all = ["programs", "profiles", "sweep", "synth", "cells", "shard", "resume", "bench", "repeat"])]
+    pub merge: Vec<PathBuf>,
+    /// Write one CSV row per timed run (raw timings, units in the column
+    /// names) to FILE.csv, and the run's metadata to FILE.csv.meta.json.
+    #[arg(long, value_name = "FILE.csv")]
+    pub tidy: Option<PathBuf>,
 }
 
 impl Default for CompareArgs {
@@ -163,6 +188,11 @@ impl Default for CompareArgs {
             program_dir: None,
             synth: Vec::new(),
             study_chart: None,
+            cells: None,
+            resume: false,
+            shard: None,
+            merge: Vec::new(),
+            tidy: None,
         }
     }
 }
@@ -178,6 +208,8 @@ pub struct Comparison {
     pub series: Vec<IntervalSeries>,
     /// The configurations compared, in column order (`none` first).
     pub columns: Vec<Column>,
+    /// Every finished cell of the study (the tidy data's rows).
+    pub cells: Vec<cells::Finished>,
 }
 
 /// The configurations `args` asks for, with their labels.
@@ -339,10 +371,53 @@ pub fn compare(
     runner: &dyn Runner,
     progress: &Progress,
 ) -> (Vec<Row>, Vec<IntervalSeries>) {
+    let finished = run_all(cases, columns, repeat, jobs, runner, progress);
+    report::assemble(cases, columns, finished)
+}
+
+/// Every job of the comparison, run in memory, as finished cells.
+fn run_all(
+    cases: &[suite::Case],
+    columns: &[Column],
+    repeat: usize,
+    jobs: usize,
+    runner: &dyn Runner,
+    progress: &Progress,
+) -> Vec<cells::Finished> {
+    let configs: Vec<specs::Config> = columns.iter().map(|c| c.config.clone()).collect();
+    let work = measure::jobs(cases.len(), &configs, repeat.max(1), jobs);
+    let done = execute_jobs(
+        cases,
+        columns,
+        repeat,
+        &work,
+        jobs,
+        runner,
+        progress,
+        &|_, _| {},
+    );
+    work.iter()
+        .zip(&done)
+        .filter_map(|(j, d)| cells::finished(j, cells::outcome(d)).ok())
+        .collect()
+}
+
+/// Runs `work`, `jobs` at a time, showing `progress`; `sink` sees each
+/// job's index in `work` and what it produced as soon as it finishes.
+#[allow(clippy::too_many_arguments)]
+pub fn execute_jobs(
+    cases: &[suite::Case],
+    columns: &[Column],
+    repeat: usize,
+    work: &[measure::Job],
+    jobs: usize,
+    runner: &dyn Runner,
+    progress: &Progress,
+    sink: &(dyn Fn(usize, &measure::Done) + Sync),
+) -> Vec<measure::Done> {
     let configs: Vec<specs::Config> = columns.iter().map(|c| c.config.clone()).collect();
     let labels: Vec<String> = columns.iter().map(|c| c.label.clone()).collect();
     let repeat = repeat.max(1);
-    let work = measure::jobs(cases.len(), &configs, repeat, jobs);
     let log = PairLog {
         cases,
         labels: &labels,
@@ -353,11 +428,12 @@ pub fn compare(
     if let Progress::Bar(bar) = progress {
         bar.set_length(work.len() as u64);
     }
-    let step = |job: &measure::Job| {
+    let step = |(i, job): (usize, &measure::Job)| {
         if let Progress::Bar(bar) = progress {
             bar.set_message(measure::describe(job, cases, &labels));
         }
         let d = measure::execute(job, cases, &configs, runner);
+        sink(i, &d);
         match progress {
             Progress::Bar(bar) => bar.inc(1),
             Progress::Lines => {
@@ -372,17 +448,17 @@ pub fn compare(
         d
     };
     let done: Vec<measure::Done> = if jobs <= 1 {
-        work.iter().map(step).collect()
+        work.iter().enumerate().map(step).collect()
     } else {
         match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
-            Ok(pool) => pool.install(|| work.par_iter().map(step).collect()),
-            Err(_) => work.iter().map(step).collect(),
+            Ok(pool) => pool.install(|| work.par_iter().enumerate().map(step).collect()),
+            Err(_) => work.iter().enumerate().map(step).collect(),
         }
     };
     if let Progress::Bar(bar) = progress {
         bar.finish_and_clear();
     }
-    report::assemble(cases, columns, done)
+    done
 }
 
 fn write_file(path: &Path, text: &str, what: &'static str) -> Result<()> {
@@ -402,6 +478,7 @@ fn check_outputs(args: &CompareArgs) -> Result<()> {
         (&args.intervals, "the interval CSV"),
         (&args.interval_chart, "the interval chart"),
         (&args.study_chart, "the study chart"),
+        (&args.tidy, "the tidy data"),
     ];
     for (path, what) in outputs {
         if let Some(p) = path {
@@ -442,8 +519,8 @@ fn read_baseline(p: &Path) -> Result<Vec<u8>> {
     })
 }
 
-/// Builds the whole report for `args` with `runner` (no output written).
-pub fn build(args: &CompareArgs, runner: &dyn Runner, progress: &Progress) -> Result<Comparison> {
+/// The flags' ranges and combinations.
+pub(crate) fn check_flags(args: &CompareArgs) -> Result<()> {
     if !(1..=MAX_REPEAT).contains(&args.repeat) {
         return Err(Error::Usage(format!(
             "--repeat must be between 1 and {MAX_REPEAT}, not {}",
@@ -462,6 +539,46 @@ pub fn build(args: &CompareArgs, runner: &dyn Runner, progress: &Progress) -> Re
             "--study-chart draws the study of --synth workloads: give --synth".into(),
         ));
     }
+    Ok(())
+}
+
+/// Every timed run is a job made before the first runs: bound them.
+pub(crate) fn check_size(cases: usize, columns: usize, repeat: usize) -> Result<()> {
+    let runs = (cases as u128) * (columns as u128) * (repeat as u128);
+    if runs > MAX_TIMED_RUNS as u128 {
+        return Err(Error::Usage(format!(
+            "{cases} programs x {columns} configurations x --repeat {repeat} = {runs} timed \
+             runs, over the {MAX_TIMED_RUNS} one comparison may make: compare fewer programs \
+             or configurations, or repeat fewer times"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs side by side: `--jobs`, or 1, or every core with `--sweep`.
+pub(crate) fn default_jobs(args: &CompareArgs) -> usize {
+    let cores = toyvm::runtime::cores();
+    args.jobs
+        .unwrap_or(if args.sweep.is_empty() { 1 } else { cores })
+        .max(1)
+}
+
+/// Builds the whole report for `args` with `runner` (no output written).
+pub fn build(args: &CompareArgs, runner: &dyn Runner, progress: &Progress) -> Result<Comparison> {
+    // With --merge the study comes from the parts.
+    let parts = match args.merge.as_slice() {
+        [] => None,
+        paths => Some(shard::read_parts(paths)?),
+    };
+    let merged;
+    let args = match &parts {
+        Some(p) => {
+            merged = shard::merged_args(args, &p.header);
+            &merged
+        }
+        None => args,
+    };
+    check_flags(args)?;
     let columns = columns(args)?;
     let (cases, workloads) = cases(args)?;
     let baseline = match &args.baseline {
@@ -479,24 +596,18 @@ pub fn build(args: &CompareArgs, runner: &dyn Runner, progress: &Progress) -> Re
     if let Some((file, old)) = &baseline {
         baseline::check_sizes(old, file, args.bench, &report::programs(&cases))?;
     }
-    // Every timed run is a job made before the first runs: bound them.
-    let runs = (cases.len() as u128) * (columns.len() as u128) * (args.repeat as u128);
-    if runs > MAX_TIMED_RUNS as u128 {
-        return Err(Error::Usage(format!(
-            "{} programs x {} configurations x --repeat {} = {runs} timed runs, over the \
-             {MAX_TIMED_RUNS} one comparison may make: compare fewer programs or \
-             configurations, or repeat fewer times",
-            cases.len(),
-            columns.len(),
-            args.repeat
-        )));
-    }
-    let cores = toyvm::runtime::cores();
-    let jobs = args
-        .jobs
-        .unwrap_or(if args.sweep.is_empty() { 1 } else { cores })
-        .max(1);
-    let (rows, series) = compare(&cases, &columns, args.repeat, jobs, runner, progress);
+    check_size(cases.len(), columns.len(), args.repeat)?;
+    let jobs = default_jobs(args);
+    let finished = match (&parts, &args.cells) {
+        (Some(p), _) => shard::merged_cells(p, &cases, &columns, args)?,
+        (None, Some(path)) => {
+            let ran = shard::run(args, path, &cases, &columns, jobs, runner, progress)?;
+            shard::file_cells(&ran.file, path, &cases, &columns, args.repeat)?
+        }
+        (None, None) => run_all(&cases, &columns, args.repeat, jobs, runner, progress),
+    };
+    let jobs = parts.as_ref().map_or(jobs, |p| p.header.jobs as usize);
+    let (rows, series) = report::assemble(&cases, &columns, finished.clone());
     let summary = report::summarize(&columns, &rows);
     let failures = rows.iter().filter(|r| r.status != Status::Ok).count() as u64;
     let mut report = CompareReport {
@@ -527,6 +638,7 @@ pub fn build(args: &CompareArgs, runner: &dyn Runner, progress: &Progress) -> Re
         report,
         series,
         columns,
+        cells: finished,
     })
 }
 
@@ -577,6 +689,9 @@ pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8> {
         None => None,
     };
     check_outputs(args)?;
+    if let Some(status) = shard::run_part(args, runner)? {
+        return Ok(status);
+    }
     let c = build(args, runner, &Progress::for_stderr())?;
     let mut notes = String::new();
     if !args.bench {
@@ -607,6 +722,11 @@ pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8> {
     }
     if let Some(p) = &args.intervals {
         write_file(p, &render::intervals_csv(&c.series), "the interval CSV")?;
+    }
+    if let Some(p) = &args.tidy {
+        write_file(p, &tidy::csv(&c), "the tidy data")?;
+        let meta = tidy::meta_path(p);
+        write_file(&meta, &tidy::meta(&c), "the tidy data's metadata")?;
     }
     if let (Some(p), Some([a, b])) = (&args.interval_chart, shown) {
         let shown: Vec<IntervalSeries> = c

@@ -143,6 +143,9 @@ Columns (one row per program and configuration):
                  their exact counts, averaged over intervals. Measured on
                  the interpreter's tuple stream (JIT off), the same for
                  every model
+                 (percent here; the JSON and CSV reports' `error` and
+                 its parts are fractions, 0.01 = 1%; --tidy's error_pct
+                 is percent)
   fp/fn/np/nn %  E's four parts, which add up to E: false positives
                  (reported, not hot), false negatives (hot, not reported),
                  neutral positive (hot and reported, over-counted) and

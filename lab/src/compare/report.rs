@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-use toyvm_profiler::report::ModelReport;
 
-use super::measure::{Done, Timed, median};
+use super::cells::{Finished, ModelErrors, TimeOut};
+use super::measure::median;
 use super::meta::Machine;
 use super::specs::Config;
 use super::suite::Case;
@@ -302,7 +302,7 @@ pub struct CompareReport {
 }
 
 /// One interval's error, for `--intervals`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IntervalPoint {
     /// 0-based interval number.
     pub index: u64,
@@ -342,56 +342,40 @@ pub struct Column {
     pub config: Config,
 }
 
-fn series(case: &str, col: &Column, m: &ModelReport) -> IntervalSeries {
+fn series(case: &str, col: &Column, m: &ModelErrors) -> IntervalSeries {
     IntervalSeries {
         program: case.to_owned(),
         label: col.label.clone(),
         spec: m.spec.clone(),
-        points: m
-            .intervals
-            .iter()
-            .map(|i| IntervalPoint {
-                index: i.index,
-                tuples: i.tuples,
-                error: i.error.error,
-                false_positive: i.error.false_positive,
-                false_negative: i.error.false_negative,
-                neutral_positive: i.error.neutral_positive,
-                neutral_negative: i.error.neutral_negative,
-            })
-            .collect(),
+        points: m.points.clone(),
     }
 }
 
-/// Builds the rows from everything the jobs produced.
+/// Builds the rows from every finished cell (in any order).
 pub fn assemble(
     cases: &[Case],
     columns: &[Column],
-    done: Vec<Done>,
+    done: Vec<Finished>,
 ) -> (Vec<Row>, Vec<IntervalSeries>) {
-    // Errors become the rows' details here: the report keeps their text.
-    type Runs = Vec<(usize, Result<Box<Timed>, String>)>;
+    // Errors are the rows' details here: the cells keep their text.
+    type Runs = Vec<(usize, Result<TimeOut, String>)>;
     let mut times: HashMap<(usize, usize), Runs> = HashMap::new();
-    let mut errors: HashMap<(usize, usize), Result<ModelReport, String>> = HashMap::new();
+    let mut errors: HashMap<(usize, usize), Result<ModelErrors, String>> = HashMap::new();
     for d in done {
         match d {
-            Done::Time {
+            Finished::Time {
                 case,
                 config,
                 rep,
                 result,
-            } => times
-                .entry((case, config))
-                .or_default()
-                .push((rep, result.map_err(|e| e.to_string()))),
-            Done::Errors { case, result } => match result {
+            } => times.entry((case, config)).or_default().push((rep, result)),
+            Finished::Errors { case, result } => match result {
                 Ok(models) => {
                     for (config, m) in models {
                         errors.insert((case, config), Ok(m));
                     }
                 }
                 Err(e) => {
-                    let e = e.to_string();
                     for (config, c) in columns.iter().enumerate() {
                         if c.config.spec().is_some() {
                             errors
@@ -411,7 +395,7 @@ pub fn assemble(
     let mut all_series = Vec::new();
     for (ci, case) in cases.iter().enumerate() {
         let runs_of = |k: usize| times.get(&(ci, k)).map_or(&[][..], Vec::as_slice);
-        let reference: Result<&Timed, String> = match interp.map(runs_of) {
+        let reference: Result<&TimeOut, String> = match interp.map(runs_of) {
             Some([(_, Ok(t)), ..]) => Ok(t),
             Some([(_, Err(e)), ..]) => Err(format!("the interpreter failed: {e}")),
             _ => Err("the interpreter did not run".to_owned()),
@@ -440,8 +424,8 @@ pub fn assemble(
                     row.detail = Some(e.clone());
                 }
                 (Ok(want), None) => {
-                    let ok: Vec<&Timed> =
-                        runs.iter().filter_map(|(_, r)| r.as_deref().ok()).collect();
+                    let ok: Vec<&TimeOut> =
+                        runs.iter().filter_map(|(_, r)| r.as_ref().ok()).collect();
                     let bad = ok
                         .iter()
                         .filter(|t| {
@@ -461,21 +445,19 @@ pub fn assemble(
                     }
                     // Stats of the run nearest the median (runs are
                     // deterministic, so only the timings differ).
-                    let secs: Vec<f64> = ok.iter().map(|t| t.stats.wall_seconds).collect();
+                    let secs: Vec<f64> = ok.iter().map(|t| t.wall_s).collect();
                     let med = median(&secs);
-                    if let Some(t) = ok.iter().min_by(|a, b| {
-                        (a.stats.wall_seconds - med)
-                            .abs()
-                            .total_cmp(&(b.stats.wall_seconds - med).abs())
-                    }) {
-                        let s = &t.stats;
-                        row.state_bytes = s.state_bytes;
-                        row.messages = s.messages;
-                        row.cycles = s.cycles;
-                        row.model_seconds = s.profiler_seconds;
-                        row.intervals = s.intervals;
-                        if let Some(j) = &s.jit {
-                            row.compile_seconds = j.compile_seconds;
+                    if let Some(t) = ok
+                        .iter()
+                        .min_by(|a, b| (a.wall_s - med).abs().total_cmp(&(b.wall_s - med).abs()))
+                    {
+                        row.state_bytes = t.state_bytes;
+                        row.messages = t.messages;
+                        row.cycles = t.cycles;
+                        row.model_seconds = t.model_s;
+                        row.intervals = t.intervals;
+                        if let Some(j) = &t.jit {
+                            row.compile_seconds = j.compile_s;
                             row.compiles = j.compiles;
                             row.recompiles = j.recompiles;
                             row.drops = j.drops;
@@ -486,9 +468,7 @@ pub fn assemble(
                     if row.status == Status::Ok {
                         case_secs[k] = runs
                             .iter()
-                            .filter_map(|(rep, r)| {
-                                Some((*rep, r.as_deref().ok()?.stats.wall_seconds))
-                            })
+                            .filter_map(|(rep, r)| Some((*rep, r.as_ref().ok()?.wall_s)))
                             .collect();
                         row.median_seconds = Some(med);
                         row.min_seconds = secs.iter().copied().reduce(f64::min);
@@ -498,7 +478,7 @@ pub fn assemble(
             }
             match errors.get(&(ci, k)) {
                 Some(Ok(m)) => {
-                    let s = &m.summary.errors;
+                    let s = m;
                     row.error = Some(s.error);
                     row.false_positive = Some(s.false_positive);
                     row.false_negative = Some(s.false_negative);
