@@ -3,10 +3,12 @@
 //! be reproduced, and the changes against an earlier report.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use toyvm_profiler::report::ModelReport;
 
+use super::error::Error;
 use super::measure::{Done, Timed, median};
 use super::meta::Machine;
 use super::specs::Config;
@@ -272,9 +274,16 @@ pub struct Settings {
     pub error_stream: String,
 }
 
+/// The format version of the JSON report ([`CompareReport::format`]).
+pub const REPORT_FORMAT: u32 = 1;
+
 /// A whole comparison.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CompareReport {
+    /// The JSON report's format version, [`REPORT_FORMAT`] (0 in a
+    /// baseline written before reports carried one).
+    #[serde(default)]
+    pub format: u32,
     /// The toyvm version that measured.
     pub toyvm_version: String,
     /// When it ran (UTC, ISO 8601).
@@ -363,16 +372,25 @@ fn series(case: &str, col: &Column, m: &ModelReport) -> IntervalSeries {
     }
 }
 
+/// Why a program's rows have no interpreter's run to check against.
+#[derive(Debug, thiserror::Error)]
+enum NoReference {
+    #[error("the interpreter failed: {0}")]
+    Failed(Arc<Error>),
+    #[error("the interpreter did not run")]
+    DidNotRun,
+}
+
 /// Builds the rows from everything the jobs produced.
 pub fn assemble(
     cases: &[Case],
     columns: &[Column],
     done: Vec<Done>,
 ) -> (Vec<Row>, Vec<IntervalSeries>) {
-    // Errors become the rows' details here: the report keeps their text.
-    type Runs = Vec<(usize, Result<Box<Timed>, String>)>;
+    // Errors become the rows' details (their text) when the rows are made.
+    type Runs = Vec<(usize, Result<Box<Timed>, Arc<Error>>)>;
     let mut times: HashMap<(usize, usize), Runs> = HashMap::new();
-    let mut errors: HashMap<(usize, usize), Result<ModelReport, String>> = HashMap::new();
+    let mut errors: HashMap<(usize, usize), Result<ModelReport, Arc<Error>>> = HashMap::new();
     for d in done {
         match d {
             Done::Time {
@@ -383,7 +401,7 @@ pub fn assemble(
             } => times
                 .entry((case, config))
                 .or_default()
-                .push((rep, result.map_err(|e| e.to_string()))),
+                .push((rep, result.map_err(Arc::new))),
             Done::Errors { case, result } => match result {
                 Ok(models) => {
                     for (config, m) in models {
@@ -391,7 +409,7 @@ pub fn assemble(
                     }
                 }
                 Err(e) => {
-                    let e = e.to_string();
+                    let e = Arc::new(e);
                     for (config, c) in columns.iter().enumerate() {
                         if c.config.spec().is_some() {
                             errors
@@ -411,10 +429,10 @@ pub fn assemble(
     let mut all_series = Vec::new();
     for (ci, case) in cases.iter().enumerate() {
         let runs_of = |k: usize| times.get(&(ci, k)).map_or(&[][..], Vec::as_slice);
-        let reference: Result<&Timed, String> = match interp.map(runs_of) {
+        let reference: Result<&Timed, NoReference> = match interp.map(runs_of) {
             Some([(_, Ok(t)), ..]) => Ok(t),
-            Some([(_, Err(e)), ..]) => Err(format!("the interpreter failed: {e}")),
-            _ => Err("the interpreter did not run".to_owned()),
+            Some([(_, Err(e)), ..]) => Err(NoReference::Failed(e.clone())),
+            _ => Err(NoReference::DidNotRun),
         };
         let mut case_rows: Vec<Row> = Vec::new();
         // Per configuration, each successful run's (round, seconds).
@@ -433,11 +451,11 @@ pub fn assemble(
             match (&reference, failed) {
                 (_, Some(e)) => {
                     row.status = Status::Error;
-                    row.detail = Some(e.clone());
+                    row.detail = Some(e.to_string());
                 }
                 (Err(e), None) => {
                     row.status = Status::Error;
-                    row.detail = Some(e.clone());
+                    row.detail = Some(e.to_string());
                 }
                 (Ok(want), None) => {
                     let ok: Vec<&Timed> =
