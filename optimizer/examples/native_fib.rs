@@ -44,7 +44,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut counters = vec![0; region.counters_len()];
             let start = Instant::now();
             let exit = region
-                .run_with(&mut regs, &mut [], &mut counters, 1, DEFAULT_MAX_DEPTH)
+                .run_with(
+                    &mut regs,
+                    &mut interp::Memory::from(Vec::new()),
+                    &mut counters,
+                    1,
+                    DEFAULT_MAX_DEPTH,
+                )
                 .expect("fib does not trap");
             let elapsed = start.elapsed();
             let ret = &program.functions[fib as usize].code[exit.resume as usize];

@@ -8,8 +8,9 @@
 //!                ctx: *mut NativeCtx, depth: u64) -> u64
 //! ```
 //!
-//! - Straight-line instructions (moves, constants, arithmetic, `ld`, `st`)
-//!   and `loop`'s counter are lowered by `lower`, shared with the native
+//! - Straight-line instructions (moves, constants, arithmetic, loads,
+//!   stores, `msize`, `mgrow`) and `loop`'s counter are lowered by `lower`,
+//!   shared with the native
 //!   functions' code generator ([`func`]); this module says what differs
 //!   for regions (the `Emit` implementation: constants tracked, a failed
 //!   check an `Interpret` exit).
@@ -19,7 +20,13 @@
 //!   variables hold the entry value where the path did not write them).
 //! - Each exit returns [`Exit::encode`] and first increments its counter:
 //!   exit site `i` (in [`Lowered::exits`] order) owns `counters[i]`.
-//! - Instructions that could trap (division by a register, `ld`, `st`) are
+//! - Memory's current length (`mem_len`, in bytes) is a variable: the
+//!   argument at entry, redefined by `mgrow` (which also stores it to
+//!   `ctx`) and reloaded from `ctx` after every native call, whose callee
+//!   may have grown memory. Host functions cannot change it. So every
+//!   bounds check is against the length current where it runs, and the
+//!   caller finds the final length in `ctx` (see `lower`).
+//! - Instructions that could trap (division by a register, loads, stores) are
 //!   preceded by a check that leaves with an `Interpret` exit at their pc,
 //!   registers written back: the interpreter re-executes the instruction and
 //!   traps exactly as it would have. `i64::MIN / -1` wraps as the
@@ -261,7 +268,8 @@ struct Lower<'r, 'b> {
     labels: HashMap<u32, Block>,
     regs: Value,
     mem: Value,
-    mem_len: Value,
+    /// Memory's current length in bytes (see the module docs).
+    mem_len: Variable,
     counters: Value,
     ctx: Value,
     depth: Value,
@@ -300,7 +308,18 @@ impl<'b> lower::Emit<'b> for Lower<'_, 'b> {
         Lower::set(self, r, v, k)
     }
     fn memory(&mut self) -> (Value, Value) {
-        (self.mem, self.mem_len)
+        (self.mem, self.b.use_var(self.mem_len))
+    }
+    fn capacity(&mut self) -> Value {
+        let ro = MemFlagsData::trusted().with_readonly();
+        let ctx = self.ctx;
+        self.b.ins().load(types::I64, ro, ctx, ctx_offset::MEM_CAP)
+    }
+    fn set_memory_len(&mut self, len: Value) {
+        self.b.def_var(self.mem_len, len);
+        let ctx = self.ctx;
+        let flags = MemFlagsData::trusted();
+        self.b.ins().store(flags, len, ctx, ctx_offset::MEM_LEN);
     }
     fn check(&mut self, ok: Value, pc: u32, _: lower::Fault) {
         Lower::check(self, ok, ExitKind::Interpret, pc)
@@ -335,6 +354,8 @@ impl<'r, 'b> Lower<'r, 'b> {
         let arrivals = b.declare_var(types::I64);
         let zero = b.ins().iconst(types::I64, 0);
         b.def_var(arrivals, zero);
+        let mem_len = b.declare_var(types::I64);
+        b.def_var(mem_len, p[2]);
         Lower {
             region,
             b,
@@ -350,7 +371,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             labels: HashMap::new(),
             regs: p[0],
             mem: p[1],
-            mem_len: p[2],
+            mem_len,
             counters: p[3],
             ctx: p[4],
             depth: p[5],

@@ -48,7 +48,8 @@
 //! let mut regs = [0i64; 256];
 //! regs[..3].copy_from_slice(&[1000, 0, 1]);
 //! let mut counters = vec![0u64; region.counters_len()];
-//! let exit = region.run(&mut regs, &mut [], &mut counters);
+//! let mut mem = interp::Memory::from(Vec::new());
+//! let exit = region.run(&mut regs, &mut mem, &mut counters);
 //! assert_eq!((exit.kind, exit.resume), (ExitKind::Side, 4));
 //! assert_eq!(regs[1], 500_500);
 //! // One exit taken, and 1000 trips through the head.

@@ -21,7 +21,8 @@
 //! # Functions that bail out
 //!
 //! A function that is not closed may still run natively when it has no
-//! side effects of its own: no `st` and no `hcall`. Such a function
+//! side effects of its own: nothing that writes memory (a store, or
+//! `mgrow`: [`Op::writes_memory`]) and no `hcall`. Such a function
 //! *bails*: it is compiled whole like a closed one, and each instruction
 //! native code cannot run (output, `halt`, `inlen`, a call to a function
 //! that is neither bailing nor closed and store-free) becomes a *bail
@@ -66,8 +67,10 @@
 //! does not run native code at all (see there).
 
 use toyvm_vm::Program;
-use toyvm_vm::interp::TrapKind;
+use toyvm_vm::interp::{TrapCode, TrapKind};
 use toyvm_vm::isa::Instr;
+#[cfg(doc)]
+use toyvm_vm::isa::Op;
 
 use crate::cfg::Cfg;
 
@@ -86,7 +89,7 @@ fn runs_natively(i: &Instr) -> bool {
     // generator's).
     matches!(
         i,
-        Instr::Call { .. } | Instr::Calli { .. } | Instr::Ret { .. }
+        Instr::Call { .. } | Instr::Calli { .. } | Instr::Ret { .. } | Instr::Trap { .. }
     ) || !(crate::superblock::is_interpreted(i) || matches!(i, Instr::Hcall { .. }))
 }
 
@@ -155,9 +158,10 @@ fn drop_callers_outside(program: &Program, set: &mut [bool]) {
 pub enum Native {
     /// Only in the interpreter.
     No,
-    /// Closed, and it or a function it calls stores to memory.
+    /// Closed, and it or a function it calls writes memory (a store or
+    /// `mgrow`).
     Closed,
-    /// Closed, and neither it nor any function it calls stores to memory:
+    /// Closed, and neither it nor any function it calls writes memory:
     /// bailing functions may call it.
     Pure,
     /// Not closed but free of side effects: compiled whole, with bail points
@@ -185,10 +189,11 @@ impl Native {
 /// bail point. Both sets are greatest fixpoints over the call graph.
 pub fn native_functions(program: &Program) -> Vec<Native> {
     let closed = closed_functions(program);
+    // A store, an `mgrow` (it changes memory's length) or a host call.
     let effect_free = |f: &toyvm_vm::Function| {
         !f.code
             .iter()
-            .any(|i| matches!(i, Instr::St { .. } | Instr::Hcall { .. }))
+            .any(|i| i.op().writes_memory() || matches!(i, Instr::Hcall { .. }))
     };
     // Closed and store-free through every call.
     let mut pure: Vec<bool> = program
@@ -296,6 +301,22 @@ pub(crate) const TRAP_BAIL: u64 = 6;
 /// (in `trap_addr`): a bad function value or an arity mismatch.
 pub(crate) const TRAP_BAD_FUNCTION: u64 = 7;
 
+/// A sized access of `bytes` bytes out of bounds (byte address in
+/// `trap_addr`): `TRAP_BYTES_OUT_OF_BOUNDS + bytes`.
+const TRAP_BYTES_OUT_OF_BOUNDS: u64 = 16;
+/// A `trap` instruction: `TRAP_EXPLICIT + code`.
+const TRAP_EXPLICIT: u64 = 32;
+
+/// The trap code of a sized access of `bytes` bytes out of bounds.
+pub(crate) fn trap_bytes_out_of_bounds(bytes: u8) -> u64 {
+    TRAP_BYTES_OUT_OF_BOUNDS + bytes as u64
+}
+
+/// The trap code of a `trap` instruction of kind `code`.
+pub(crate) fn trap_explicit(code: TrapCode) -> u64 {
+    TRAP_EXPLICIT + code.code() as u64
+}
+
 /// The interpreter's register-stack limit, in words (`MAX_STACK_WORDS` in
 /// `toyvm_vm::interp`).
 pub(crate) const INTERP_STACK_WORDS: u64 = 1 << 24;
@@ -313,8 +334,9 @@ pub(crate) fn register_stack_unreachable(max_depth: usize, max_regs: u16) -> boo
 }
 
 /// What compiled code shares with its caller, passed by pointer to every
-/// region and native function. Native code reads `mem`, `mem_len` and
-/// `max_depth`, and writes the `trap_*` fields when it traps. (The call
+/// region and native function. Native code reads `mem`, `mem_cap`,
+/// `mem_len` and `max_depth`, writes `mem_len` when it runs `mgrow`, and
+/// writes the `trap_*` fields when it traps. (The call
 /// depth itself travels as an argument: a register, not memory traffic.)
 ///
 /// Only [`crate::CompiledRegion::run_with`] builds one (it is public only
@@ -323,7 +345,11 @@ pub(crate) fn register_stack_unreachable(max_depth: usize, max_regs: u16) -> boo
 #[derive(Debug)]
 pub struct NativeCtx {
     pub(crate) mem: *mut i64,
+    /// Memory's current length in bytes: the one compiled code reads after
+    /// a call and writes at `mgrow`; the caller's when compiled code leaves.
     pub(crate) mem_len: u64,
+    /// Memory's capacity in bytes.
+    pub(crate) mem_cap: u64,
     pub(crate) max_depth: u64,
     /// `TRAP_NONE` or one of the `TRAP_*` codes.
     pub(crate) trap_kind: u64,
@@ -352,6 +378,7 @@ pub(crate) mod ctx_offset {
 
     pub const MEM: i32 = offset_of!(NativeCtx, mem) as i32;
     pub const MEM_LEN: i32 = offset_of!(NativeCtx, mem_len) as i32;
+    pub const MEM_CAP: i32 = offset_of!(NativeCtx, mem_cap) as i32;
     pub const MAX_DEPTH: i32 = offset_of!(NativeCtx, max_depth) as i32;
     pub const TRAP_KIND: i32 = offset_of!(NativeCtx, trap_kind) as i32;
     pub const TRAP_FUNC: i32 = offset_of!(NativeCtx, trap_func) as i32;
@@ -370,6 +397,7 @@ pub(crate) mod ctx_offset {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NativeTrap {
     /// Why the native code stopped: `DivisionByZero`, `OutOfBounds`,
+    /// `BytesOutOfBounds`, `Trap` (a `trap` instruction),
     /// `StackOverflow` (with the depth limit), `OutOfFuel`, `Host` (a
     /// region's host call failed), or `BadFunctionValue` (a closed
     /// function's `calli` found no callee in its value; see
@@ -437,8 +465,20 @@ impl NativeCtx {
             TRAP_DIVISION_BY_ZERO => TrapKind::DivisionByZero,
             TRAP_OUT_OF_BOUNDS => TrapKind::OutOfBounds {
                 addr: self.trap_addr,
-                size: self.mem_len,
+                size: self.mem_len / 8,
             },
+            k @ 17..=24 => TrapKind::BytesOutOfBounds {
+                addr: self.trap_addr,
+                bytes: (k - TRAP_BYTES_OUT_OF_BOUNDS) as u8,
+                len: self.mem_len,
+            },
+            k if k >= TRAP_EXPLICIT
+                && let Some(code) = i32::try_from(k - TRAP_EXPLICIT)
+                    .ok()
+                    .and_then(TrapCode::from_code) =>
+            {
+                TrapKind::Trap(code)
+            }
             TRAP_STACK_OVERFLOW => TrapKind::StackOverflow { depth: max_depth },
             TRAP_OUT_OF_FUEL => TrapKind::OutOfFuel { limit: fuel_limit },
             TRAP_HOST => host.take_trap(),

@@ -171,7 +171,7 @@ pub fn plan_regions_at(
             let at = c.pc.offset() as usize;
             if c.pc.func() == f
                 && !c.pc.is_arg()
-                && matches!(code.get(at), Some(Instr::Ld { .. } | Instr::Hcall { .. }))
+                && code.get(at).and_then(crate::region::emits_value).is_some()
                 && let Some(b) = w.cfg().block_at(at as u32)
             {
                 totals.entry(c.pc).or_insert(w.weight(b));

@@ -166,6 +166,17 @@ pub enum Step {
     },
 }
 
+/// The register an instruction's Value tuple reports, for an instruction
+/// that emits one as it runs: a load (`ld` or a sized load) or an `hcall`;
+/// `None` for every other instruction.
+pub fn emits_value(i: &Instr) -> Option<toyvm_vm::isa::Reg> {
+    match *i {
+        Instr::Hcall { d, .. } => Some(d),
+        _ if i.op().is_load() => i.dest(),
+        _ => None,
+    }
+}
+
 /// A single-entry region of one function, ready for code generation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Region {
@@ -357,10 +368,11 @@ impl Region {
         };
         let before = i.checked_sub(1).and_then(|k| self.steps.get(k));
         match before {
-            Some(Step::Op {
-                pc,
-                instr: Instr::Ld { d, .. } | Instr::Hcall { d, .. },
-            }) if d == reg && pc + 1 == *resume => Some(ExitReport::Value { pc: *pc, reg: *reg }),
+            Some(Step::Op { pc, instr })
+                if emits_value(instr).is_some_and(|d| d == *reg) && pc + 1 == *resume =>
+            {
+                Some(ExitReport::Value { pc: *pc, reg: *reg })
+            }
             None | Some(Step::Guard { .. })
                 if self.head == 0
                     && *resume == 0

@@ -203,10 +203,7 @@ pub fn apply(region: &mut Region, spec: &Specializations) {
     let mut it = old.into_iter().peekable();
     while let Some(step) = it.next() {
         match step {
-            Step::Op {
-                pc,
-                instr: Instr::Ld { d, .. } | Instr::Hcall { d, .. },
-            } => {
+            Step::Op { pc, instr } if let Some(d) = crate::region::emits_value(&instr) => {
                 steps.push(step);
                 if let Some(&value) = spec.values.get(&Pc::new(func, pc)) {
                     let guard = Step::Guard {

@@ -77,14 +77,15 @@ impl Default for SuperblockConfig {
 }
 
 /// Whether compiled code leaves this instruction to the interpreter
-/// (regions exit to it there; native functions hold none of these but
-/// `call` and `ret`, which they make themselves). `hcall` is not among
+/// (regions exit to it there, and for a `trap` the interpreter traps;
+/// native functions hold none of these but `call`, `ret` and `trap`, which
+/// they make or raise themselves). `hcall` is not among
 /// them: regions call host functions through a trampoline (native
 /// functions hold none, see [`crate::native`]).
 pub fn is_interpreted(i: &Instr) -> bool {
     matches!(
         i.op(),
-        Op::Call | Op::Calli | Op::Ret | Op::Halt | Op::Putn | Op::Putc | Op::Inlen
+        Op::Call | Op::Calli | Op::Ret | Op::Halt | Op::Putn | Op::Putc | Op::Inlen | Op::Trap
     )
 }
 

@@ -8,8 +8,9 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use toyvm_vm::interp::Memory;
 use toyvm_vm::isa::Instr;
-use toyvm_vm::semantics::{self, as_binary, as_branch};
+use toyvm_vm::semantics::{self, as_binary, as_branch, as_unary};
 use toyvm_vm::{Pc, Program, Tuple, interp};
 
 use crate::jit::CompiledRegion;
@@ -50,7 +51,7 @@ pub fn step(
     func: u32,
     pc: u32,
     regs: &mut [i64; 256],
-    mem: &mut [i64],
+    mem: &mut Memory,
     out: &mut Vec<u8>,
     input_len: i64,
 ) -> Stepped {
@@ -78,6 +79,13 @@ pub fn step(
         return Stepped::Next(if cond.holds(r(a), y) { target } else { pc + 1 });
     }
     let next = Stepped::Next(pc + 1);
+    if let Some((op, d, a)) = as_unary(&i) {
+        regs[d as usize] = op.eval(r(a));
+        return next;
+    }
+    if let Some((size, signed)) = i.op().sized_access() {
+        return sized(i, size, signed, regs, mem).map_or(Stepped::Trap, |()| next);
+    }
     match i {
         Instr::Nop {} => next,
         Instr::Mov { d, a } => {
@@ -124,6 +132,19 @@ pub fn step(
                 None => Stepped::Trap,
             }
         }
+        Instr::Select { d, c, a, b } => {
+            regs[d as usize] = semantics::select(r(c), r(a), r(b));
+            next
+        }
+        Instr::Msize { d } => {
+            regs[d as usize] = mem.len_bytes() as i64;
+            next
+        }
+        Instr::Mgrow { d, a } => {
+            regs[d as usize] = mem.grow(r(a)).map_or(-1, |old| old as i64);
+            next
+        }
+        Instr::Trap { .. } => Stepped::Trap,
         Instr::Jmp { target } => Stepped::Next(target),
         Instr::Loop { a, b, target } => {
             let (x, y) = (r(a), r(b));
@@ -167,6 +188,40 @@ pub fn step(
     }
 }
 
+/// A sized load or store through the memory's byte view; `None` when out
+/// of bounds.
+fn sized(i: Instr, size: u8, signed: bool, regs: &mut [i64; 256], mem: &mut Memory) -> Option<()> {
+    let (reg, a, imm) = match i {
+        Instr::Ld8s { d, a, imm }
+        | Instr::Ld8u { d, a, imm }
+        | Instr::Ld16s { d, a, imm }
+        | Instr::Ld16u { d, a, imm }
+        | Instr::Ld32s { d, a, imm }
+        | Instr::Ld32u { d, a, imm }
+        | Instr::Ld64 { d, a, imm } => (d, a, imm),
+        Instr::St8 { a, imm, b }
+        | Instr::St16 { a, imm, b }
+        | Instr::St32 { a, imm, b }
+        | Instr::St64 { a, imm, b } => (b, a, imm),
+        _ => unreachable!("only sized accesses"),
+    };
+    let ea = semantics::byte_address(regs[a as usize], imm);
+    if !semantics::bytes_in_bounds(ea, size, mem.len_bytes()) {
+        return None;
+    }
+    let range = ea as usize..ea as usize + size as usize;
+    if i.op().is_load() {
+        let mut le = [0u8; 8];
+        le[..size as usize].copy_from_slice(&mem.bytes()[range]);
+        let raw = u64::from_le_bytes(le);
+        regs[reg as usize] = semantics::extend_loaded(raw, size, signed);
+    } else {
+        let le = regs[reg as usize].to_le_bytes();
+        mem.bytes_mut()[range].copy_from_slice(&le[..size as usize]);
+    }
+    Some(())
+}
+
 struct Utf8<'a>(&'a mut Vec<u8>);
 impl std::fmt::Write for Utf8<'_> {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
@@ -197,13 +252,7 @@ pub fn run_mixed(
     regions: &HashMap<(u32, u32), CompiledRegion>,
     max_steps: u64,
 ) -> (RunResult, JitStats) {
-    let mut mem = vec![0i64; p.memory_words as usize];
-    for seg in &p.data {
-        mem[seg.addr as usize..seg.addr as usize + seg.words.len()].copy_from_slice(&seg.words);
-    }
-    for (k, &b) in file.iter().enumerate() {
-        mem[p.input_base as usize + k] = b as i64;
-    }
+    let mut mem = interp::memory(p, file).expect("the program's memory");
     let mut counters: HashMap<(u32, u32), Vec<u64>> = regions
         .iter()
         .map(|(&k, r)| (k, vec![0; r.counters_len()]))
@@ -299,7 +348,7 @@ pub fn eval_call(
     p: &Program,
     func: u32,
     args: &[i64],
-    mem: &mut [i64],
+    mem: &mut Memory,
     depth: usize,
     budget: &mut u64,
 ) -> Option<i64> {
@@ -329,7 +378,7 @@ fn call_ref(
     f: u32,
     a: u8,
     n: u8,
-    mem: &mut [i64],
+    mem: &mut Memory,
     depth: usize,
     budget: &mut u64,
 ) -> Option<i64> {
@@ -351,16 +400,16 @@ pub fn reaches(
     func: u32,
     head: u32,
     mut regs: Box<[i64; 256]>,
-    mut mem: Vec<i64>,
+    mut mem: Memory,
     exit: Exit,
     regs_after: &[i64; 256],
-    mem_after: &[i64],
+    mem_after: &Memory,
     max_steps: usize,
 ) -> bool {
     let mut pc = head;
     let mut out = Vec::new();
     for _ in 0..=max_steps {
-        if pc == exit.resume && *regs == *regs_after && mem == mem_after {
+        if pc == exit.resume && *regs == *regs_after && mem == *mem_after {
             return true;
         }
         match step(p, func, pc, &mut regs, &mut mem, &mut out, 0) {
@@ -386,7 +435,7 @@ pub fn reference_traps(
     func: u32,
     head: u32,
     mut regs: Box<[i64; 256]>,
-    mut mem: Vec<i64>,
+    mut mem: Memory,
     max_steps: usize,
 ) -> bool {
     let mut pc = head;

@@ -38,7 +38,11 @@ fn recompiling_thousands_of_times_keeps_memory_bounded_by_live_code() {
                 let mut regs = [0i64; 256];
                 regs[0] = 3;
                 let mut counters = vec![0; dropped.counters_len()];
-                let e = dropped.run(&mut regs, &mut [], &mut counters);
+                let e = dropped.run(
+                    &mut regs,
+                    &mut toyvm_vm::interp::Memory::from(Vec::new()),
+                    &mut counters,
+                );
                 assert_eq!((e.resume, regs[1], regs[3]), (4, 4, 3));
             }
         }

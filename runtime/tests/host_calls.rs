@@ -246,3 +246,68 @@ fn host_functions_are_value_and_call_tuples() {
     assert_eq!(values(10), [7, 8, 7]);
     assert_eq!(values(4), [10, 20, 30]);
 }
+
+/// A whole run (`Runtime`, as `toyvm run` makes it) of a program with
+/// imports: the host functions given to `run_with_host_fns` answer its
+/// `hcall`s, interpreted and from compiled code alike; `run` refuses it.
+#[test]
+fn whole_runs_call_the_host_functions_they_are_given() {
+    use toyvm::Runtime;
+    use toyvm::vm::interp::Input;
+
+    /// `bump(i)` = 3 * word 0 + i, counting its calls.
+    struct Host(u64);
+    impl HostFunctions for Host {
+        fn call(&mut self, index: u16, args: &[i64], mem: &mut [i64]) -> Result<i64, String> {
+            assert_eq!(index, 0, "one import");
+            self.0 += 1;
+            Ok(3 * mem[0] + args[0])
+        }
+    }
+    let src = "
+.memory 4
+.import bump 1
+.func main(n)
+  li r1, 0
+  li r2, 1
+  li r9, 0
+top:
+  st r9, 0, r2
+  hcall r3, bump, r2, 1
+  add r1, r1, r3
+  loop r2, n, top
+  ret r1
+.end
+";
+    let program = toyvm::vm::asm::assemble(src).unwrap();
+    let n = 20_000i64;
+    let want = (1..=n).map(|i| 4 * i).sum::<i64>();
+    for spec in ["none", "multihash:interval=1000"] {
+        for jit in [false, true] {
+            let rt = Runtime::builder(program.clone())
+                .profile_str(spec)
+                .unwrap()
+                .jit(jit.then(Default::default))
+                .build();
+            let mut host = Host(0);
+            let input = Input {
+                args: &[n],
+                file: &[],
+            };
+            let report = rt
+                .run_with_host_fns(input, &mut std::io::sink(), &mut host)
+                .unwrap();
+            assert_eq!(report.outcome.value, want, "{spec}, jit {jit}");
+            assert_eq!(host.0, n as u64, "{spec}, jit {jit}: one call per trip");
+            let input = Input {
+                args: &[n],
+                file: &[],
+            };
+            let refused = rt.run(input, &mut std::io::sink()).unwrap_err();
+            assert!(
+                refused.to_string().contains("imports host function `bump`"),
+                "{refused}"
+            );
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! ```text
 //! # or ; start a comment
 //! .memory 100000              # words of linear memory (default 65536)
+//! .memlen 65536               # initial length in bytes (default: all of it)
 //! .input 5000                 # where --input bytes are loaded (default 0)
 //! .entry main                 # entry function (default `main`)
 //! .data 100: 1, 2, 0x30       # initialized words at address 100
@@ -26,11 +27,13 @@
 //! `.bc -> text -> .bc` reproduces the bytes exactly.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 
 use crate::isa::{Instr, Op, Operand, OperandKind};
 use crate::program::{DataSegment, Function, Import, MAX_IMPORTS, MAX_REGS, Program};
 use crate::{Error, Result};
+
+mod dis;
+pub use dis::{disassemble, format_instr};
 
 /// Default words of memory when `.memory` is absent.
 pub const DEFAULT_MEMORY_WORDS: u64 = 1 << 16;
@@ -243,6 +246,7 @@ pub fn assemble(src: &str) -> Result<Program> {
     }
 
     let mut memory_words = None;
+    let mut memory_len = None;
     let mut input_base = None;
     let mut entry_name: Option<(usize, &str)> = None;
     let mut data = Vec::new();
@@ -339,6 +343,10 @@ pub fn assemble(src: &str) -> Result<Program> {
                 Some(n) => memory_words = Some(n as u64),
                 None => return err(line, "`.memory` needs a word count"),
             },
+            ".memlen" => match parse_int(rest).filter(|&n| (0..=u64::MAX as i128).contains(&n)) {
+                Some(n) => memory_len = Some(n as u64),
+                None => return err(line, "`.memlen` needs a length in bytes"),
+            },
             ".input" => match parse_int(rest).filter(|&n| (0..=u64::MAX as i128).contains(&n)) {
                 Some(n) => input_base = Some(n as u64),
                 None => return err(line, "`.input` needs an address"),
@@ -412,10 +420,12 @@ pub fn assemble(src: &str) -> Result<Program> {
             }
         },
     };
+    let memory_words = memory_words.unwrap_or(DEFAULT_MEMORY_WORDS);
     let p = Program {
         functions,
         data,
-        memory_words: memory_words.unwrap_or(DEFAULT_MEMORY_WORDS),
+        memory_words,
+        memory_len: memory_len.unwrap_or(memory_words.saturating_mul(8)),
         input_base: input_base.unwrap_or(0),
         entry,
         imports,
@@ -602,105 +612,6 @@ fn finish_function(
         code,
         tables,
     })
-}
-
-/// Prints a program as canonical assembly text.
-pub fn disassemble(p: &Program) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# toyvm assembly");
-    let _ = writeln!(s, ".memory {}", p.memory_words);
-    let _ = writeln!(s, ".input {}", p.input_base);
-    let _ = writeln!(s, ".entry {}", p.functions[p.entry as usize].name);
-    for i in &p.imports {
-        let _ = writeln!(s, ".import {} {}", i.name, i.params);
-    }
-    for seg in &p.data {
-        match as_text(&seg.words) {
-            Some(text) => {
-                let _ = writeln!(s, ".string {}: \"{text}\"", seg.addr);
-            }
-            None => {
-                let words: Vec<String> = seg.words.iter().map(|w| w.to_string()).collect();
-                let _ = writeln!(s, ".data {}: {}", seg.addr, words.join(", "));
-            }
-        }
-    }
-    for f in &p.functions {
-        let params: Vec<String> = (0..f.params).map(|i| format!("r{i}")).collect();
-        let _ = writeln!(s, "\n.func {}({})", f.name, params.join(", "));
-        let _ = writeln!(s, "    .regs {}", f.regs);
-        let mut targets = vec![false; f.code.len()];
-        for i in &f.code {
-            if let Some(l) = i.label() {
-                targets[l as usize] = true;
-            }
-        }
-        for t in f.tables.iter().flatten() {
-            targets[*t as usize] = true;
-        }
-        for (at, i) in f.code.iter().enumerate() {
-            if targets[at] {
-                let _ = writeln!(s, "L{at}:");
-            }
-            let _ = writeln!(s, "    {}", format_instr(p, f, i));
-        }
-        let _ = writeln!(s, ".end");
-    }
-    s
-}
-
-/// One instruction in assembly syntax (labels as `L<index>`).
-pub fn format_instr(p: &Program, f: &Function, i: &Instr) -> String {
-    let ops: Vec<String> = i
-        .operands()
-        .iter()
-        .map(|o| match *o {
-            Operand::Reg(r) => format!("r{r}"),
-            Operand::Imm(v) => v.to_string(),
-            Operand::Wide(v) => v.to_string(),
-            Operand::Count(v) => v.to_string(),
-            Operand::Label(l) => format!("L{l}"),
-            Operand::Func(g) => p
-                .functions
-                .get(g as usize)
-                .map_or_else(|| format!("<function {g}>"), |f| f.name.clone()),
-            Operand::HostFn(h) => p
-                .imports
-                .get(h as usize)
-                .map_or_else(|| format!("<import {h}>"), |i| i.name.clone()),
-            Operand::Table(t) => match f.tables.get(t as usize) {
-                Some(table) => {
-                    let ls: Vec<String> = table.iter().map(|l| format!("L{l}")).collect();
-                    format!("[{}]", ls.join(", "))
-                }
-                None => format!("<table {t}>"),
-            },
-        })
-        .collect();
-    if ops.is_empty() {
-        i.op().mnemonic().to_owned()
-    } else {
-        format!("{} {}", i.op().mnemonic(), ops.join(", "))
-    }
-}
-
-/// The words as a string literal body, if they are all printable ASCII.
-fn as_text(words: &[i64]) -> Option<String> {
-    if words.is_empty() {
-        return None;
-    }
-    let mut s = String::new();
-    for &w in words {
-        match w {
-            0x0a => s.push_str("\\n"),
-            0x09 => s.push_str("\\t"),
-            0x5c => s.push_str("\\\\"),
-            0x22 => s.push_str("\\\""),
-            0x20..=0x7e => s.push(w as u8 as char),
-            _ => return None,
-        }
-    }
-    Some(s)
 }
 
 #[cfg(test)]

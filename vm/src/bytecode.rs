@@ -4,6 +4,7 @@
 //! header   magic "TOYVMBC\x1a" (8 bytes) | version u16 | reserved u16 = 0 | section count u32
 //! section  id u8 | reserved [u8; 3] = 0 | payload length u32 | payload
 //!   1 MEMORY     memory_words u64 | input_base u64 | entry function u32
+//!                | memory_len u64 (version 2 only: the initial length in bytes)
 //!   2 FUNCTIONS  count u32, then per function:
 //!                name_len u16 | name (UTF-8) | params u8 | regs u16
 //!                | table count u16, per table: len u32, len x target u32
@@ -12,6 +13,10 @@
 //!   4 IMPORTS    count u32, then per host function imported:
 //!                name_len u16 | name (UTF-8) | params u8
 //! ```
+//!
+//! Version 2 added `memory_len` (and the sized memory, unsigned and bit
+//! operations, `select` and `trap` opcodes). A version-1 file still loads,
+//! with the initial length the whole memory; writing always gives version 2.
 //!
 //! All integers are little-endian.  Operand sizes come from
 //! [`crate::isa::OperandKind::encoded_size`].  MEMORY and FUNCTIONS are
@@ -28,8 +33,12 @@ use crate::{Error, Result};
 
 /// The first eight bytes of every `.bc` file.
 pub const MAGIC: &[u8; 8] = b"TOYVMBC\x1a";
-/// The format version this build reads and writes.
-pub const VERSION: u16 = 1;
+/// The format version this build writes; it reads this one and
+/// [`OLDEST_VERSION`] onwards.
+pub const VERSION: u16 = 2;
+/// The oldest format version this build reads (version 1: no initial
+/// memory length; the memory starts whole).
+pub const OLDEST_VERSION: u16 = 1;
 
 const SECTION_MEMORY: u8 = 1;
 const SECTION_FUNCTIONS: u8 = 2;
@@ -50,6 +59,7 @@ pub fn encode(p: &Program) -> Vec<u8> {
     mem.extend_from_slice(&p.memory_words.to_le_bytes());
     mem.extend_from_slice(&p.input_base.to_le_bytes());
     mem.extend_from_slice(&p.entry.to_le_bytes());
+    mem.extend_from_slice(&p.memory_len.to_le_bytes());
     section(&mut out, SECTION_MEMORY, &mem);
 
     let mut funcs = Vec::new();
@@ -214,10 +224,12 @@ pub fn decode(bytes: &[u8]) -> Result<Program> {
         });
     }
     let version = r.u16("version")?;
-    if version != VERSION {
+    if !(OLDEST_VERSION..=VERSION).contains(&version) {
         return Err(Error::Decode {
             offset: 8,
-            msg: format!("unsupported version {version} (this toyvm reads version {VERSION})"),
+            msg: format!(
+                "unsupported version {version} (this toyvm reads versions {OLDEST_VERSION} to {VERSION})"
+            ),
         });
     }
     if r.u16("reserved")? != 0 {
@@ -261,7 +273,11 @@ pub fn decode(bytes: &[u8]) -> Result<Program> {
                 let words = s.u64("memory size")?;
                 let input = s.u64("input base")?;
                 let entry = s.u32("entry function")?;
-                memory = Some((words, input, entry));
+                let len = match version {
+                    1 => words.saturating_mul(8),
+                    _ => s.u64("initial memory length")?,
+                };
+                memory = Some((words, input, entry, len));
             }
             SECTION_FUNCTIONS => functions = Some(decode_functions(&mut s)?),
             SECTION_DATA => data = decode_data(&mut s)?,
@@ -287,7 +303,7 @@ pub fn decode(bytes: &[u8]) -> Result<Program> {
             r.end - r.pos
         ));
     }
-    let Some((memory_words, input_base, entry)) = memory else {
+    let Some((memory_words, input_base, entry, memory_len)) = memory else {
         return r.err("missing MEMORY section");
     };
     let Some(functions) = functions else {
@@ -297,6 +313,7 @@ pub fn decode(bytes: &[u8]) -> Result<Program> {
         functions,
         data,
         memory_words,
+        memory_len,
         input_base,
         entry,
         imports,

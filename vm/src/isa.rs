@@ -29,118 +29,8 @@ pub type Table = u16;
 /// A host function's index among the program's imports.
 pub type HostFn = u16;
 
-/// The kinds of operand an instruction can carry, with their encoded sizes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OperandKind {
-    /// A register index ([`Reg`], 1 byte).
-    Reg,
-    /// A signed 32-bit immediate ([`Imm`], 4 bytes).
-    Imm,
-    /// A full 64-bit constant ([`Wide`], 8 bytes).
-    Wide,
-    /// A branch target, an instruction index ([`Label`], 4 bytes).
-    Label,
-    /// A function index ([`Func`], 4 bytes).
-    Func,
-    /// An argument count ([`Count`], 1 byte).
-    Count,
-    /// A jump table index ([`Table`], 2 bytes).
-    Table,
-    /// A host function, an index into the program's imports ([`HostFn`],
-    /// 2 bytes).
-    HostFn,
-}
-
-impl OperandKind {
-    /// Bytes this operand takes in the `.bc` encoding.
-    pub const fn encoded_size(self) -> usize {
-        match self {
-            OperandKind::Reg | OperandKind::Count => 1,
-            OperandKind::Table | OperandKind::HostFn => 2,
-            OperandKind::Imm | OperandKind::Label | OperandKind::Func => 4,
-            OperandKind::Wide => 8,
-        }
-    }
-
-    /// What the assembler calls this operand in error messages.
-    pub const fn describe(self) -> &'static str {
-        match self {
-            OperandKind::Reg => "a register",
-            OperandKind::Imm => "a 32-bit immediate",
-            OperandKind::Wide => "a 64-bit constant",
-            OperandKind::Label => "a label",
-            OperandKind::Func => "a function name",
-            OperandKind::Count => "an argument count (0-255)",
-            OperandKind::Table => "a jump table `[L1, L2, ...]`",
-            OperandKind::HostFn => "an imported host function's name",
-        }
-    }
-}
-
-/// One operand value, tagged with its kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Operand {
-    /// A register index.
-    Reg(Reg),
-    /// A signed 32-bit immediate.
-    Imm(Imm),
-    /// A full 64-bit constant.
-    Wide(Wide),
-    /// A branch target: an instruction index within the function.
-    Label(Label),
-    /// A function index within the program.
-    Func(Func),
-    /// An argument count.
-    Count(Count),
-    /// An index into the function's jump tables.
-    Table(Table),
-    /// An index into the program's imports.
-    HostFn(HostFn),
-}
-
-impl Operand {
-    /// The kind of this operand (its variant, without the value).
-    pub const fn kind(self) -> OperandKind {
-        match self {
-            Operand::Reg(_) => OperandKind::Reg,
-            Operand::Imm(_) => OperandKind::Imm,
-            Operand::Wide(_) => OperandKind::Wide,
-            Operand::Label(_) => OperandKind::Label,
-            Operand::Func(_) => OperandKind::Func,
-            Operand::Count(_) => OperandKind::Count,
-            Operand::Table(_) => OperandKind::Table,
-            Operand::HostFn(_) => OperandKind::HostFn,
-        }
-    }
-}
-
-/// The most operands any instruction has.
-pub const MAX_OPERANDS: usize = 4;
-
-/// The operands of one instruction, in declaration order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Operands {
-    len: u8,
-    items: [Operand; MAX_OPERANDS],
-}
-
-impl Operands {
-    fn from_slice(s: &[Operand]) -> Self {
-        let mut items = [Operand::Reg(0); MAX_OPERANDS];
-        items[..s.len()].copy_from_slice(s);
-        Operands {
-            len: s.len() as u8,
-            items,
-        }
-    }
-}
-
-impl std::ops::Deref for Operands {
-    type Target = [Operand];
-    fn deref(&self) -> &[Operand] {
-        &self.items[..self.len as usize]
-    }
-}
+mod operand;
+pub use operand::{MAX_OPERANDS, Operand, OperandKind, Operands};
 
 macro_rules! define_isa {
     ($(
@@ -277,6 +167,84 @@ macro_rules! field_doc {
     (St, b, Reg) => {
         "The register holding the value stored."
     };
+    (Ld8s, a, Reg) => {
+        "The register whose low 32 bits, unsigned, are the base byte address."
+    };
+    (Ld8s, imm, Imm) => {
+        "The offset, in bytes, added to the base address."
+    };
+    (Ld8u, a, Reg) => {
+        "The register whose low 32 bits, unsigned, are the base byte address."
+    };
+    (Ld8u, imm, Imm) => {
+        "The offset, in bytes, added to the base address."
+    };
+    (Ld16s, a, Reg) => {
+        "The register whose low 32 bits, unsigned, are the base byte address."
+    };
+    (Ld16s, imm, Imm) => {
+        "The offset, in bytes, added to the base address."
+    };
+    (Ld16u, a, Reg) => {
+        "The register whose low 32 bits, unsigned, are the base byte address."
+    };
+    (Ld16u, imm, Imm) => {
+        "The offset, in bytes, added to the base address."
+    };
+    (Ld32s, a, Reg) => {
+        "The register whose low 32 bits, unsigned, are the base byte address."
+    };
+    (Ld32s, imm, Imm) => {
+        "The offset, in bytes, added to the base address."
+    };
+    (Ld32u, a, Reg) => {
+        "The register whose low 32 bits, unsigned, are the base byte address."
+    };
+    (Ld32u, imm, Imm) => {
+        "The offset, in bytes, added to the base address."
+    };
+    (Ld64, a, Reg) => {
+        "The register whose low 32 bits, unsigned, are the base byte address."
+    };
+    (Ld64, imm, Imm) => {
+        "The offset, in bytes, added to the base address."
+    };
+    (St8, a, Reg) => {
+        "The register whose low 32 bits, unsigned, are the base byte address."
+    };
+    (St8, imm, Imm) => {
+        "The offset, in bytes, added to the base address."
+    };
+    (St16, a, Reg) => {
+        "The register whose low 32 bits, unsigned, are the base byte address."
+    };
+    (St16, imm, Imm) => {
+        "The offset, in bytes, added to the base address."
+    };
+    (St32, a, Reg) => {
+        "The register whose low 32 bits, unsigned, are the base byte address."
+    };
+    (St32, imm, Imm) => {
+        "The offset, in bytes, added to the base address."
+    };
+    (St64, a, Reg) => {
+        "The register whose low 32 bits, unsigned, are the base byte address."
+    };
+    (St64, imm, Imm) => {
+        "The offset, in bytes, added to the base address."
+    };
+    (St8, b, Reg) => {
+        "The register whose low bits are stored."
+    };
+    (St16, b, Reg) => {
+        "The register whose low bits are stored."
+    };
+    (St32, b, Reg) => {
+        "The register whose low bits are stored."
+    };
+    (St64, b, Reg) => {
+        "The register whose low bits are stored."
+    };
     (Jnz, a, Reg) => {
         "The register compared with zero."
     };
@@ -315,6 +283,21 @@ macro_rules! field_doc {
     };
     (Putc, a, Reg) => {
         "The register holding the byte printed (its low 8 bits)."
+    };
+    (Select, c, Reg) => {
+        "The condition: `a` is chosen when it is not zero."
+    };
+    (Select, a, Reg) => {
+        "The value chosen when `c` is not zero."
+    };
+    (Select, b, Reg) => {
+        "The value chosen when `c` is zero."
+    };
+    (Mgrow, a, Reg) => {
+        "The register holding the number of bytes to grow by."
+    };
+    (Trap, imm, Imm) => {
+        "The trap's kind code (`TrapCode`)."
     };
     ($op:ident, d, Reg) => {
         "The destination register."
@@ -363,6 +346,20 @@ define_isa! {
     Neg = 0x05, "neg" { d: Reg, a: Reg };
     /// `d = !a` (bitwise not)
     Not = 0x06, "not" { d: Reg, a: Reg };
+    /// `d` = `a`'s low 8 bits, sign-extended
+    Sext8 = 0x07, "sext8" { d: Reg, a: Reg };
+    /// `d` = `a`'s low 16 bits, sign-extended
+    Sext16 = 0x08, "sext16" { d: Reg, a: Reg };
+    /// `d` = `a`'s low 32 bits, sign-extended
+    Sext32 = 0x09, "sext32" { d: Reg, a: Reg };
+    /// `d = a & 0xFFFF_FFFF` (the low 32 bits, zero-extended)
+    Zext32 = 0x0a, "zext32" { d: Reg, a: Reg };
+    /// `d` = leading zero bits of `a` (64 for 0)
+    Clz = 0x0b, "clz" { d: Reg, a: Reg };
+    /// `d` = trailing zero bits of `a` (64 for 0)
+    Ctz = 0x0c, "ctz" { d: Reg, a: Reg };
+    /// `d` = one bits of `a`
+    Popcnt = 0x0d, "popcnt" { d: Reg, a: Reg };
 
     /// `d = a + b` (wrapping)
     Add = 0x10, "add" { d: Reg, a: Reg, b: Reg };
@@ -434,6 +431,35 @@ define_isa! {
     Ld = 0x30, "ld" { d: Reg, a: Reg, imm: Imm };
     /// `mem[a + imm] = b`; traps when out of bounds
     St = 0x31, "st" { a: Reg, imm: Imm, b: Reg };
+    /// `d` = the byte at byte address `ea = (a & 0xFFFF_FFFF) + imm`,
+    /// sign-extended; traps unless `ea + 1 <= len`.  Emits a Value tuple.
+    Ld8s = 0x32, "ld8s" { d: Reg, a: Reg, imm: Imm };
+    /// `d` = the byte at `ea`, zero-extended.  Emits a Value tuple.
+    Ld8u = 0x33, "ld8u" { d: Reg, a: Reg, imm: Imm };
+    /// `d` = the 16 bits at `ea` (little-endian), sign-extended.  Emits a Value tuple.
+    Ld16s = 0x34, "ld16s" { d: Reg, a: Reg, imm: Imm };
+    /// `d` = the 16 bits at `ea`, zero-extended.  Emits a Value tuple.
+    Ld16u = 0x35, "ld16u" { d: Reg, a: Reg, imm: Imm };
+    /// `d` = the 32 bits at `ea`, sign-extended.  Emits a Value tuple.
+    Ld32s = 0x36, "ld32s" { d: Reg, a: Reg, imm: Imm };
+    /// `d` = the 32 bits at `ea`, zero-extended.  Emits a Value tuple.
+    Ld32u = 0x37, "ld32u" { d: Reg, a: Reg, imm: Imm };
+    /// `d` = the 64 bits at `ea`.  Emits a Value tuple.
+    Ld64 = 0x38, "ld64" { d: Reg, a: Reg, imm: Imm };
+    /// Stores `b`'s low 8 bits at byte address `ea = (a & 0xFFFF_FFFF) + imm`;
+    /// traps unless `ea + 1 <= len`
+    St8 = 0x39, "st8" { a: Reg, imm: Imm, b: Reg };
+    /// Stores `b`'s low 16 bits at `ea` (little-endian)
+    St16 = 0x3a, "st16" { a: Reg, imm: Imm, b: Reg };
+    /// Stores `b`'s low 32 bits at `ea`
+    St32 = 0x3b, "st32" { a: Reg, imm: Imm, b: Reg };
+    /// Stores `b`'s 64 bits at `ea`
+    St64 = 0x3c, "st64" { a: Reg, imm: Imm, b: Reg };
+    /// `d` = the memory's current length, in bytes
+    Msize = 0x3d, "msize" { d: Reg };
+    /// Grows the memory by `a` bytes: `d` = the old length, or -1 (and no
+    /// change) when `a < 0` or the capacity would be passed
+    Mgrow = 0x3e, "mgrow" { d: Reg, a: Reg };
 
     /// Jump to `target`
     Jmp = 0x40, "jmp" { target: Label };
@@ -470,6 +496,10 @@ define_isa! {
     Jtab = 0x4f, "jtab" { a: Reg, t: Table };
     /// `a += 1; if a <= b jump` (a counted loop's back edge).  Emits an Edge tuple.
     Loop = 0x50, "loop" { a: Reg, b: Reg, target: Label };
+    /// Jump if `a < b`, unsigned.  Emits an Edge tuple.
+    Bltu = 0x51, "bltu" { a: Reg, b: Reg, target: Label };
+    /// Jump if `a >= b`, unsigned.  Emits an Edge tuple.
+    Bgeu = 0x52, "bgeu" { a: Reg, b: Reg, target: Label };
 
     /// `d = f(a, a+1, ..., a+n-1)`.  Emits a Call tuple.
     Call = 0x60, "call" { d: Reg, f: Func, a: Reg, n: Count };
@@ -484,6 +514,9 @@ define_isa! {
     Ret = 0x62, "ret" { a: Reg };
     /// End the program now with exit status `a & 255`.
     Halt = 0x63, "halt" { a: Reg };
+    /// Stop with the trap whose kind code `imm` names (see
+    /// [`crate::interp::TrapCode`]; the verifier refuses unknown codes).
+    Trap = 0x65, "trap" { imm: Imm };
 
     /// Print `a` in decimal.
     Putn = 0x70, "putn" { a: Reg };
@@ -491,12 +524,29 @@ define_isa! {
     Putc = 0x71, "putc" { a: Reg };
     /// `d` = number of input bytes loaded into memory at the input address.
     Inlen = 0x72, "inlen" { d: Reg };
+
+    /// `d = a / b`, unsigned; traps when `b == 0`
+    Divu = 0x80, "divu" { d: Reg, a: Reg, b: Reg };
+    /// `d = a % b`, unsigned; traps when `b == 0`
+    Remu = 0x81, "remu" { d: Reg, a: Reg, b: Reg };
+    /// `d = a` rotated left by `b & 63`
+    Rotl = 0x82, "rotl" { d: Reg, a: Reg, b: Reg };
+    /// `d = a` rotated right by `b & 63`
+    Rotr = 0x83, "rotr" { d: Reg, a: Reg, b: Reg };
+    /// `d` = `a`'s low 32 bits rotated left by `b & 31`, sign-extended
+    Rotl32 = 0x84, "rotl32" { d: Reg, a: Reg, b: Reg };
+    /// `d` = `a`'s low 32 bits rotated right by `b & 31`, sign-extended
+    Rotr32 = 0x85, "rotr32" { d: Reg, a: Reg, b: Reg };
+    /// `d = (a <= b) as i64`, unsigned
+    Leu = 0x86, "leu" { d: Reg, a: Reg, b: Reg };
+    /// `d = if c != 0 { a } else { b }`
+    Select = 0x87, "select" { d: Reg, c: Reg, a: Reg, b: Reg };
 }
 
 impl Op {
     /// Whether control can continue to the next instruction.
     pub const fn falls_through(self) -> bool {
-        !matches!(self, Op::Jmp | Op::Ret | Op::Halt)
+        !matches!(self, Op::Jmp | Op::Ret | Op::Halt | Op::Trap)
     }
 
     /// Whether this is a conditional branch (two successors).
@@ -518,7 +568,54 @@ impl Op {
                 | Op::Bgti
                 | Op::Bgei
                 | Op::Loop
+                | Op::Bltu
+                | Op::Bgeu
         )
+    }
+
+    /// Whether this is a load: `ld` or a sized load (`ld8s` .. `ld64`),
+    /// which reads memory into its destination and emits a Value tuple.
+    pub const fn is_load(self) -> bool {
+        matches!(
+            self,
+            Op::Ld | Op::Ld8s | Op::Ld8u | Op::Ld16s | Op::Ld16u | Op::Ld32s | Op::Ld32u | Op::Ld64
+        )
+    }
+
+    /// Whether this is a store: `st` or a sized store (`st8` .. `st64`).
+    pub const fn is_store(self) -> bool {
+        matches!(self, Op::St | Op::St8 | Op::St16 | Op::St32 | Op::St64)
+    }
+
+    /// Whether the instruction reads the program's memory: its contents
+    /// (a load) or its current length (`msize`, `mgrow`). An `hcall`'s host
+    /// function may read memory too; code that cares treats `hcall` apart.
+    pub const fn reads_memory(self) -> bool {
+        self.is_load() || matches!(self, Op::Msize | Op::Mgrow)
+    }
+
+    /// Whether the instruction changes the program's memory: its contents
+    /// (a store) or its length (`mgrow`). Code that may assume memory
+    /// unchanged across an instruction must ask this (and treat `hcall`,
+    /// whose host function may write memory, and calls apart).
+    pub const fn writes_memory(self) -> bool {
+        self.is_store() || matches!(self, Op::Mgrow)
+    }
+
+    /// The access size in bytes of a sized load or store (`ld8s` .. `st64`),
+    /// and for loads whether the value is sign-extended; `None` for every
+    /// other instruction (the word `ld`/`st` included).
+    pub const fn sized_access(self) -> Option<(u8, bool)> {
+        Some(match self {
+            Op::Ld8s => (1, true),
+            Op::Ld8u | Op::St8 => (1, false),
+            Op::Ld16s => (2, true),
+            Op::Ld16u | Op::St16 => (2, false),
+            Op::Ld32s => (4, true),
+            Op::Ld32u | Op::St32 => (4, false),
+            Op::Ld64 | Op::St64 => (8, false),
+            _ => return None,
+        })
     }
 
     /// Encoded size of an instruction with this opcode, in bytes.
@@ -534,12 +631,9 @@ impl Op {
 impl Instr {
     /// The destination register this instruction writes, if any.
     pub fn dest(&self) -> Option<Reg> {
-        match *self {
-            Instr::St { .. } => None,
-            _ => match self.operands().first() {
-                Some(Operand::Reg(d)) if self.writes_first_operand() => Some(*d),
-                _ => None,
-            },
+        match self.operands().first() {
+            Some(Operand::Reg(d)) if self.writes_first_operand() => Some(*d),
+            _ => None,
         }
     }
 
@@ -547,7 +641,14 @@ impl Instr {
         use Op::*;
         !matches!(
             self.op(),
-            St | Jmp
+            St | St8
+                | St16
+                | St32
+                | St64
+                | Trap
+                | Bltu
+                | Bgeu
+                | Jmp
                 | Jnz
                 | Jz
                 | Beq

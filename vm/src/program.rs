@@ -37,7 +37,7 @@ pub struct Function {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataSegment {
     /// The word address of the first word; the segment lies within
-    /// [`Program::memory_words`] (verified).
+    /// [`Program::memory_len`] (verified).
     pub addr: u64,
     /// The initial values, from `addr` on.
     pub words: Vec<i64>,
@@ -67,8 +67,13 @@ pub struct Program {
     pub functions: Vec<Function>,
     /// The memory's initial contents, copied in before the run starts.
     pub data: Vec<DataSegment>,
-    /// Words of linear memory, all zero except the data segments.
+    /// Words of linear memory, all zero except the data segments: the
+    /// memory's capacity (`8 * memory_words` bytes).
     pub memory_words: u64,
+    /// The memory's initial current length in bytes (`.memlen`): a multiple
+    /// of 8, at most `8 * memory_words` (verified); accesses past the
+    /// current length trap, and `mgrow` raises it up to the capacity.
+    pub memory_len: u64,
     /// Where the `--input` file's bytes are loaded, one byte per word.
     pub input_base: u64,
     /// The function that starts the program; its parameters are the

@@ -1,15 +1,16 @@
 //! What each arithmetic and comparison instruction computes, and how
-//! `ld`/`st` address memory, `loop` counts and `jtab` picks its target: the
-//! one definition the interpreter, the JIT's constant folder and lowering,
-//! and the tests' evaluator share.
+//! `ld`/`st` and the sized loads and stores address memory, `mgrow` grows
+//! it, `loop` counts and `jtab` picks its target: the one definition the
+//! interpreter, the JIT's constant folder and lowering, and the tests'
+//! evaluator share.
 
 use crate::isa::{Instr, Reg};
 
 /// Why an operation could not produce a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArithError {
-    /// A `div`, `divi`, `rem` or `remi` with a zero divisor; the
-    /// interpreter turns it into a division-by-zero trap.
+    /// A `div`, `divi`, `rem`, `remi`, `divu` or `remu` with a zero
+    /// divisor; the interpreter turns it into a division-by-zero trap.
     DivisionByZero,
 }
 
@@ -48,6 +49,20 @@ pub enum BinOp {
     Le,
     /// `1` if `a < b` compared as unsigned, else `0`.
     Ltu,
+    /// `a / b` as unsigned; an error when `b == 0`.
+    Divu,
+    /// `a % b` as unsigned; an error when `b == 0`.
+    Remu,
+    /// `a` rotated left by `b & 63`.
+    Rotl,
+    /// `a` rotated right by `b & 63`.
+    Rotr,
+    /// `a`'s low 32 bits rotated left by `b & 31`, sign-extended from 32 bits.
+    Rotl32,
+    /// `a`'s low 32 bits rotated right by `b & 31`, sign-extended from 32 bits.
+    Rotr32,
+    /// `1` if `a <= b` compared as unsigned, else `0`.
+    Leu,
 }
 
 impl BinOp {
@@ -83,8 +98,96 @@ impl BinOp {
             BinOp::Lt => (a < b) as i64,
             BinOp::Le => (a <= b) as i64,
             BinOp::Ltu => ((a as u64) < (b as u64)) as i64,
+            BinOp::Divu => {
+                if b == 0 {
+                    return Err(ArithError::DivisionByZero);
+                }
+                ((a as u64) / (b as u64)) as i64
+            }
+            BinOp::Remu => {
+                if b == 0 {
+                    return Err(ArithError::DivisionByZero);
+                }
+                ((a as u64) % (b as u64)) as i64
+            }
+            // `rotate_*` take the count modulo the width.
+            BinOp::Rotl => a.rotate_left(b as u32),
+            BinOp::Rotr => a.rotate_right(b as u32),
+            BinOp::Rotl32 => (a as u32).rotate_left(b as u32) as i32 as i64,
+            BinOp::Rotr32 => (a as u32).rotate_right(b as u32) as i32 as i64,
+            BinOp::Leu => ((a as u64) <= (b as u64)) as i64,
         })
     }
+
+    /// Whether the operation can fail (a zero divisor).
+    pub fn can_fail(self) -> bool {
+        matches!(self, BinOp::Div | BinOp::Rem | BinOp::Divu | BinOp::Remu)
+    }
+}
+
+/// A one-operand integer operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// `-a`, wrapping.
+    Neg,
+    /// Bitwise `!a`.
+    Not,
+    /// The low 8 bits, sign-extended.
+    Sext8,
+    /// The low 16 bits, sign-extended.
+    Sext16,
+    /// The low 32 bits, sign-extended.
+    Sext32,
+    /// The low 32 bits, zero-extended.
+    Zext32,
+    /// Leading zero bits (64 for 0).
+    Clz,
+    /// Trailing zero bits (64 for 0).
+    Ctz,
+    /// One bits.
+    Popcnt,
+}
+
+impl UnOp {
+    /// Applies the operation (none can fail).
+    #[inline(always)]
+    pub fn eval(self, a: i64) -> i64 {
+        match self {
+            UnOp::Neg => a.wrapping_neg(),
+            UnOp::Not => !a,
+            UnOp::Sext8 => a as i8 as i64,
+            UnOp::Sext16 => a as i16 as i64,
+            UnOp::Sext32 => a as i32 as i64,
+            UnOp::Zext32 => a as u32 as i64,
+            UnOp::Clz => a.leading_zeros() as i64,
+            UnOp::Ctz => a.trailing_zeros() as i64,
+            UnOp::Popcnt => a.count_ones() as i64,
+        }
+    }
+}
+
+/// A structured view of the one-operand instructions: `d = op a`, as
+/// `(op, d, a)`; `None` for every other instruction.
+pub fn as_unary(i: &Instr) -> Option<(UnOp, Reg, Reg)> {
+    use Instr as I;
+    Some(match *i {
+        I::Neg { d, a } => (UnOp::Neg, d, a),
+        I::Not { d, a } => (UnOp::Not, d, a),
+        I::Sext8 { d, a } => (UnOp::Sext8, d, a),
+        I::Sext16 { d, a } => (UnOp::Sext16, d, a),
+        I::Sext32 { d, a } => (UnOp::Sext32, d, a),
+        I::Zext32 { d, a } => (UnOp::Zext32, d, a),
+        I::Clz { d, a } => (UnOp::Clz, d, a),
+        I::Ctz { d, a } => (UnOp::Ctz, d, a),
+        I::Popcnt { d, a } => (UnOp::Popcnt, d, a),
+        _ => return None,
+    })
+}
+
+/// `select d, c, a, b`: `a` when `c != 0`, else `b`.
+#[inline(always)]
+pub fn select(c: i64, a: i64, b: i64) -> i64 {
+    if c != 0 { a } else { b }
 }
 
 /// A comparison a conditional branch tests.
@@ -102,11 +205,15 @@ pub enum Cond {
     Gt,
     /// `a >= b`, signed.
     Ge,
+    /// `a < b`, unsigned.
+    Ltu,
+    /// `a >= b`, unsigned.
+    Geu,
 }
 
 impl Cond {
-    /// Whether `a` and `b` (signed) satisfy the comparison, i.e. whether the
-    /// branch is taken.
+    /// Whether `a` and `b` satisfy the comparison (signed but for `Ltu`
+    /// and `Geu`), i.e. whether the branch is taken.
     #[inline(always)]
     pub fn holds(self, a: i64, b: i64) -> bool {
         match self {
@@ -116,6 +223,8 @@ impl Cond {
             Cond::Le => a <= b,
             Cond::Gt => a > b,
             Cond::Ge => a >= b,
+            Cond::Ltu => (a as u64) < (b as u64),
+            Cond::Geu => (a as u64) >= (b as u64),
         }
     }
 
@@ -129,6 +238,8 @@ impl Cond {
             Cond::Le => Cond::Gt,
             Cond::Gt => Cond::Le,
             Cond::Ge => Cond::Lt,
+            Cond::Ltu => Cond::Geu,
+            Cond::Geu => Cond::Ltu,
         }
     }
 }
@@ -147,6 +258,48 @@ pub fn word_address(base: i64, imm: i32) -> i64 {
 #[inline(always)]
 pub fn word_index(addr: i64) -> usize {
     addr as u64 as usize
+}
+
+/// The byte address a sized load or store (`ld8s` .. `st64`) with base
+/// register value `base` and offset `imm` accesses: the base's low 32 bits,
+/// unsigned, plus the sign-extended offset (WebAssembly's addressing), in
+/// 64 bits, so it cannot wrap; it may be negative (then out of bounds).
+#[inline(always)]
+pub fn byte_address(base: i64, imm: i32) -> i64 {
+    (base as u64 & 0xFFFF_FFFF) as i64 + imm as i64
+}
+
+/// Whether an access of `size` bytes at byte address `ea` lies inside a
+/// memory whose current length is `len` bytes: `0 <= ea` and
+/// `ea + size <= len`.
+#[inline(always)]
+pub fn bytes_in_bounds(ea: i64, size: u8, len: u64) -> bool {
+    ea >= 0 && (ea as u64) + size as u64 <= len
+}
+
+/// The value a sized load of `size` bytes gives for the little-endian
+/// `raw` bits it read (only the low `8 * size` bits count):
+/// sign-extended when `signed`, else zero-extended.
+#[inline(always)]
+pub fn extend_loaded(raw: u64, size: u8, signed: bool) -> i64 {
+    match (size, signed) {
+        (1, true) => raw as i8 as i64,
+        (1, false) => raw as u8 as i64,
+        (2, true) => raw as i16 as i64,
+        (2, false) => raw as u16 as i64,
+        (4, true) => raw as i32 as i64,
+        (4, false) => raw as u32 as i64,
+        _ => raw as i64,
+    }
+}
+
+/// `mgrow` on a memory of current length `len` and capacity `cap` bytes,
+/// growing by `by` bytes: the new length, or `None` (the length stays,
+/// `mgrow` gives -1) when `by < 0` or `len + by > cap`.
+#[inline(always)]
+pub fn grown_length(len: u64, cap: u64, by: i64) -> Option<u64> {
+    // `len <= cap` always, so `cap - len` cannot wrap.
+    (by >= 0 && by as u64 <= cap - len).then(|| len + by as u64)
 }
 
 /// `loop a, b, target` first steps the counter `a` to `loop_count(a)`
@@ -217,6 +370,13 @@ pub fn as_binary(i: &Instr) -> Option<(BinOp, Reg, Reg, Rhs)> {
         I::Lti { d, a, imm } => k(B::Lt, d, a, imm),
         I::Lei { d, a, imm } => k(B::Le, d, a, imm),
         I::Ltui { d, a, imm } => k(B::Ltu, d, a, imm),
+        I::Divu { d, a, b } => r(B::Divu, d, a, b),
+        I::Remu { d, a, b } => r(B::Remu, d, a, b),
+        I::Rotl { d, a, b } => r(B::Rotl, d, a, b),
+        I::Rotr { d, a, b } => r(B::Rotr, d, a, b),
+        I::Rotl32 { d, a, b } => r(B::Rotl32, d, a, b),
+        I::Rotr32 { d, a, b } => r(B::Rotr32, d, a, b),
+        I::Leu { d, a, b } => r(B::Leu, d, a, b),
         _ => None,
     }
 }
@@ -244,6 +404,8 @@ pub fn as_branch(i: &Instr) -> Option<(Cond, Reg, Rhs, u32)> {
         I::Blei { a, imm, target } => k(Cond::Le, a, imm, target),
         I::Bgti { a, imm, target } => k(Cond::Gt, a, imm, target),
         I::Bgei { a, imm, target } => k(Cond::Ge, a, imm, target),
+        I::Bltu { a, b, target } => r(Cond::Ltu, a, b, target),
+        I::Bgeu { a, b, target } => r(Cond::Geu, a, b, target),
         _ => None,
     }
 }
@@ -269,6 +431,112 @@ mod tests {
     }
 
     #[test]
+    fn unsigned_division_traps_on_zero_and_divides_as_unsigned() {
+        assert_eq!(BinOp::Divu.eval(7, 0), Err(ArithError::DivisionByZero));
+        assert_eq!(BinOp::Remu.eval(7, 0), Err(ArithError::DivisionByZero));
+        assert_eq!(BinOp::Divu.eval(-1, 2), Ok(i64::MAX));
+        assert_eq!(BinOp::Remu.eval(-1, 10), Ok(5)); // 2^64 - 1 = 18446744073709551615
+        assert_eq!(BinOp::Divu.eval(i64::MIN, -1), Ok(0));
+        assert_eq!(BinOp::Remu.eval(i64::MIN, -1), Ok(i64::MIN));
+        assert!(BinOp::Divu.can_fail() && BinOp::Remu.can_fail() && !BinOp::Rotl.can_fail());
+    }
+
+    #[test]
+    fn rotates_take_their_count_modulo_the_width() {
+        let x = 0x0123_4567_89ab_cdef_i64;
+        assert_eq!(BinOp::Rotl.eval(x, 4), Ok(0x1234_5678_9abc_def0));
+        assert_eq!(BinOp::Rotl.eval(x, 64 + 4), BinOp::Rotl.eval(x, 4));
+        assert_eq!(BinOp::Rotl.eval(x, -60), BinOp::Rotl.eval(x, 4));
+        assert_eq!(BinOp::Rotr.eval(x, 4), Ok(0xf012_3456_789a_bcde_u64 as i64));
+        assert_eq!(BinOp::Rotr.eval(x, 0), Ok(x));
+        // 32-bit: only the low 32 bits rotate, the result is sign-extended.
+        assert_eq!(BinOp::Rotl32.eval(0x8000_0001, 1), Ok(3));
+        assert_eq!(BinOp::Rotl32.eval(0x4000_0000, 1), Ok(i32::MIN as i64));
+        assert_eq!(BinOp::Rotl32.eval(0x4000_0000, 33), Ok(i32::MIN as i64));
+        assert_eq!(BinOp::Rotr32.eval(1, 1), Ok(i32::MIN as i64));
+        assert_eq!(BinOp::Rotr32.eval(0x7fff_ffff_0000_0001, 32), Ok(1));
+        assert_eq!(BinOp::Rotr32.eval(3, -1), BinOp::Rotr32.eval(3, 31));
+        assert_eq!(BinOp::Leu.eval(-1, 0), Ok(0));
+        assert_eq!(BinOp::Leu.eval(0, -1), Ok(1));
+        assert_eq!(BinOp::Leu.eval(5, 5), Ok(1));
+    }
+
+    #[test]
+    fn unary_operations_at_their_edges() {
+        assert_eq!(UnOp::Clz.eval(0), 64);
+        assert_eq!(UnOp::Ctz.eval(0), 64);
+        assert_eq!(UnOp::Clz.eval(-1), 0);
+        assert_eq!(UnOp::Clz.eval(1), 63);
+        assert_eq!(UnOp::Ctz.eval(i64::MIN), 63);
+        assert_eq!(UnOp::Popcnt.eval(-1), 64);
+        assert_eq!(UnOp::Popcnt.eval(0), 0);
+        assert_eq!(UnOp::Popcnt.eval(0x0f0f), 8);
+        assert_eq!(UnOp::Sext8.eval(0x1ff), -1);
+        assert_eq!(UnOp::Sext8.eval(0x17f), 127);
+        assert_eq!(UnOp::Sext16.eval(0x8000), -32768);
+        assert_eq!(UnOp::Sext32.eval(0x1_8000_0000), i32::MIN as i64);
+        assert_eq!(UnOp::Sext32.eval(0x7fff_ffff), i32::MAX as i64);
+        assert_eq!(UnOp::Zext32.eval(-1), 0xffff_ffff);
+        assert_eq!(UnOp::Neg.eval(i64::MIN), i64::MIN);
+        assert_eq!(UnOp::Not.eval(0), -1);
+        assert_eq!(
+            (select(5, 1, 2), select(0, 1, 2), select(-1, 1, 2)),
+            (1, 2, 1)
+        );
+    }
+
+    #[test]
+    fn unsigned_branches_and_their_negations() {
+        assert!(Cond::Ltu.holds(1, -1) && !Cond::Lt.holds(1, -1));
+        assert!(Cond::Geu.holds(-1, 1) && !Cond::Ge.holds(-1, 1));
+        for c in [Cond::Ltu, Cond::Geu] {
+            for (a, b) in [(0, 0), (1, -1), (-1, 1), (i64::MIN, i64::MAX)] {
+                assert_eq!(c.negate().holds(a, b), !c.holds(a, b), "{c:?} {a} {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn byte_addresses_use_the_low_32_bits_unsigned_plus_the_offset() {
+        assert_eq!(byte_address(5, 3), 8);
+        assert_eq!(byte_address(-1, 0), 0xffff_ffff);
+        assert_eq!(byte_address(0x1_0000_0010, -16), 0);
+        assert_eq!(byte_address(0, -1), -1);
+        assert_eq!(byte_address(-1, i32::MAX), 0xffff_ffff + i32::MAX as i64);
+        // In bounds: 0 <= ea and ea + size <= len.
+        assert!(bytes_in_bounds(0, 8, 8));
+        assert!(!bytes_in_bounds(1, 8, 8));
+        assert!(bytes_in_bounds(7, 1, 8));
+        assert!(!bytes_in_bounds(8, 1, 8));
+        assert!(!bytes_in_bounds(-1, 1, 8));
+        assert!(!bytes_in_bounds(0, 1, 0));
+    }
+
+    #[test]
+    fn loads_extend_by_their_size_and_sign() {
+        let raw = 0xffff_ffff_ffff_ff80_u64;
+        assert_eq!(extend_loaded(raw, 1, true), -128);
+        assert_eq!(extend_loaded(raw, 1, false), 0x80);
+        assert_eq!(extend_loaded(raw, 2, true), -128);
+        assert_eq!(extend_loaded(raw, 2, false), 0xff80);
+        assert_eq!(extend_loaded(raw, 4, true), -128);
+        assert_eq!(extend_loaded(raw, 4, false), 0xffff_ff80);
+        assert_eq!(extend_loaded(raw, 8, false), -128);
+        assert_eq!(extend_loaded(0x7f, 1, true), 127);
+    }
+
+    #[test]
+    fn growing_stays_within_the_capacity() {
+        assert_eq!(grown_length(8, 64, 56), Some(64));
+        assert_eq!(grown_length(8, 64, 57), None);
+        assert_eq!(grown_length(8, 64, 0), Some(8));
+        assert_eq!(grown_length(8, 64, 3), Some(11));
+        assert_eq!(grown_length(8, 64, -1), None);
+        assert_eq!(grown_length(8, 64, i64::MAX), None);
+        assert_eq!(grown_length(64, 64, 1), None);
+    }
+
+    #[test]
     fn every_arithmetic_opcode_has_a_structured_view() {
         use crate::isa::{Op, Operand};
         for &op in crate::isa::Op::ALL {
@@ -287,10 +555,12 @@ mod tests {
                 })
                 .collect();
             let i = Instr::from_operands(op, &ops).unwrap();
-            let arith = (0x10..0x30).contains(&(op as u8));
+            let arith = (0x10..0x30).contains(&(op as u8)) || (0x80..=0x86).contains(&(op as u8));
             assert_eq!(as_binary(&i).is_some(), arith, "{op}");
             let branch = op.is_conditional_branch() && op != Op::Loop;
             assert_eq!(as_branch(&i).is_some(), branch, "{op}");
+            let unary = (0x05..=0x0d).contains(&(op as u8));
+            assert_eq!(as_unary(&i).is_some(), unary, "{op}");
         }
     }
 }

@@ -10,9 +10,11 @@
 //!    function, and every `jtab` names one of the function's tables;
 //! 4. every direct call names a function that exists and takes exactly `n`
 //!    arguments (`calli` is checked when it runs);
-//! 5. memory is at most [`MAX_MEMORY_WORDS`], the input base lies inside it,
-//!    and every data segment fits inside it;
-//! 6. the entry function exists, and function names are unique;
+//! 5. memory is at most [`MAX_MEMORY_WORDS`], its initial length is a
+//!    multiple of 8 bytes within it, the input base lies inside it, and
+//!    every data segment fits inside the initial length;
+//! 6. the entry function exists, and function names are unique; every
+//!    `trap` names a known kind ([`TrapCode`]);
 //! 7. no register is read before it is written on every path from the
 //!    function's entry (parameters count as written), as in the JVM's
 //!    definite-assignment rule.  So a frame's registers need no zeroing,
@@ -21,6 +23,7 @@
 use std::collections::HashSet;
 
 use crate::dataflow::{RegSet, reads_and_write, successors};
+use crate::interp::TrapCode;
 use crate::isa::{Instr, Operand};
 use crate::program::{
     MAX_CODE_LEN, MAX_FUNCTIONS, MAX_IMPORTS, MAX_MEMORY_WORDS, MAX_REGS, Program,
@@ -84,6 +87,16 @@ pub fn verify(p: &Program) -> Result<()> {
             ),
         ));
     }
+    if !p.memory_len.is_multiple_of(8) || p.memory_len / 8 > p.memory_words {
+        return Err(fail(
+            "<program>",
+            None,
+            format!(
+                "initial memory length {} bytes is not a multiple of 8 within memory of {} words",
+                p.memory_len, p.memory_words
+            ),
+        ));
+    }
     if p.input_base > p.memory_words {
         return Err(fail(
             "<program>",
@@ -96,7 +109,7 @@ pub fn verify(p: &Program) -> Result<()> {
     }
     for (i, seg) in p.data.iter().enumerate() {
         let end = seg.addr.checked_add(seg.words.len() as u64);
-        if end.is_none_or(|e| e > p.memory_words) {
+        if end.is_none_or(|e| e > p.memory_len / 8) {
             return Err(fail(
                 "<program>",
                 None,
@@ -104,7 +117,7 @@ pub fn verify(p: &Program) -> Result<()> {
                     "data segment {i} at {} of {} words does not fit in memory of {} words",
                     seg.addr,
                     seg.words.len(),
-                    p.memory_words
+                    p.memory_len / 8
                 ),
             ));
         }
@@ -215,6 +228,16 @@ pub fn verify(p: &Program) -> Result<()> {
                 Instr::Calli { a, n, .. } => {
                     check_window(f.regs, a, n).map_err(|m| fail(name, at, m))?;
                 }
+                Instr::Trap { imm } if TrapCode::from_code(imm).is_none() => {
+                    return Err(fail(
+                        name,
+                        at,
+                        format!(
+                            "`trap {imm}`: unknown trap code (0 to {})",
+                            TrapCode::ALL.len() - 1
+                        ),
+                    ));
+                }
                 Instr::Hcall { h, a, n, .. } => {
                     let import = &p.imports[h as usize];
                     if import.params != n {
@@ -238,7 +261,7 @@ pub fn verify(p: &Program) -> Result<()> {
                 name,
                 Some(len - 1),
                 format!(
-                    "control can run off the end of the function (last instruction `{}` is not jmp, ret or halt)",
+                    "control can run off the end of the function (last instruction `{}` is not jmp, ret, halt or trap)",
                     f.code[len - 1].op()
                 ),
             ));

@@ -95,6 +95,7 @@ fn arb_program() -> impl Strategy<Value = Program> {
                     words: vec![1, 2, 3],
                 }],
                 memory_words: mem.max(3),
+                memory_len: mem.max(3) * 8,
                 input_base: 0,
                 entry: 0,
                 // `hcall`s call it; no host provides it, so they trap.

@@ -377,7 +377,7 @@ fn hosts_can_run_compiled_regions_and_resume() {
             &mut self,
             id: u32,
             regs: &mut [i64; 256],
-            _mem: &mut [i64],
+            _mem: &mut interp::Memory,
             _host_fns: &mut dyn interp::HostFunctions,
             _depth: usize,
             _fuel: &mut u64,

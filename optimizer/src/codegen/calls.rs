@@ -53,6 +53,7 @@ impl Lower<'_, '_> {
                 pc,
                 unwind,
                 self.fuel,
+                Some(self.mem_len),
             );
             // Each callee defines `d`; the join merges them.
             self.set(d, v, None);
@@ -110,6 +111,7 @@ impl Lower<'_, '_> {
             pc,
             unwind,
             self.fuel,
+            Some(self.mem_len),
         );
         self.set(d, v, None);
         Ok(())

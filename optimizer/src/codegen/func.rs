@@ -28,17 +28,19 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
+use toyvm_vm::Program;
+use toyvm_vm::interp::TrapCode;
 use toyvm_vm::isa::Instr;
 use toyvm_vm::semantics::{self, Rhs, as_branch};
-use toyvm_vm::{Pc, Program};
 
 use crate::cfg::Cfg;
-use crate::exit::{Exit, ExitKind, ExitSite};
 use crate::native::{self, Native, ctx_offset};
 use crate::{Error, Result};
 
-use super::Lowered;
 use super::lower::{self, Fault};
+
+mod stub;
+pub(crate) use stub::lower_stub;
 
 /// The signature of native function `f` (with `params` parameters).
 pub(crate) fn native_signature(isa: &dyn TargetIsa, params: u8) -> Signature {
@@ -130,7 +132,9 @@ pub(crate) fn lower_function(
 /// call, in the caller `func` at `pc`). On any trap control goes to
 /// `unwind`, with the trap recorded in `ctx`; otherwise the call's value is
 /// returned. With fuel metering (`fuel`), the caller's fuel goes to `ctx`
-/// for the callee and comes back from it after the call.
+/// for the callee and comes back from it after the call; `mem_len`, the
+/// caller's variable for memory's current length, is reloaded from `ctx`
+/// after the call (the callee may have run `mgrow`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn emit_native_call(
     b: &mut FunctionBuilder<'_>,
@@ -142,6 +146,7 @@ pub(crate) fn emit_native_call(
     pc: u32,
     unwind: Block,
     fuel: Option<Variable>,
+    mem_len: Option<Variable>,
 ) -> Value {
     let max = b.ins().load(
         types::I64,
@@ -182,6 +187,15 @@ pub(crate) fn emit_native_call(
             .ins()
             .load(types::I64, MemFlagsData::trusted(), ctx, ctx_offset::FUEL);
         b.def_var(var, left);
+    }
+    if let Some(var) = mem_len {
+        let len = b.ins().load(
+            types::I64,
+            MemFlagsData::trusted(),
+            ctx,
+            ctx_offset::MEM_LEN,
+        );
+        b.def_var(var, len);
     }
     value
 }
@@ -238,7 +252,9 @@ struct FuncLower<'p, 'b> {
     blocks: HashMap<u32, Block>,
     ctx: Value,
     depth: Value,
-    mem: Option<(Value, Value)>,
+    /// Memory's base address and current length in bytes (a variable:
+    /// `mgrow` and calls redefine it), where the function uses memory.
+    mem: Option<(Value, Variable)>,
     unwind: Block,
     traps: Vec<PendingTrap>,
     /// Fuel left, with metering on: checked and charged a block at a time.
@@ -268,13 +284,32 @@ impl<'b> lower::Emit<'b> for FuncLower<'_, 'b> {
         FuncLower::set(self, r, v)
     }
     fn memory(&mut self) -> (Value, Value) {
-        self.mem
-            .expect("loaded at entry when the function has ld/st")
+        let (base, len) = self
+            .mem
+            .expect("loaded at entry when the function uses memory");
+        (base, self.b.use_var(len))
+    }
+    fn capacity(&mut self) -> Value {
+        let ro = MemFlagsData::trusted().with_readonly();
+        let ctx = self.ctx;
+        self.b.ins().load(types::I64, ro, ctx, ctx_offset::MEM_CAP)
+    }
+    fn set_memory_len(&mut self, len: Value) {
+        let (_, var) = self
+            .mem
+            .expect("loaded at entry when the function uses memory");
+        self.b.def_var(var, len);
+        let ctx = self.ctx;
+        let flags = MemFlagsData::trusted();
+        self.b.ins().store(flags, len, ctx, ctx_offset::MEM_LEN);
     }
     fn check(&mut self, ok: Value, pc: u32, fault: Fault) {
         let (kind, addr) = match fault {
             Fault::DivisionByZero => (native::TRAP_DIVISION_BY_ZERO, None),
             Fault::OutOfBounds { addr } => (native::TRAP_OUT_OF_BOUNDS, Some(addr)),
+            Fault::BytesOutOfBounds { addr, bytes } => {
+                (native::trap_bytes_out_of_bounds(bytes), Some(addr))
+            }
         };
         FuncLower::check(self, ok, kind, pc, addr)
     }
@@ -311,19 +346,27 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             b.def_var(v, x);
             vars.push(v);
         }
-        // Memory's base and size never change while native code runs:
-        // load them once per call, and only where the function uses them.
+        // Memory's base never changes while native code runs: load it once
+        // per call, and only where the function uses memory. Its length
+        // does (`mgrow`, here or in a callee): a variable, loaded here,
+        // redefined by `mgrow` and reloaded after each call.
         let uses_mem = f
             .code
             .iter()
-            .any(|i| matches!(i, Instr::Ld { .. } | Instr::St { .. }));
+            .any(|i| i.op().reads_memory() || i.op().writes_memory());
         let mem = uses_mem.then(|| {
-            let flags = MemFlagsData::trusted().with_readonly();
+            let ro = MemFlagsData::trusted().with_readonly();
             let ptr_ty = b.func.dfg.value_type(ctx);
-            (
-                b.ins().load(ptr_ty, flags, ctx, ctx_offset::MEM),
-                b.ins().load(types::I64, flags, ctx, ctx_offset::MEM_LEN),
-            )
+            let base = b.ins().load(ptr_ty, ro, ctx, ctx_offset::MEM);
+            let len = b.declare_var(types::I64);
+            let now = b.ins().load(
+                types::I64,
+                MemFlagsData::trusted(),
+                ctx,
+                ctx_offset::MEM_LEN,
+            );
+            b.def_var(len, now);
+            (base, len)
         });
         let fuel = metering.then(|| {
             let v = b.declare_var(types::I64);
@@ -516,6 +559,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             pc,
             self.unwind,
             self.fuel,
+            self.mem.map(|(_, len)| len),
         );
         self.set(d, v);
     }
@@ -545,8 +589,31 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         true
     }
 
+    /// A `trap` at `pc`: records its kind and unwinds every native frame.
+    /// Returns whether lowering goes on in the same bytecode block (as
+    /// [`bail`](Self::bail)).
+    fn trap(&mut self, pc: u32, code: TrapCode) -> bool {
+        let kind = native::trap_explicit(code);
+        record_trap(&mut self.b, self.ctx, kind, self.fidx, pc, None);
+        self.b.ins().jump(self.unwind, &[]);
+        let len = self.program.functions[self.fidx as usize].code.len() as u32;
+        if pc + 1 >= len || self.blocks.contains_key(&(pc + 1)) {
+            return false;
+        }
+        let dead = self.b.create_block();
+        self.b.switch_to_block(dead);
+        true
+    }
+
     /// Lowers one instruction; whether control falls through to `pc + 1`.
     fn instr(&mut self, pc: u32, instr: &Instr) -> bool {
+        if let Instr::Trap { imm } = *instr {
+            // The verifier admits only known codes.
+            return self.trap(
+                pc,
+                TrapCode::from_code(imm).unwrap_or(TrapCode::Unsupported),
+            );
+        }
         if lower::straight(self, pc, instr) {
             return true;
         }
@@ -624,119 +691,4 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         }
         true
     }
-}
-
-/// The entry stub of a whole-function region (see
-/// [`crate::CodeCache::compile_function`]): a region at offset 0 of `fidx`
-/// that calls the native function in the frame the interpreter already
-/// entered (so at the region's `depth`, without a depth check), stores the
-/// value into `ret_reg` and leaves with an `Interpret` exit at `ret_pc`, a
-/// `ret ret_reg` of the function: the interpreter then returns the value.
-/// A trap leaves through a `Trap` exit; a bail (a bailing function that
-/// needs the interpreter, see [`crate::native`]) through an `Interpret`
-/// exit at offset 0 with the fuel it had, so that the interpreter runs the
-/// function from its start. Exit sites: `[Interpret ret_pc, Trap 0,
-/// Interpret 0]`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn lower_stub(
-    program: &Program,
-    fidx: u32,
-    ret_pc: u32,
-    ret_reg: u8,
-    isa: &dyn TargetIsa,
-    fctx: &mut FunctionBuilderContext,
-    declare: &mut DeclareCallee<'_>,
-    metering: bool,
-) -> Result<Lowered> {
-    let f = &program.functions[fidx as usize];
-    let mut func =
-        ir::Function::with_name_signature(ir::UserFuncName::default(), super::signature(isa));
-    let native = declare(fidx, &mut func);
-    let exits = vec![
-        ExitSite {
-            kind: ExitKind::Interpret,
-            resume: ret_pc,
-            report: None,
-        },
-        ExitSite {
-            kind: ExitKind::Trap,
-            resume: 0,
-            report: None,
-        },
-        ExitSite {
-            kind: ExitKind::Interpret,
-            resume: 0,
-            report: None,
-        },
-    ];
-    {
-        let mut b = FunctionBuilder::new(&mut func, fctx);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let p = b.block_params(entry).to_vec();
-        let (regs, counters, ctx, depth) = (p[0], p[3], p[4], p[5]);
-        let flags = MemFlagsData::trusted();
-        let mut args = vec![ctx, depth];
-        for r in 0..f.params as i32 {
-            args.push(b.ins().load(types::I64, flags, regs, 8 * r));
-        }
-        // A bail hands the whole call back with the fuel it started with.
-        let fuel = metering.then(|| b.ins().load(types::I64, flags, ctx, ctx_offset::FUEL));
-        let call = b.ins().call(native, &args);
-        let (value, trapped) = {
-            let r = b.inst_results(call);
-            (r[0], r[1])
-        };
-        let ok = b.create_block();
-        let unwound = b.create_block();
-        let trap = b.create_block();
-        let bail = b.create_block();
-        for blk in [unwound, trap, bail] {
-            b.set_cold_block(blk);
-        }
-        b.ins().brif(trapped, unwound, &[], ok, &[]);
-        b.switch_to_block(unwound);
-        let kind = b.ins().load(types::I64, flags, ctx, ctx_offset::TRAP_KIND);
-        let bailed = b
-            .ins()
-            .icmp_imm_s(IntCC::Equal, kind, native::TRAP_BAIL as i64);
-        b.ins().brif(bailed, bail, &[], trap, &[]);
-        for (blk, site) in [(ok, 0usize), (trap, 1), (bail, 2)] {
-            b.switch_to_block(blk);
-            if site == 2 {
-                let none = b.ins().iconst(types::I64, native::TRAP_NONE as i64);
-                b.ins().store(flags, none, ctx, ctx_offset::TRAP_KIND);
-                if let Some(left) = fuel {
-                    b.ins().store(flags, left, ctx, ctx_offset::FUEL);
-                }
-            }
-            if site == 0 {
-                b.ins().store(flags, value, regs, 8 * ret_reg as i32);
-                if metering {
-                    // The native body charged the `ret` that returned; the
-                    // interpreter runs `ret_pc`'s and charges it again.
-                    let left = b.ins().load(types::I64, flags, ctx, ctx_offset::FUEL);
-                    let left = b.ins().iadd_imm_s(left, 1);
-                    b.ins().store(flags, left, ctx, ctx_offset::FUEL);
-                }
-            }
-            let off = 8 * site as i32;
-            let n = b.ins().load(types::I64, flags, counters, off);
-            let n = b.ins().iadd_imm_s(n, 1);
-            b.ins().store(flags, n, counters, off);
-            let e = exits[site];
-            let code = Exit {
-                kind: e.kind,
-                resume: e.resume,
-            }
-            .encode_at(site);
-            let code = b.ins().iconst(types::I64, code as i64);
-            b.ins().return_(&[code]);
-        }
-        b.seal_all_blocks();
-        b.finalize(isa.frontend_config());
-    }
-    codegen_error(&func, isa, format!("{} (whole function)", Pc::new(fidx, 0)))?;
-    Ok(Lowered { func, exits })
 }

@@ -1,5 +1,6 @@
 //! The one lowering of each straight-line instruction (moves, constants,
-//! unary and binary arithmetic, `ld`, `st`) and of `loop`'s counter step,
+//! unary and binary arithmetic, `select`, `ld`, `st`, the sized loads and
+//! stores, `msize`, `mgrow`) and of `loop`'s counter step,
 //! shared by the region code generator (`super`) and the native-function
 //! code generator ([`super::func`]). What differs between the two is the
 //! [`Emit`] trait: where registers live, which registers are known
@@ -7,14 +8,24 @@
 //! failed check does (a region leaves with an `Interpret` exit so the
 //! interpreter traps; a native function records the trap and unwinds).
 //! The instructions' meaning is `toyvm_vm::semantics`': [`BinOp::eval`]
-//! folds constants, [`semantics::word_address`] is the addressing the
-//! checks implement, [`semantics::loop_count`] the `loop` counter.
+//! and [`UnOp::eval`] fold constants, [`semantics::word_address`] and
+//! [`semantics::byte_address`] are the addressing the checks implement,
+//! [`semantics::loop_count`] the `loop` counter.
+//!
+//! Memory's length: [`Emit::memory`] gives the current length in bytes
+//! where the instruction runs (a Cranelift variable: each generator defines
+//! it at entry and again after every call, since a callee may have run
+//! `mgrow`), and `mgrow` defines it anew through [`Emit::set_memory_len`],
+//! which also stores it to `NativeCtx::mem_len`, the length native callees,
+//! host calls and the caller read. So every check is against the length
+//! current at that instruction: a word access needs `index < len / 8`, a
+//! sized one `0 <= ea` and `ea + size <= len`.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
 use toyvm_vm::isa::{Instr, Reg};
-use toyvm_vm::semantics::{self, BinOp, Cond, Rhs, as_binary};
+use toyvm_vm::semantics::{self, BinOp, Cond, Rhs, UnOp, as_binary, as_unary};
 
 /// Why an instruction fails at run time.
 #[derive(Clone, Copy, Debug)]
@@ -23,6 +34,8 @@ pub(crate) enum Fault {
     DivisionByZero,
     /// `ld`/`st` outside memory, at word address `addr`.
     OutOfBounds { addr: Value },
+    /// A sized access of `bytes` bytes outside memory, at byte address `addr`.
+    BytesOutOfBounds { addr: Value, bytes: u8 },
 }
 
 /// What a code generator provides to the shared lowering.
@@ -35,8 +48,13 @@ pub(crate) trait Emit<'b> {
     fn known(&self, r: Reg) -> Option<i64>;
     /// Defines `r` as `v`, which is the constant `k` when `k` is `Some`.
     fn set(&mut self, r: Reg, v: Value, k: Option<i64>);
-    /// Guest memory: its host base address and its length in words.
+    /// Guest memory: its host base address and its current length in bytes.
     fn memory(&mut self) -> (Value, Value);
+    /// Guest memory's capacity in bytes (for `mgrow`).
+    fn capacity(&mut self) -> Value;
+    /// Makes `len` memory's current length here on (after an `mgrow`),
+    /// for this code and, through the context, for callees and the caller.
+    fn set_memory_len(&mut self, len: Value);
     /// Goes on only if `ok`; otherwise the instruction at `pc` fails.
     fn check(&mut self, ok: Value, pc: u32, fault: Fault);
     /// The instruction at `pc` always fails (a constant zero divisor):
@@ -57,6 +75,14 @@ pub(crate) fn straight<'b>(e: &mut impl Emit<'b>, pc: u32, instr: &Instr) -> boo
         binary(e, pc, op, d, a, rhs);
         return true;
     }
+    if let Some((op, d, a)) = as_unary(instr) {
+        unary(e, op, d, a);
+        return true;
+    }
+    if let Some((size, signed)) = instr.op().sized_access() {
+        sized(e, pc, instr, size, signed);
+        return true;
+    }
     match *instr {
         Instr::Nop {} => {}
         Instr::Mov { d, a } => {
@@ -67,22 +93,29 @@ pub(crate) fn straight<'b>(e: &mut impl Emit<'b>, pc: u32, instr: &Instr) -> boo
         Instr::Li { d, imm } => set_const(e, d, imm as i64),
         Instr::Lk { d, k } => set_const(e, d, k),
         Instr::Fref { d, f } => set_const(e, d, f as i64),
-        Instr::Neg { d, a } => match e.known(a) {
-            Some(k) => set_const(e, d, k.wrapping_neg()),
+        Instr::Select { d, c, a, b } => match e.known(c) {
+            Some(k) => {
+                let r = if semantics::select(k, 1, 0) == 1 {
+                    a
+                } else {
+                    b
+                };
+                let v = e.get(r);
+                let k = e.known(r);
+                e.set(d, v, k);
+            }
             None => {
-                let x = e.get(a);
-                let v = e.builder().ins().ineg(x);
+                let (c, x, y) = (e.get(c), e.get(a), e.get(b));
+                // Cranelift's `select` takes any non-zero `c` as true.
+                let v = e.builder().ins().select(c, x, y);
                 e.set(d, v, None);
             }
         },
-        Instr::Not { d, a } => match e.known(a) {
-            Some(k) => set_const(e, d, !k),
-            None => {
-                let x = e.get(a);
-                let v = e.builder().ins().bnot(x);
-                e.set(d, v, None);
-            }
-        },
+        Instr::Msize { d } => {
+            let (_, len) = e.memory();
+            e.set(d, len, None);
+        }
+        Instr::Mgrow { d, a } => grow(e, d, a),
         Instr::Ld { d, a, imm } => {
             let p = address(e, pc, a, imm);
             let v = e
@@ -101,8 +134,152 @@ pub(crate) fn straight<'b>(e: &mut impl Emit<'b>, pc: u32, instr: &Instr) -> boo
     true
 }
 
+/// `d = op a`: folded when `a` is a known constant ([`UnOp::eval`]).
+fn unary<'b>(e: &mut impl Emit<'b>, op: UnOp, d: Reg, a: Reg) {
+    if let Some(k) = e.known(a) {
+        set_const(e, d, op.eval(k));
+        return;
+    }
+    let x = e.get(a);
+    let b = e.builder();
+    let v = match op {
+        UnOp::Neg => b.ins().ineg(x),
+        UnOp::Not => b.ins().bnot(x),
+        UnOp::Sext8 | UnOp::Sext16 | UnOp::Sext32 => {
+            let ty = match op {
+                UnOp::Sext8 => types::I8,
+                UnOp::Sext16 => types::I16,
+                _ => types::I32,
+            };
+            let low = b.ins().ireduce(ty, x);
+            b.ins().sextend(types::I64, low)
+        }
+        UnOp::Zext32 => {
+            let low = b.ins().ireduce(types::I32, x);
+            b.ins().uextend(types::I64, low)
+        }
+        UnOp::Clz => b.ins().clz(x),
+        UnOp::Ctz => b.ins().ctz(x),
+        UnOp::Popcnt => b.ins().popcnt(x),
+    };
+    e.set(d, v, None);
+}
+
+/// `mgrow d, a` ([`semantics::grown_length`]): grows when `0 <= a <=
+/// capacity - len` (one unsigned comparison: a negative `a` is past any
+/// capacity), then `d` is the old length; otherwise `d = -1` and the
+/// length stays.
+fn grow<'b>(e: &mut impl Emit<'b>, d: Reg, a: Reg) {
+    let by = e.get(a);
+    let (_, len) = e.memory();
+    let cap = e.capacity();
+    let b = e.builder();
+    let room = b.ins().isub(cap, len);
+    let ok = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, by, room);
+    let grown = b.ins().iadd(len, by);
+    let new_len = b.ins().select(ok, grown, len);
+    let failed = b.ins().iconst(types::I64, -1);
+    let v = b.ins().select(ok, len, failed);
+    e.set_memory_len(new_len);
+    e.set(d, v, None);
+}
+
+/// A sized load or store of `size` bytes (`signed`: a sign-extending
+/// load): the byte address [`semantics::byte_address`], checked against
+/// the current length ([`semantics::bytes_in_bounds`]), then a
+/// little-endian access that may be unaligned.
+fn sized<'b>(e: &mut impl Emit<'b>, pc: u32, instr: &Instr, size: u8, signed: bool) {
+    let (d_or_b, a, imm, load) = match *instr {
+        Instr::Ld8s { d, a, imm }
+        | Instr::Ld8u { d, a, imm }
+        | Instr::Ld16s { d, a, imm }
+        | Instr::Ld16u { d, a, imm }
+        | Instr::Ld32s { d, a, imm }
+        | Instr::Ld32u { d, a, imm }
+        | Instr::Ld64 { d, a, imm } => (d, a, imm, true),
+        Instr::St8 { a, imm, b }
+        | Instr::St16 { a, imm, b }
+        | Instr::St32 { a, imm, b }
+        | Instr::St64 { a, imm, b } => (b, a, imm, false),
+        _ => unreachable!("`sized_access` names only sized loads and stores"),
+    };
+    let Some(p) = byte_address(e, pc, a, imm, size) else {
+        return;
+    };
+    let flags = MemFlagsData::new()
+        .with_notrap()
+        .with_endianness(Endianness::Little);
+    let ins = e.builder().ins();
+    if load {
+        let v = match (size, signed) {
+            (1, true) => ins.sload8(types::I64, flags, p, 0),
+            (1, false) => ins.uload8(types::I64, flags, p, 0),
+            (2, true) => ins.sload16(types::I64, flags, p, 0),
+            (2, false) => ins.uload16(types::I64, flags, p, 0),
+            (4, true) => ins.sload32(flags, p, 0),
+            (4, false) => ins.uload32(flags, p, 0),
+            _ => ins.load(types::I64, flags, p, 0),
+        };
+        e.set(d_or_b, v, None);
+    } else {
+        let v = e.get(d_or_b);
+        let ins = e.builder().ins();
+        match size {
+            1 => ins.istore8(flags, v, p, 0),
+            2 => ins.istore16(flags, v, p, 0),
+            4 => ins.istore32(flags, v, p, 0),
+            _ => ins.store(flags, v, p, 0),
+        };
+    }
+}
+
+/// The host address of byte `ea` ([`semantics::byte_address`] of `a` and
+/// `imm`) after the bounds check for `size` bytes; `None` when the access
+/// always fails (a known negative address), nothing after it running.
+fn byte_address<'b>(e: &mut impl Emit<'b>, pc: u32, a: Reg, imm: i32, size: u8) -> Option<Value> {
+    let ea = match e.known(a) {
+        Some(k) => {
+            let ea = semantics::byte_address(k, imm);
+            let addr = e.builder().ins().iconst(types::I64, ea);
+            if ea < 0 {
+                e.fail(pc, Fault::BytesOutOfBounds { addr, bytes: size });
+                return None;
+            }
+            addr
+        }
+        None => {
+            let x = e.get(a);
+            let b = e.builder();
+            let low = b.ins().ireduce(types::I32, x);
+            let low = b.ins().uextend(types::I64, low);
+            b.ins().iadd_imm_s(low, imm as i64)
+        }
+    };
+    let (mem, len) = e.memory();
+    let b = e.builder();
+    // `ea + size` cannot wrap (`ea < 2^33`); `ea >= 0` is known when the
+    // offset is not negative (the base is 32 bits, unsigned).
+    let end = b.ins().iadd_imm_s(ea, size as i64);
+    let mut ok = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+    if imm < 0 && e.known(a).is_none() {
+        let b = e.builder();
+        let nonneg = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, ea, 0);
+        ok = b.ins().band(ok, nonneg);
+    }
+    e.check(
+        ok,
+        pc,
+        Fault::BytesOutOfBounds {
+            addr: ea,
+            bytes: size,
+        },
+    );
+    Some(e.builder().ins().iadd(mem, ea))
+}
+
 /// The host address of word `a + imm` ([`semantics::word_address`]), after
-/// a bounds check: unsigned, so a negative address fails too.
+/// a bounds check against the whole words within the current length:
+/// unsigned, so a negative address fails too.
 fn address<'b>(e: &mut impl Emit<'b>, pc: u32, a: Reg, imm: i32) -> Value {
     let addr = match e.known(a) {
         Some(k) => e
@@ -115,7 +292,8 @@ fn address<'b>(e: &mut impl Emit<'b>, pc: u32, a: Reg, imm: i32) -> Value {
         }
     };
     let (mem, len) = e.memory();
-    let ok = e.builder().ins().icmp(IntCC::UnsignedLessThan, addr, len);
+    let words = e.builder().ins().ushr_imm_u(len, 3);
+    let ok = e.builder().ins().icmp(IntCC::UnsignedLessThan, addr, words);
     e.check(ok, pc, Fault::OutOfBounds { addr });
     let b = e.builder();
     let off = b.ins().ishl_imm_u(addr, 3);
@@ -139,7 +317,7 @@ fn binary<'b>(e: &mut impl Emit<'b>, pc: u32, op: BinOp, d: Reg, a: Reg, rhs: Rh
     let x = e.get(a);
     let v = match pure_binary(e.builder(), op, x, y) {
         Some(v) => v,
-        None => match divide(e, pc, op == BinOp::Div, x, y, ky) {
+        None => match divide(e, pc, op, x, y, ky) {
             Some(v) => v,
             None => return,
         },
@@ -162,31 +340,64 @@ fn pure_binary(b: &mut FunctionBuilder<'_>, op: BinOp, x: Value, y: Value) -> Op
         BinOp::Shl => ins.ishl(x, y),
         BinOp::Shr => ins.sshr(x, y),
         BinOp::Ushr => ins.ushr(x, y),
-        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Ltu => {
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Ltu | BinOp::Leu => {
             let cc = match op {
                 BinOp::Eq => cond_cc(Cond::Eq),
                 BinOp::Ne => cond_cc(Cond::Ne),
                 BinOp::Lt => cond_cc(Cond::Lt),
                 BinOp::Le => cond_cc(Cond::Le),
+                BinOp::Leu => IntCC::UnsignedLessThanOrEqual,
                 _ => IntCC::UnsignedLessThan,
             };
             let c = ins.icmp(cc, x, y);
             b.ins().uextend(types::I64, c)
         }
-        BinOp::Div | BinOp::Rem => return None,
+        // Cranelift rotates by the amount modulo the type's width.
+        BinOp::Rotl => ins.rotl(x, y),
+        BinOp::Rotr => ins.rotr(x, y),
+        BinOp::Rotl32 | BinOp::Rotr32 => {
+            let lx = ins.ireduce(types::I32, x);
+            let ly = b.ins().ireduce(types::I32, y);
+            let r = if op == BinOp::Rotl32 {
+                b.ins().rotl(lx, ly)
+            } else {
+                b.ins().rotr(lx, ly)
+            };
+            b.ins().sextend(types::I64, r)
+        }
+        BinOp::Div | BinOp::Rem | BinOp::Divu | BinOp::Remu => return None,
     })
 }
 
-/// `x / y` or `x % y` with toyvm's semantics; `None` when the divisor is
-/// the constant 0 (the instruction fails).
+/// `x / y` or `x % y` (signed, or unsigned for `divu`/`remu`) with
+/// toyvm's semantics; `None` when the divisor is the constant 0 (the
+/// instruction fails).
 fn divide<'b>(
     e: &mut impl Emit<'b>,
     pc: u32,
-    div: bool,
+    op: BinOp,
     x: Value,
     y: Value,
     ky: Option<i64>,
 ) -> Option<Value> {
+    let div = op == BinOp::Div;
+    if matches!(op, BinOp::Divu | BinOp::Remu) {
+        if ky == Some(0) {
+            e.fail(pc, Fault::DivisionByZero);
+            return None;
+        }
+        if ky.is_none() {
+            let nonzero = e.builder().ins().icmp_imm_s(IntCC::NotEqual, y, 0);
+            e.check(nonzero, pc, Fault::DivisionByZero);
+        }
+        // Unsigned division cannot overflow.
+        let ins = e.builder().ins();
+        return Some(if op == BinOp::Divu {
+            ins.udiv(x, y)
+        } else {
+            ins.urem(x, y)
+        });
+    }
     match ky {
         Some(0) => {
             e.fail(pc, Fault::DivisionByZero);
@@ -234,7 +445,8 @@ pub(crate) fn count_up<'b>(e: &mut impl Emit<'b>, a: Reg) {
     }
 }
 
-/// The comparison a branch condition makes (signed, as the interpreter's).
+/// The comparison a branch condition makes (as the interpreter's: signed
+/// but for `Ltu`/`Geu`).
 pub(crate) fn cond_cc(cond: Cond) -> IntCC {
     match cond {
         Cond::Eq => IntCC::Equal,
@@ -243,5 +455,7 @@ pub(crate) fn cond_cc(cond: Cond) -> IntCC {
         Cond::Le => IntCC::SignedLessThanOrEqual,
         Cond::Gt => IntCC::SignedGreaterThan,
         Cond::Ge => IntCC::SignedGreaterThanOrEqual,
+        Cond::Ltu => IntCC::UnsignedLessThan,
+        Cond::Geu => IntCC::UnsignedGreaterThanOrEqual,
     }
 }

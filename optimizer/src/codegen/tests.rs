@@ -1,6 +1,7 @@
 //! Compiled regions against the reference evaluator and the interpreter.
 
 use std::collections::HashMap;
+use toyvm_vm::interp::Memory;
 
 use toyvm_vm::Program;
 use toyvm_vm::asm::assemble;
@@ -12,7 +13,7 @@ use crate::{CodeCache, CompiledRegion, Exit, ExitKind, PlanConfig, Profile, Regi
 fn run_text(
     text: &str,
     regs: &mut [i64; 256],
-    mem: &mut [i64],
+    mem: &mut Memory,
 ) -> (Exit, CompiledRegion, Vec<u64>) {
     let r = Region::parse(text).unwrap();
     let c = CodeCache::new().unwrap().compile(&r).unwrap();
@@ -22,7 +23,7 @@ fn run_text(
 }
 
 /// Checks that the compiled exit state is one the reference passes through.
-fn check_against_reference(p: &Program, region: &Region, regs: [i64; 256], mem: Vec<i64>) -> Exit {
+fn check_against_reference(p: &Program, region: &Region, regs: [i64; 256], mem: Memory) -> Exit {
     let mut cache = CodeCache::new().unwrap();
     cache.compile_natives(p).unwrap();
     let c = cache.compile(region).unwrap();
@@ -125,7 +126,7 @@ fn exits_of_compile_in_store_only_registers_live_where_the_interpreter_resumes()
     // mem[5] = 3 fails the guard on the sixth trip; n = 100 runs to `ret`
     // when every loaded value is 8.
     for (fill5, n, resume) in [(3, 100, 5), (8, 100, 9)] {
-        let mut mem = vec![8i64; 64];
+        let mut mem = Memory::from(vec![8i64; 64]);
         mem[5] = fill5;
         let start = {
             let mut r = [0i64; 256];
@@ -168,7 +169,7 @@ fn a_failing_guard_resumes_after_the_load_with_the_loaded_value() {
     let p = assemble(VALUES).unwrap();
     let text = GUARDED_LOOP;
     let region = Region::parse(text).unwrap();
-    let mut mem = vec![8i64; 64];
+    let mut mem = Memory::from(vec![8i64; 64]);
     mem[5] = 3;
     let mut regs = [0i64; 256];
     regs[..5].copy_from_slice(&[100, 0, 1000, 0, 0]);
@@ -210,7 +211,7 @@ region f0:3
     )
     .unwrap();
     // A zero divisor at word 2: the third iteration stops before `div`.
-    let mut mem = vec![8i64; 64];
+    let mut mem = Memory::from(vec![8i64; 64]);
     mem[2] = 0;
     let mut regs = [0i64; 256];
     regs[..5].copy_from_slice(&[100, 0, 1000, 0, 0]);
@@ -226,7 +227,7 @@ region f0:3
     assert_eq!(&regs[..6], &[100, 2, 1000, 0, 250, 2]);
 
     // Memory of 10 words: `ld` at word 10 is out of bounds.
-    let mut mem = vec![8i64; 10];
+    let mut mem = Memory::from(vec![8i64; 10]);
     let mut regs = [0i64; 256];
     regs[..5].copy_from_slice(&[100, 0, 1000, 0, 0]);
     let e = check_against_reference(&p, &region, regs, mem.clone());
@@ -263,7 +264,7 @@ region f0:0
         regs[1] = x;
         regs[2] = y;
         regs[10] = 67;
-        let (e, _, _) = run_text(text, &mut regs, &mut []);
+        let (e, _, _) = run_text(text, &mut regs, &mut Memory::from(Vec::new()));
         assert_eq!(
             e,
             Exit {
@@ -313,7 +314,7 @@ region f0:0
     ] {
         let mut regs = [0i64; 256];
         regs[1] = k;
-        let (e, _, _) = run_text(text, &mut regs, &mut []);
+        let (e, _, _) = run_text(text, &mut regs, &mut Memory::from(Vec::new()));
         assert_eq!(e.resume, resume, "index {k}");
         assert_eq!(regs[2], (k == 1) as i64);
     }
@@ -369,7 +370,7 @@ region f0:0
     goto head
 ";
     let mut regs = [0i64; 256];
-    let (e, c, counters) = run_text(text, &mut regs, &mut []);
+    let (e, c, counters) = run_text(text, &mut regs, &mut Memory::from(Vec::new()));
     assert_eq!(
         e,
         Exit {
@@ -394,7 +395,7 @@ region f0:0
     for start in [0, 7, 9, 10] {
         let mut regs = [0i64; 256];
         regs[1] = start;
-        let (e, _, counters) = run_text(text, &mut regs, &mut []);
+        let (e, _, counters) = run_text(text, &mut regs, &mut Memory::from(Vec::new()));
         assert_eq!(e.resume, 2);
         // Entered at r1 = start: one arrival per increment.
         let trips = (10 - start).max(1) as u64;
@@ -688,6 +689,7 @@ mod random {
             functions: vec![f("main", code), f("h", h)],
             data: vec![],
             memory_words: 64,
+            memory_len: 512,
             input_base: 0,
             entry: 0,
             imports: Vec::new(),
@@ -730,7 +732,7 @@ mod random {
                     let mut regs = [0i64; 256];
                     regs[..6].copy_from_slice(vals);
                     regs[6] = *bound;
-                    check_against_reference(&p, r, regs, mem.clone());
+                    check_against_reference(&p, r, regs, Memory::from(mem.clone()));
                 }
             }
         }
@@ -761,14 +763,14 @@ region f0:0
     // r1 != 0: the first path guards r3 == 8 and leaves.
     let mut regs = [0i64; 256];
     (regs[1], regs[3]) = (1, 8);
-    let (e, _, _) = run_text(text, &mut regs, &mut []);
+    let (e, _, _) = run_text(text, &mut regs, &mut Memory::from(Vec::new()));
     assert_eq!(e.resume, 9);
     assert_eq!(regs[2], 8);
     // r1 == 0: the arm tests r3 itself; r3 is 7, so it must leave at 9
     // without adding 100 (the leaked fact folded the test to "equal").
     let mut regs = [0i64; 256];
     regs[3] = 7;
-    let (e, _, _) = run_text(text, &mut regs, &mut []);
+    let (e, _, _) = run_text(text, &mut regs, &mut Memory::from(Vec::new()));
     assert_eq!((e.kind, e.resume), (ExitKind::Side, 9), "{r}");
     assert_eq!(regs[2], 0);
 }

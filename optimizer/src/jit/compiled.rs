@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toyvm_vm::Pc;
+use toyvm_vm::interp::Memory;
 
 use super::{CodeMemory, HostCalls, RegionFn};
 use crate::DEFAULT_MAX_DEPTH;
@@ -90,7 +91,8 @@ impl CompiledRegion {
     /// trap exactly as the interpreter's `call` would.
     ///
     /// On `Ok`, `regs` holds every register as the interpreter would have
-    /// it at the returned [`Exit::resume`] offset, and `mem` likewise. The
+    /// it at the returned [`Exit::resume`] offset, and `mem` likewise (its
+    /// contents and its current length, which compiled `mgrow`s raise). The
     /// runtime then interprets at least the instruction at `resume` before
     /// entering any region there: an `Interpret` exit has not run it, and a
     /// guard that resumes at the head would otherwise re-enter forever.
@@ -115,7 +117,7 @@ impl CompiledRegion {
     pub fn run_with(
         &self,
         regs: &mut [i64; 256],
-        mem: &mut [i64],
+        mem: &mut Memory,
         counters: &mut [u64],
         depth: usize,
         max_depth: usize,
@@ -141,7 +143,7 @@ impl CompiledRegion {
     pub fn run_metered(
         &self,
         regs: &mut [i64; 256],
-        mem: &mut [i64],
+        mem: &mut Memory,
         counters: &mut [u64],
         depth: usize,
         max_depth: usize,
@@ -168,7 +170,7 @@ impl CompiledRegion {
     pub fn run_hosted(
         &self,
         regs: &mut [i64; 256],
-        mem: &mut [i64],
+        mem: &mut Memory,
         counters: &mut [u64],
         depth: usize,
         max_depth: usize,
@@ -189,11 +191,13 @@ impl CompiledRegion {
             };
             return Ok((exit, None));
         }
-        let mem_len = mem.len() as u64;
+        let mem_len = mem.len_bytes();
+        let mem_cap = mem.capacity_bytes();
         let mem_ptr = mem.as_mut_ptr();
         let mut ctx = NativeCtx {
             mem: mem_ptr,
             mem_len,
+            mem_cap,
             max_depth: max_depth as u64,
             trap_kind: native::TRAP_NONE,
             trap_func: 0,
@@ -210,9 +214,12 @@ impl CompiledRegion {
         // the signature their callers' IR declares: imports are declared
         // with `native_signature` of the callee's arity). The code reads and writes `regs[0..256]`
         // only (register operands are `u8`), touches `mem` (through the
-        // argument or `ctx.mem`, the same pointer and length) only at word
-        // indices it has checked against `mem_len` (unsigned, so negative
-        // addresses fail), `counters` only at indices up to `exits.len()`
+        // argument or `ctx.mem`, the same pointer; `mem_cap` bytes from it
+        // are the memory's) only at word indices below `len / 8` and byte
+        // ranges `[ea, ea + size)` with `0 <= ea` and `ea + size <= len`,
+        // for the current length `len`, which starts as `mem_len` and which
+        // `mgrow` raises only after checking it stays within `mem_cap`,
+        // `counters` only at indices up to `exits.len()`
         // (below `counters_len()`, checked above), and `ctx` only within
         // the `NativeCtx` it points at; a bailing function's `calli` reads
         // `ctx.table` below `ctx.table_len` (the table `self.table` keeps
@@ -237,6 +244,8 @@ impl CompiledRegion {
             )
         };
         let exit = Exit::decode(raw).expect("compiled code returns only encoded exits");
+        // Compiled `mgrow`s left the length in the context.
+        mem.set_grown_length(ctx.mem_len);
         if self.metered {
             fuel.left = ctx.fuel.max(0) as u64;
         }
@@ -258,7 +267,7 @@ impl CompiledRegion {
     ///
     /// If `counters` is too short, or if native code traps (use `run_with`,
     /// which returns the trap, for regions with native calls).
-    pub fn run(&self, regs: &mut [i64; 256], mem: &mut [i64], counters: &mut [u64]) -> Exit {
+    pub fn run(&self, regs: &mut [i64; 256], mem: &mut Memory, counters: &mut [u64]) -> Exit {
         self.run_with(regs, mem, counters, 0, DEFAULT_MAX_DEPTH)
             .unwrap_or_else(|t| panic!("native code trapped ({t:?}): use `run_with`"))
     }

@@ -6,8 +6,9 @@
 //! [`NativeCtx`], the import's index, a pointer to the `n` argument words
 //! (a stack slot of the region's frame), `n`, and the instruction's
 //! `func << 32 | pc`. The trampoline finds the [`HostCalls`] through
-//! `NativeCtx::host`, rebuilds the guest memory slice from `NativeCtx::mem`
-//! and `mem_len`, and calls the host function. It returns the result; on a
+//! `NativeCtx::host`, rebuilds the guest memory slice (the whole words
+//! within the current length) from `NativeCtx::mem` and `mem_len`, and
+//! calls the host function. It returns the result; on a
 //! failure it records the trap in the context (`TRAP_HOST`, with the
 //! function and pc) and keeps the failure in the `HostCalls`, and the
 //! region leaves through a `Trap` exit right after the call. A host
@@ -122,10 +123,14 @@ extern "C" fn trampoline(
     // slot (`n` is the `hcall`'s count, at most 255), which stays live and
     // unwritten during the call.
     let args = unsafe { std::slice::from_raw_parts(args, n as usize) };
-    // SAFETY: `ctx.mem`/`mem_len` are the guest memory `run_hosted`
-    // borrows exclusively for the run; compiled code holds no reference
-    // into it across this call (it reloads what it reads after a call).
-    let mem = unsafe { std::slice::from_raw_parts_mut(ctx.mem, ctx.mem_len as usize) };
+    // SAFETY: `ctx.mem` is the guest memory `run_hosted` borrows
+    // exclusively for the run, `ctx.mem_len` its current length in bytes
+    // (at most its capacity), so the whole words within it are the
+    // memory's; compiled code holds no reference into it across this call
+    // (it reloads what it reads after a call). The host sees the words
+    // within the length, as the interpreter's `hcall` gives it.
+    let words = (ctx.mem_len / 8) as usize;
+    let mem = unsafe { std::slice::from_raw_parts_mut(ctx.mem, words) };
     let index = index as u16;
     let failure = match catch_unwind(AssertUnwindSafe(|| host.call(index, args, mem))) {
         Ok(Ok(v)) => return v,

@@ -35,7 +35,7 @@ mod buffer;
 mod trie;
 
 pub use buffer::EventBuffer;
-pub use trie::{NodeView, RapTree};
+pub use trie::{NodeView, RapTree, worst_case_before_merge};
 
 use crate::profiler::{Candidate, HotRange, Overhead, Profiler};
 use crate::spec::{ProfilerSpec, RapOptions};

@@ -1,4 +1,4 @@
-//! The RAP tree as a multibit trie (004 sections 2.2, 3.1, 3.2.2).
+//! The RAP tree as a multibit trie (004 sections 2.2, 3.1, 3.2.2, 3.3).
 //!
 //! A node covers an aligned power-of-two range of 128-bit keys: the keys sharing its
 //! `k * depth`-bit prefix, where `b = 2^k` is the branching factor.  The tree height is
@@ -6,17 +6,37 @@
 //! R = 2^128).  Operations, exactly as the paper:
 //!
 //! - **update**: an event goes to the smallest range holding it: walk from the root
-//!   choosing the child by the next k key bits until a leaf; increment its counter.
-//! - **split**: a leaf whose count would grow over the split threshold gets `b` children
+//!   choosing the child by the next k key bits while that child holds the key; increment
+//!   the counter of the node where the walk ends.
+//! - **split**: a node whose count would grow over the split threshold gets `b` children
 //!   covering its range with zero counts; the node keeps its count.  A weighted add (the
 //!   event buffer hands over `(key, count)` pairs) fills the leaf up to the threshold and
 //!   passes the rest down, which is what `count` single updates with a check after each
 //!   would do, so buffering does not change precision (3.2.1).  Point nodes (depth h)
 //!   never split.
-//! - **merge**, batched: when the event count reaches the next merge time the whole tree
-//!   is walked bottom-up and every node whose children are all leaves and whose count
-//!   plus its children's counts is below the threshold absorbs them (2.2.2); merges
-//!   cascade upward within the pass.  The period between merges then grows by `q` (3.1).
+//! - **merge**, batched (2.2.2, 3.1, 3.3 and Fig 1): when the event count reaches the
+//!   next merge time the whole tree is walked bottom-up and a node is merged into its
+//!   parent when the two together hold fewer events than the threshold (Fig 1's "cumulative
+//!   weight"): the parent takes its count, and the node's child, if it has one, takes its
+//!   place under the parent.  Interior nodes merge too, so after a merge a node's children
+//!   need not be its immediate subranges nor cover its range (Fig 1: a key matches [0,255],
+//!   [0,63] and [12,13]); an event in a part no child covers is counted at the node.
+//!   Merges cascade upward within the pass.  The period between merges then grows by `q`
+//!   (3.1).
+//! - **split** of a node that already has children (3.3.1, "its children do not cover the
+//!   entire range of the parent ... identifying the new parent of the existing children"):
+//!   the node gets all b immediate subranges, and a deeper child becomes the child of the
+//!   new subrange holding it.
+//!
+//! A choice the paper leaves open: a node with two or more children is not merged into
+//! its parent (they would share one of the parent's b subranges).  This keeps every node's
+//! children in distinct subranges, at most b of them, which the memory bound below needs.
+//! With it, just after a merge at m events (threshold T = eps m / h), every non-root node
+//! with at most one child holds, with its parent, at least T events: at most 2h/eps nodes
+//! hold T/2 or more (the counts sum to m), every other such node is one of their at most b
+//! children each, and nodes with two or more children are fewer than the leaves, so the
+//! tree has at most `1 + 4(b+1) h / eps` nodes ([`RapTree::merged_bound`]): the paper's
+//! O(log_b(R)/eps) (after Hershberger et al.), with our constant.
 //!
 //! When a split happens differs by one event from the paper's wording ("any node that
 //! grows larger than this threshold should sprout children", 2.2.1): the paper counts the
@@ -33,9 +53,10 @@
 //!
 //! Invariants relied on by the error bound: every non-point node's count is at most
 //! max(1, the current threshold) (splits happen before it would be exceeded; a merge only
-//! makes a node whose total is below it); counts only ever move to an ancestor.  Hence a
-//! range's estimate (the sum of the counts of the nodes inside it) never exceeds its true
-//! count and misses at most the counts held by its at most h strict ancestors.
+//! makes a node whose total is below it); counts only ever move to an ancestor; the nodes
+//! holding a key are a chain from the root, at most one per depth.  Hence a range's
+//! estimate (the sum of the counts of the nodes inside it) never exceeds its true count and
+//! misses at most the counts held by its at most h strict ancestors.
 //!
 //! Implementation strategies that change no result.  Walks are the cost of an update
 //! (h = 64 dependent loads for b = 4), so an update starts from a hint: two
@@ -43,8 +64,9 @@
 //! key's last walk reached), one by a hash of the top 64 key bits (the deepest node at
 //! most 64/k deep on that path).  Every node stores its depth and prefix, so a hint is
 //! used only if its node is live and on the key's path (a colliding or stale hint costs
-//! a walk from the root); since splits never move a node and freed nodes are marked
-//! dead, the walk from a valid hint ends at the same leaf as one from the root.  The
+//! a walk from the root); every arena slot not marked dead holds a node of the tree, and
+//! the walk from the root passes through every node holding the key, so the walk from a
+//! valid hint ends where one from the root does.  The
 //! tables are allocated on a tree's first add.  [`RapTree::add_batch`] takes the adds
 //! the buffer lets through in order, reading the hints and hinted nodes of adds a few
 //! places ahead so their cache misses overlap, and updates a hinted leaf that takes the
@@ -52,8 +74,11 @@
 //! is cached over the run of n sharing its value.
 //!
 //! Nodes live in one arena (a `Vec` indexed by u32 slots); a node's children are a
-//! contiguous block of b slots, recycled through a free list, so an update allocates
-//! nothing.
+//! contiguous block of b slots, child d in slot d (d the child's first digit below the
+//! node), an empty slot marked dead; blocks are recycled through a free list, so an update
+//! allocates nothing.  A merge moves a node's only child into the node's slot, and a split
+//! moves a deeper child into a new block: nodes change slots only there, and the list of
+//! touched points is revalidated by key after each merge and read.
 
 /// A node as the range report sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,8 +106,6 @@ pub struct RapTree {
     k: u32,
     b: usize,
     height: u32,
-    /// Depth 64/k: the top key half's last level.
-    anchor: u32,
     /// eps/h is small enough that the split limit grows by at most one per event, so
     /// the events of a weighted add that fit at a leaf form a prefix.
     prefix_fill: bool,
@@ -98,6 +121,8 @@ pub struct RapTree {
     /// before one, and the sum of those sizes (the paper's maximum and average memory,
     /// 004 section 5.2).
     before_merges: (u64, usize, u64),
+    /// The event count at the merge before which the tree was largest.
+    largest_at: u64,
     /// Event count at the last merge (0 before the first).
     last_merge: u64,
     /// Walk hints: node slots keyed by a hash of the full key (the leaf its last walk
@@ -179,7 +204,6 @@ impl RapTree {
             k,
             b: b as usize,
             height: bits / k,
-            anchor: 64 / k,
             prefix_fill: eps / (bits / k) as f64 <= 0.5,
             eps,
             n: 0,
@@ -190,6 +214,7 @@ impl RapTree {
             live: 0,
             peak: 0,
             before_merges: (0, 0, 0),
+            largest_at: 0,
             last_merge: 0,
             key_hints: Vec::new(),
             top_hints: Vec::new(),
@@ -216,28 +241,9 @@ impl RapTree {
         self.live = 1;
         self.peak = 1;
         self.before_merges = (0, 0, 0);
+        self.largest_at = 0;
         self.last_merge = 0;
         (self.lim, self.lim_lo, self.lim_hi) = (1, 1, 0);
-    }
-
-    /// An explicit worst-case node count for this structure, once a merge has run with a
-    /// threshold of at least one event (`None` before).  After the merge at m, every node
-    /// whose children are all leaves holds, with them, at least T_m = eps*m/h events
-    /// (else it was merged), so there are at most h/eps of them; every internal node lies
-    /// above one of them, at most h deep, so there are at most h*h/eps internal nodes.
-    /// Each later split needs a node to hold floor(T_m) events, and counts are disjoint,
-    /// so at most n/floor(T_m) splits follow.  Each internal node has b children:
-    /// `1 + b * (h*h/eps + n/floor(T_m))`.  The paper states the bound as
-    /// O(log_b(R)/eps) (after Hershberger et al.) without constants; this is the same
-    /// argument carried out for this tree, with its h*h term from chains of single heavy
-    /// children that the merge rule cannot remove.
-    pub fn memory_bound(&self) -> Option<usize> {
-        let tm = (self.eps * self.last_merge as f64 / self.height as f64).floor();
-        if tm < 1.0 {
-            return None;
-        }
-        let h = self.height as f64;
-        Some((1.0 + self.b as f64 * (h * h / self.eps + self.n as f64 / tm)).ceil() as usize)
     }
 
     /// Events added so far.
@@ -271,6 +277,12 @@ impl RapTree {
         (merges > 0).then(|| (largest, sum as f64 / merges as f64))
     }
 
+    /// The event count at the merge before which [`RapTree::nodes_before_merges`]'
+    /// maximum was reached (`None` before the first counted merge).
+    pub fn largest_before_merge_at(&self) -> Option<u64> {
+        (self.before_merges.0 > 0).then_some(self.largest_at)
+    }
+
     /// Most nodes the tree has held at any moment since the last reset (at least
     /// [`RapTree::nodes_before_merges`]'s maximum: splits before the first merge
     /// count too).
@@ -283,11 +295,12 @@ impl RapTree {
         self.eps * self.n as f64 / self.height as f64
     }
 
-    /// Walks from `node` at `depth` down `key`'s path to the leaf; returns the leaf, its
-    /// depth and the node passed at the anchor depth 64/k (`NONE` when the walk did not
-    /// cross it).  `K` is k: k divides 64, so a digit never straddles the key's halves
-    /// and the walk shifts one 64-bit half by a constant per level instead of the u128
-    /// key by a variable amount.
+    /// Walks from `node` at `depth` down `key`'s path to the node where its update lands
+    /// (the smallest range holding it); returns that node, its depth and the deepest node
+    /// at most 64/k deep visited (`NONE` when the walk started below that depth).  `K` is
+    /// k: k divides 64, so a digit never straddles the key's halves and the walk shifts
+    /// one 64-bit half instead of the u128 key.  A child one level down holds the key by
+    /// construction; a deeper one (left by an interior merge) only if its prefix matches.
     #[inline(always)]
     fn descend<const K: u32>(
         &self,
@@ -298,37 +311,45 @@ impl RapTree {
         debug_assert_eq!(K, self.k);
         let (top, low) = ((key >> 64) as u64, key as u64);
         let anchor = 64 / K;
-        let mut at_anchor = NONE;
-        // The digits still to consume, left-aligned in one half.
-        if depth < anchor {
-            let mut rest = top << (K * depth);
-            loop {
-                let ch = self.nodes[node].first;
-                if ch == 0 {
-                    return (node, depth, at_anchor);
-                }
-                node = ch as usize + (rest >> (64 - K)) as usize;
-                rest <<= K;
-                depth += 1;
-                if depth == anchor {
-                    break;
-                }
-            }
-            at_anchor = node;
-        }
-        let mut rest = low.checked_shl(K * (depth - anchor)).unwrap_or(0);
+        let mut at_anchor = if depth <= anchor { node } else { NONE };
         loop {
             let ch = self.nodes[node].first;
             if ch == 0 {
                 return (node, depth, at_anchor);
             }
-            node = ch as usize + (rest >> (64 - K)) as usize;
-            rest <<= K;
-            depth += 1;
+            let digit = if depth < anchor {
+                (top << (K * depth)) >> (64 - K)
+            } else {
+                (low << (K * (depth - anchor))) >> (64 - K)
+            };
+            let c = ch as usize + digit as usize;
+            let cd = u32::from(self.nodes[c].depth);
+            if cd != depth + 1 && !self.on_path(c, key) {
+                return (node, depth, at_anchor);
+            }
+            node = c;
+            depth = cd;
+            if depth <= anchor {
+                at_anchor = node;
+            }
         }
     }
 
-    fn split(&mut self, node: usize) {
+    /// The digit of `key` choosing the child of a node at `depth` (< h).
+    #[inline]
+    fn digit(&self, key: u128, depth: u32) -> usize {
+        ((key << (self.k * depth)) >> (128 - self.k)) as usize
+    }
+
+    /// Whether `key`'s update lands at `node`, a node on its path: no child holds it.
+    #[inline]
+    fn ends_here(&self, node: usize, key: u128) -> bool {
+        let n = &self.nodes[node];
+        n.first == 0 || !self.on_path(n.first as usize + self.digit(key, u32::from(n.depth)), key)
+    }
+
+    /// A block of b empty (dead) slots.
+    fn alloc_block(&mut self) -> usize {
         let first = match self.free.pop() {
             Some(f) => f as usize,
             None => {
@@ -337,18 +358,54 @@ impl RapTree {
                 f
             }
         };
-        let Node { prefix, depth, .. } = self.nodes[node];
-        for (d, c) in self.nodes[first..first + self.b].iter_mut().enumerate() {
-            *c = Node {
+        for c in &mut self.nodes[first..first + self.b] {
+            c.depth = DEAD;
+        }
+        first
+    }
+
+    /// Gives `node` all b immediate subranges as children with zero counts.  A node that
+    /// already has children (some slots empty or holding deeper nodes after an interior
+    /// merge) keeps its block: an empty slot gets its subrange, and a deeper child moves
+    /// into a new block under the subrange holding it (3.3.1).
+    fn split(&mut self, node: usize) {
+        let Node {
+            prefix,
+            depth,
+            first,
+            ..
+        } = self.nodes[node];
+        let block = if first == 0 {
+            self.alloc_block()
+        } else {
+            first as usize
+        };
+        let depth = u32::from(depth);
+        for d in 0..self.b {
+            let slot = block + d;
+            let old = self.nodes[slot];
+            let mut child = Node {
                 prefix: (prefix << self.k) | d as u128,
                 count: 0,
                 first: 0,
-                depth: depth + 1,
+                depth: (depth + 1) as u16,
                 touched: false,
             };
+            if old.depth != DEAD {
+                if u32::from(old.depth) == depth + 1 {
+                    continue;
+                }
+                // A deeper child: the new subrange becomes its parent.
+                let sub = self.alloc_block();
+                let below = u32::from(old.depth) - depth - 2;
+                let digit = (old.prefix >> (self.k * below)) as usize & (self.b - 1);
+                self.nodes[sub + digit] = old;
+                child.first = sub as u32;
+            }
+            self.nodes[slot] = child;
+            self.live += 1;
         }
-        self.nodes[node].first = first as u32;
-        self.live += self.b;
+        self.nodes[node].first = block as u32;
         self.peak = self.peak.max(self.live);
     }
 
@@ -373,7 +430,7 @@ impl RapTree {
         self.next_merge = self.n.saturating_add(self.period);
     }
 
-    /// [`RapTree::add`] when the key's own hint is a leaf on its path that takes the
+    /// [`RapTree::add`] when the key's own hint is the node its walk ends at and takes the
     /// whole `count` without splitting before the next merge time: the same update
     /// without the walk.  Returns false, having changed no count, in every other case.
     #[inline]
@@ -392,12 +449,9 @@ impl RapTree {
             h = h1;
         }
         let Node {
-            count: c0,
-            first,
-            depth,
-            ..
+            count: c0, depth, ..
         } = self.nodes[h];
-        if first != 0 {
+        if !self.ends_here(h, key) {
             return false;
         }
         if u32::from(depth) == self.height {
@@ -542,9 +596,7 @@ impl RapTree {
                 4 => self.descend::<4>(key, node, depth),
                 _ => self.descend::<8>(key, node, depth),
             };
-            if depth <= self.anchor {
-                at_anchor = node;
-            } else if crossed != NONE {
+            if crossed != NONE {
                 at_anchor = crossed;
             }
             if depth == self.height {
@@ -577,7 +629,8 @@ impl RapTree {
             }
             self.split(node);
         }
-        // Remember the leaf (and, after a walk from above the anchor, the anchor node).
+        // Remember where the walk ended (and, after a walk from above the anchor, the
+        // anchor node).
         if way != 0 || node != start {
             if way != 0 {
                 self.key_hints[ks + 1] = self.key_hints[ks];
@@ -616,50 +669,10 @@ impl RapTree {
         self.top_hints.clear();
         self.top_hints.resize(1 << top_bits, u32::MAX);
     }
-
-    /// One batched merge pass.
-    pub fn merge(&mut self) {
-        let thr = self.threshold();
-        if thr >= 1.0 {
-            let (merges, largest, sum) = self.before_merges;
-            self.before_merges = (merges + 1, largest.max(self.live), sum + self.live as u64);
-        }
-        self.merge_below(0, thr);
-        self.last_merge = self.n;
-        // Merged-away points are gone (their slots may be reused): keep the live ones.
-        let nodes = &self.nodes;
-        self.touched
-            .retain(|&(node, _, _)| nodes[node as usize].depth != DEAD);
-    }
-
-    /// Returns the subtree sum when `node` is a leaf after the pass, `None` otherwise.
-    fn merge_below(&mut self, node: usize, thr: f64) -> Option<u64> {
-        let first = self.nodes[node].first as usize;
-        if first == 0 {
-            return Some(self.nodes[node].count);
-        }
-        let mut all_leaves = true;
-        let mut sum = 0u64;
-        for c in first..first + self.b {
-            match self.merge_below(c, thr) {
-                Some(s) => sum += s,
-                None => all_leaves = false,
-            }
-        }
-        if all_leaves && ((self.nodes[node].count + sum) as f64) < thr {
-            self.nodes[node].count += sum;
-            self.nodes[node].first = 0;
-            for c in &mut self.nodes[first..first + self.b] {
-                c.depth = DEAD;
-            }
-            self.free.push(first as u32);
-            self.live -= self.b;
-            return Some(self.nodes[node].count);
-        }
-        None
-    }
 }
 
+mod merge;
+pub use merge::worst_case_before_merge;
 mod read;
 #[cfg(test)]
 mod tests;

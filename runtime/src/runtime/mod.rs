@@ -440,7 +440,7 @@ impl interp::Host for JitHost<'_, '_> {
         &mut self,
         id: u32,
         regs: &mut [i64; 256],
-        mem: &mut [i64],
+        mem: &mut interp::Memory,
         host_fns: &mut dyn interp::HostFunctions,
         depth: usize,
         fuel: &mut u64,
@@ -493,13 +493,25 @@ impl Runtime {
     /// recursion becomes deep machine recursion (up to the interpreter's
     /// depth limit, where both trap alike).
     pub fn run(&self, input: Input<'_>, out: &mut (dyn Write + Send)) -> crate::Result<RunReport> {
-        self.limits.check(&self.program)?;
         no_imports(&self.program)?;
+        self.run_with_host_fns(input, out, &mut interp::NoHostFunctions)
+    }
+
+    /// [`Runtime::run`] for a program with imports: its `hcall`s, interpreted
+    /// or from compiled code, call `host_fns`, which must offer every import
+    /// of the program by its index (a WebAssembly module's WASI host, say).
+    pub fn run_with_host_fns(
+        &self,
+        input: Input<'_>,
+        out: &mut (dyn Write + Send),
+        host_fns: &mut (dyn interp::HostFunctions + Send),
+    ) -> crate::Result<RunReport> {
+        self.limits.check(&self.program)?;
         if let (Some(opts), Some(_)) = (&self.jit, &self.profile) {
             let mut stack = lazy_jit_stack_bytes(&self.program, self.limits.max_depth);
             // Taken by the thread that starts; kept for the next try when
             // the system refuses a thread.
-            let out = std::sync::Mutex::new(Some(out));
+            let out = std::sync::Mutex::new(Some((out, host_fns)));
             return std::thread::scope(|scope| {
                 loop {
                     // The natives learn the stack they get: those whose
@@ -516,12 +528,12 @@ impl Runtime {
                         .name("toyvm".into())
                         .stack_size(stack)
                         .spawn_scoped(scope, move || {
-                            let out = out
+                            let (out, host_fns) = out
                                 .lock()
                                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                                 .take()
                                 .expect("one thread runs");
-                            self.run_here(input, out, code)
+                            self.run_here(input, out, host_fns, code)
                         });
                     match spawned {
                         Ok(thread) => {
@@ -545,7 +557,7 @@ impl Runtime {
                 }
             });
         }
-        self.run_here(input, out, None)
+        self.run_here(input, out, host_fns, None)
     }
 
     /// The run, on this thread; `code` is the JIT's (when it is on).
@@ -553,6 +565,7 @@ impl Runtime {
         &self,
         input: Input<'_>,
         out: &mut (dyn Write + Send),
+        host_fns: &mut (dyn interp::HostFunctions + Send),
         code: Option<Arc<SharedCode>>,
     ) -> crate::Result<RunReport> {
         let cfg = Config {
@@ -563,7 +576,14 @@ impl Runtime {
         };
         let start = Instant::now();
         let Some(spec) = &self.profile else {
-            let outcome = interp::run(&self.program, input, out, &cfg)?;
+            let outcome = interp::run_hosted(
+                &self.program,
+                input,
+                out,
+                &mut interp::NoJit(&mut toyvm_vm::tuple::NoSink),
+                host_fns,
+                &cfg,
+            )?;
             let wall = start.elapsed().as_secs_f64();
             return Ok(RunReport {
                 stats: Stats {
@@ -606,16 +626,17 @@ impl Runtime {
                     let program = Arc::clone(&self.program);
                     let mut jit = Jit::new(program, code, opts, background, limits)?;
                     let mut jh = JitHost::new(&mut link, &mut jit, cfg.kinds);
-                    let r = interp::run_with_host(&self.program, input, out, &mut jh, &cfg);
+                    let r = interp::run_hosted(&self.program, input, out, &mut jh, host_fns, &cfg);
                     let compile_time = jh.end();
                     (r, link, Some(jit.stats()), compile_time)
                 }
                 _ => {
-                    let r = interp::run_with_sink(
+                    let r = interp::run_hosted(
                         &self.program,
                         input,
                         out,
-                        &mut Feeder(&mut link),
+                        &mut interp::NoJit(&mut Feeder(&mut link)),
+                        host_fns,
                         &cfg,
                     );
                     (r, link, None, Duration::ZERO)

@@ -88,6 +88,19 @@ pub fn run_with_host<S: Host>(
     sink: &mut S,
     cfg: &Config,
 ) -> Result<Outcome> {
+    run_hosted(p, input, out, sink, &mut NoHostFunctions, cfg)
+}
+
+/// [`run_with_host`] for a program with imports: its `hcall`s call
+/// `host_fns` (which must offer every import; see [`HostFunctions`]).
+pub fn run_hosted<S: Host>(
+    p: &Program,
+    input: Input<'_>,
+    out: &mut dyn Write,
+    sink: &mut S,
+    host_fns: &mut dyn HostFunctions,
+    cfg: &Config,
+) -> Result<Outcome> {
     let entry = p.entry_function();
     check_arity(entry, input.args.len())?;
     let mut mem = memory(p, input.file)?;
@@ -96,15 +109,18 @@ pub fn run_with_host<S: Host>(
         args: input.args,
         input_len: input.file.len(),
     };
-    call_with_host(p, &mut mem, call, out, sink, &mut NoHostFunctions, cfg).0
+    call_with_host(p, &mut mem, call, out, sink, host_fns, cfg).0
 }
 
 /// The functions a host provides to a program's `hcall`s, by import index
 /// (see [`Program::imports`]).
 pub trait HostFunctions {
     /// Calls import `index` with `args` (as many as it is imported with)
-    /// and the program's memory; returns its result, or a message that
-    /// becomes the program's trap ([`TrapKind::Host`]).
+    /// and the program's memory, the whole words within its current length
+    /// (the word view; its bytes are the byte view, `bytemuck::cast_slice`,
+    /// little-endian), so a host function can neither read nor write past
+    /// the length; returns its result, or a message that becomes the
+    /// program's trap ([`TrapKind::Host`]).
     fn call(
         &mut self,
         index: u16,
@@ -137,19 +153,20 @@ pub struct Call<'a> {
 }
 
 /// A program's memory as a run starts with it: [`Program::memory_words`]
-/// zeroed words with the data segments in place and `file`'s bytes, one per
-/// word, at [`Program::input_base`].
+/// zeroed words, of which the first [`Program::memory_len`] bytes are the
+/// current length, with the data segments in place and `file`'s bytes, one
+/// per word, at [`Program::input_base`].
 ///
 /// Errors (nothing is allocated) when the file does not fit, or when the
 /// host cannot give the memory `.memory` asks for.
 pub fn memory(p: &Program, file: &[u8]) -> Result<Memory> {
     let needed = p.input_base as usize + file.len();
-    if needed as u64 > p.memory_words {
+    let len_words = p.memory_len / 8;
+    if needed as u64 > len_words {
         return Err(Error::Usage(format!(
-            "the input file ({} bytes) does not fit at address {} in memory of {} words; raise `.memory`",
+            "the input file ({} bytes) does not fit at address {} in memory of {len_words} words; raise `.memory`",
             file.len(),
             p.input_base,
-            p.memory_words
         )));
     }
     // `.memory` may ask for up to 1 GiB: `Memory::zeroed` asks for it
@@ -158,6 +175,7 @@ pub fn memory(p: &Program, file: &[u8]) -> Result<Memory> {
     let mut mem = Memory::zeroed(words).ok_or(Error::NoMemory {
         words: p.memory_words,
     })?;
+    mem.set_initial_length(p.memory_len);
     for seg in &p.data {
         let at = seg.addr as usize;
         mem[at..at + seg.words.len()].copy_from_slice(&seg.words);
@@ -193,20 +211,27 @@ fn check_arity(f: &crate::program::Function, given: usize) -> Result<()> {
 /// the instructions executed: counted with [`Config::fuel`] or
 /// [`Config::count_steps`], 0 otherwise.
 ///
+/// The memory's current length is part of it: an `mgrow` in one call is
+/// seen by the next.
+///
 /// # Panics
 ///
-/// If `mem` is not [`Program::memory_words`] long (take it from
+/// If `mem`'s capacity is not [`Program::memory_words`] (take it from
 /// [`memory`]) or `call.func` is not a function of `p`.
 pub fn call_with_host<S: Host>(
     p: &Program,
-    mem: &mut [i64],
+    mem: &mut Memory,
     call: Call<'_>,
     out: &mut dyn Write,
     sink: &mut S,
     host_fns: &mut dyn HostFunctions,
     cfg: &Config,
 ) -> (Result<Outcome>, u64) {
-    assert_eq!(mem.len() as u64, p.memory_words, "memory is `.memory` long");
+    assert_eq!(
+        mem.capacity_words() as u64,
+        p.memory_words,
+        "memory is `.memory` long"
+    );
     if let Err(e) = check_arity(&p.functions[call.func as usize], call.args.len()) {
         return (Err(e), 0);
     }

@@ -1,6 +1,6 @@
 //! The interpreter's host: a tuple sink that may also supply compiled code.
 
-use super::{HostFunctions, Trap};
+use super::{HostFunctions, Memory, Trap};
 use crate::tuple::{Tuple, TupleSink};
 
 /// A [`TupleSink`] that may also hand the interpreter compiled code (the
@@ -18,8 +18,9 @@ use crate::tuple::{Tuple, TupleSink};
 ///    returned instruction offset.  The instruction there is interpreted
 ///    without another `region_at` check.  When `JIT` is false the
 ///    interpreter contains no region checks at all.
-/// 2. `run_region` must leave registers and memory exactly as interpreting
-///    from that pc up to the returned offset would have; or, if
+/// 2. `run_region` must leave registers and memory (its contents and its
+///    current length) exactly as interpreting from that pc up to the
+///    returned offset would have; or, if
 ///    interpreting would have trapped (possibly in a callee compiled code
 ///    called natively), return that trap, which ends the run exactly as the
 ///    interpreter's own trap would.
@@ -43,7 +44,7 @@ pub trait Host: TupleSink {
         &mut self,
         id: u32,
         regs: &mut [i64; 256],
-        mem: &mut [i64],
+        mem: &mut Memory,
         host_fns: &mut dyn HostFunctions,
         depth: usize,
         fuel: &mut u64,
@@ -72,7 +73,7 @@ impl<S: TupleSink + ?Sized> Host for NoJit<'_, S> {
         &mut self,
         id: u32,
         _: &mut [i64; 256],
-        _: &mut [i64],
+        _: &mut Memory,
         _: &mut dyn HostFunctions,
         _: usize,
         _: &mut u64,

@@ -12,9 +12,18 @@
 //!   large writes.
 //!
 //! Traps (division by zero, memory out of bounds, call depth, fuel, a bad
-//! function value) stop the program with the pc and a message.
+//! function value, a `trap` instruction) stop the program with the pc and a
+//! message.
+//!
+//! Memory: the loop keeps the word view of the current length (the whole
+//! words within it) in a local slice, so `ld`/`st` check their index
+//! against that slice's length as before; the sized accesses check their
+//! byte range against the length, kept in a local too. `mgrow` and compiled
+//! code (which may run `mgrow`) change the length: the loop then takes its
+//! view again from the [`Memory`], which always holds the current length.
 
 mod entry;
+mod frames;
 mod host;
 mod memory;
 mod trap;
@@ -23,15 +32,17 @@ use std::io::Write;
 
 pub use entry::{
     Call, Config, HostFunctions, Input, NoHostFunctions, Outcome, call_with_host, memory, run,
-    run_with_host, run_with_sink,
+    run_hosted, run_with_host, run_with_sink,
 };
 pub use host::{Host, NoJit};
 pub use memory::{HUGE_PAGE_MIN_BYTES, Memory};
-pub use trap::{Trap, TrapKind};
+pub use trap::{Trap, TrapCode, TrapKind};
+
+use frames::{Calls, Frame, SPARE_STACK, SPARE_STACK_WORDS, grow_for_call, window};
 
 use crate::isa::Instr;
 use crate::program::{ARG_OFFSET, Pc, Program};
-use crate::semantics::{self, ArithError, BinOp};
+use crate::semantics::{self, ArithError, BinOp, UnOp};
 use crate::tuple::{BATCH, Emitter, Kind, KindSet, NoSink, Tuple, TupleSink, flush_full};
 use crate::{Error, Result};
 
@@ -49,45 +60,12 @@ const OUT_CHUNK: usize = 1 << 16;
 /// Most register-stack words any run may use (128 MiB).
 const MAX_STACK_WORDS: usize = 1 << 24;
 
-/// The call stack, kept apart from the dispatch loop's own state.
-#[derive(Debug)]
-struct Calls<'p> {
-    /// A compact view of each function (code and register count), so a
-    /// call touches one small entry.
-    fns: Vec<(&'p [Instr], usize)>,
-    /// Deepest call nesting before a stack-overflow trap.
-    max_depth: usize,
-    /// The register stack; the current frame's window starts at `base`.
-    stack: Vec<i64>,
-    /// `frames[..depth]` are the suspended callers; slots past `depth` are
-    /// spare, so a call stores into a slot with one bounds check.
-    frames: Vec<Frame>,
-    depth: usize,
-    /// A `u32` so `base + 2 * WINDOW` cannot overflow (the stack is at
-    /// most `MAX_STACK_WORDS` long).
-    base: u32,
-    /// The current function's register count.
-    frame_regs: usize,
-    /// The current function's index in the high half of a `Pc`, so a
-    /// tuple's pc is `fpc | pc`.
-    fpc: u64,
-}
-
-/// A suspended caller.
-#[derive(Clone, Copy, Debug, Default)]
-struct Frame {
-    /// Where the caller resumes, as a `Pc` (function and instruction).
-    ret: u64,
-    base: u32,
-    dest: u8,
-}
-
 struct Machine<'p, 'o, 'm> {
     prog: &'p Program,
     host_fns: &'m mut dyn HostFunctions,
     /// The function called.
     entry: u32,
-    mem: &'m mut [i64],
+    mem: &'m mut Memory,
     /// What only calls and returns need.
     calls: Calls<'p>,
     input_len: i64,
@@ -95,20 +73,6 @@ struct Machine<'p, 'o, 'm> {
     out: &'o mut dyn Write,
     steps: u64,
 }
-
-thread_local! {
-    /// A spare register stack, taken by a run and given back when it ends,
-    /// so a host calling a short function many times does not allocate
-    /// and zero one per call. What the last run left in it is never read:
-    /// the verifier proves every register is written before it is read,
-    /// as it must be within a run, where frames reuse the words of frames
-    /// that returned.
-    static SPARE_STACK: std::cell::Cell<Option<Vec<i64>>> = const { std::cell::Cell::new(None) };
-}
-
-/// Register stacks up to this many words go back to [`SPARE_STACK`];
-/// a run that recursed deeper frees its stack.
-const SPARE_STACK_WORDS: usize = 1 << 16;
 
 impl Machine<'_, '_, '_> {
     /// Gives the register stack back for the thread's next run.
@@ -120,18 +84,11 @@ impl Machine<'_, '_, '_> {
     }
 }
 
-#[inline(always)]
-fn window(stack: &mut [i64], base: usize) -> &mut [i64; WINDOW] {
-    (&mut stack[base..base + WINDOW])
-        .try_into()
-        .expect("register window is WINDOW long")
-}
-
 impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
     fn new(
         prog: &'p Program,
         call: Call<'_>,
-        mem: &'m mut [i64],
+        mem: &'m mut Memory,
         out: &'o mut dyn Write,
         host_fns: &'m mut dyn HostFunctions,
     ) -> Self {
@@ -190,7 +147,8 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
         max_depth: usize,
     ) -> Result<i64> {
         let prog = self.prog;
-        let mem: &mut [i64] = self.mem;
+        // The word view, the capacity past it, and the length in bytes.
+        let (mut mem, mut rest, mut len) = self.mem.split();
         // The verifier bounds `regs` by 256.
         let fns: Vec<(&[Instr], usize)> = prog
             .functions
@@ -307,15 +265,21 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     && let Some(id) = em.sink.region_at(fidx!() as u32, pc as u32)
                 {
                     let mut left = fuel - steps;
-                    match em
-                        .sink
-                        .run_region(id, regs, mem, self.host_fns, cs.depth, &mut left)
-                    {
+                    match em.sink.run_region(
+                        id,
+                        regs,
+                        &mut *self.mem,
+                        self.host_fns,
+                        cs.depth,
+                        &mut left,
+                    ) {
                         Ok(resume) => {
                             if COUNT {
                                 steps = fuel - left;
                             }
-                            pc = resume as usize
+                            pc = resume as usize;
+                            // Compiled code may have grown the memory.
+                            (mem, rest, len) = self.mem.split();
                         }
                         Err(trap) => {
                             leave!();
@@ -336,6 +300,47 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 if taken {
                     transfer!();
                 }
+            }};
+        }
+        macro_rules! unary {
+            ($d:ident, $a:ident, $op:expr) => {{
+                regs[$d as usize] = $op.eval(regs[$a as usize]);
+                pc += 1;
+            }};
+        }
+        // A sized load: check the byte range against the length, read it,
+        // extend it, emit the Value tuple as `ld` does.
+        macro_rules! load_bytes {
+            ($d:ident, $a:ident, $imm:ident, $size:literal, $signed:literal) => {{
+                let addr = semantics::byte_address(regs[$a as usize], $imm);
+                if !semantics::bytes_in_bounds(addr, $size, len) {
+                    fail!(TrapKind::BytesOutOfBounds {
+                        addr,
+                        bytes: $size,
+                        len
+                    });
+                }
+                let raw = memory::load(mem, rest, addr as u64, $size);
+                let v = semantics::extend_loaded(raw, $size, $signed);
+                regs[$d as usize] = v;
+                if emit_value {
+                    push!(Kind::Value, cs.fpc | pc as u64, v as u64);
+                }
+                pc += 1;
+            }};
+        }
+        macro_rules! store_bytes {
+            ($a:ident, $imm:ident, $b:ident, $size:literal) => {{
+                let addr = semantics::byte_address(regs[$a as usize], $imm);
+                if !semantics::bytes_in_bounds(addr, $size, len) {
+                    fail!(TrapKind::BytesOutOfBounds {
+                        addr,
+                        bytes: $size,
+                        len
+                    });
+                }
+                memory::store(mem, rest, addr as u64, $size, regs[$b as usize]);
+                pc += 1;
             }};
         }
         macro_rules! imm {
@@ -465,6 +470,13 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     regs[d as usize] = !regs[a as usize];
                     pc += 1;
                 }
+                Instr::Sext8 { d, a } => unary!(d, a, UnOp::Sext8),
+                Instr::Sext16 { d, a } => unary!(d, a, UnOp::Sext16),
+                Instr::Sext32 { d, a } => unary!(d, a, UnOp::Sext32),
+                Instr::Zext32 { d, a } => unary!(d, a, UnOp::Zext32),
+                Instr::Clz { d, a } => unary!(d, a, UnOp::Clz),
+                Instr::Ctz { d, a } => unary!(d, a, UnOp::Ctz),
+                Instr::Popcnt { d, a } => unary!(d, a, UnOp::Popcnt),
 
                 Instr::Add { d, a, b } => bin!(d, a, regs[b as usize], i64::wrapping_add),
                 Instr::Sub { d, a, b } => bin!(d, a, regs[b as usize], i64::wrapping_sub),
@@ -499,6 +511,18 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 Instr::Lti { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::Lt)),
                 Instr::Lei { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::Le)),
                 Instr::Ltui { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::Ltu)),
+                Instr::Divu { d, a, b } => divide!(BinOp::Divu, d, a, regs[b as usize]),
+                Instr::Remu { d, a, b } => divide!(BinOp::Remu, d, a, regs[b as usize]),
+                Instr::Rotl { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Rotl)),
+                Instr::Rotr { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Rotr)),
+                Instr::Rotl32 { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Rotl32)),
+                Instr::Rotr32 { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Rotr32)),
+                Instr::Leu { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Leu)),
+                Instr::Select { d, c, a, b } => {
+                    let (c, x, y) = (regs[c as usize], regs[a as usize], regs[b as usize]);
+                    regs[d as usize] = semantics::select(c, x, y);
+                    pc += 1;
+                }
 
                 Instr::Ld { d, a, imm } => {
                     let addr = semantics::word_address(regs[a as usize], imm);
@@ -519,6 +543,27 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                         fail!(TrapKind::OutOfBounds { addr, size });
                     };
                     *slot = regs[b as usize];
+                    pc += 1;
+                }
+                Instr::Ld8s { d, a, imm } => load_bytes!(d, a, imm, 1, true),
+                Instr::Ld8u { d, a, imm } => load_bytes!(d, a, imm, 1, false),
+                Instr::Ld16s { d, a, imm } => load_bytes!(d, a, imm, 2, true),
+                Instr::Ld16u { d, a, imm } => load_bytes!(d, a, imm, 2, false),
+                Instr::Ld32s { d, a, imm } => load_bytes!(d, a, imm, 4, true),
+                Instr::Ld32u { d, a, imm } => load_bytes!(d, a, imm, 4, false),
+                Instr::Ld64 { d, a, imm } => load_bytes!(d, a, imm, 8, false),
+                Instr::St8 { a, imm, b } => store_bytes!(a, imm, b, 1),
+                Instr::St16 { a, imm, b } => store_bytes!(a, imm, b, 2),
+                Instr::St32 { a, imm, b } => store_bytes!(a, imm, b, 4),
+                Instr::St64 { a, imm, b } => store_bytes!(a, imm, b, 8),
+                Instr::Msize { d } => {
+                    regs[d as usize] = len as i64;
+                    pc += 1;
+                }
+                Instr::Mgrow { d, a } => {
+                    let by = regs[a as usize];
+                    regs[d as usize] = self.mem.grow(by).map_or(-1, |old| old as i64);
+                    (mem, rest, len) = self.mem.split();
                     pc += 1;
                 }
 
@@ -548,6 +593,18 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 Instr::Blei { a, imm, target } => branch!(regs[a as usize] <= imm as i64, target),
                 Instr::Bgti { a, imm, target } => branch!(regs[a as usize] > imm as i64, target),
                 Instr::Bgei { a, imm, target } => branch!(regs[a as usize] >= imm as i64, target),
+                Instr::Bltu { a, b, target } => {
+                    branch!(
+                        (regs[a as usize] as u64) < (regs[b as usize] as u64),
+                        target
+                    )
+                }
+                Instr::Bgeu { a, b, target } => {
+                    branch!(
+                        (regs[a as usize] as u64) >= (regs[b as usize] as u64),
+                        target
+                    )
+                }
                 Instr::Loop { a, b, target } => {
                     let v = semantics::loop_count(regs[a as usize]);
                     regs[a as usize] = v;
@@ -626,6 +683,12 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     leave!();
                     return Ok(v);
                 }
+                Instr::Trap { imm } => {
+                    // The verifier admits only known codes.
+                    fail!(TrapKind::Trap(
+                        TrapCode::from_code(imm).unwrap_or(TrapCode::Unsupported)
+                    ))
+                }
 
                 Instr::Putn { a } => {
                     let v = regs[a as usize];
@@ -663,42 +726,6 @@ fn flush_output(out_buf: &mut Vec<u8>, out: &mut dyn Write) -> Result<()> {
     let r = out.write_all(out_buf).and_then(|_| out.flush());
     out_buf.clear();
     r.map_err(Error::Output)
-}
-
-/// Makes room for a call at `depth` from a frame at `base` with
-/// `frame_regs` registers: doubles the spare frame slots (up to
-/// `max_depth`) and grows the register stack to two windows past `base`,
-/// or names the trap the call meets (the depth limit first, then the
-/// stack's).
-#[cold]
-#[inline(never)]
-fn grow_for_call(
-    cs: &mut Calls<'_>,
-    depth: usize,
-    base: usize,
-    frame_regs: usize,
-) -> std::result::Result<(), TrapKind> {
-    let max_depth = cs.max_depth;
-    if depth >= cs.frames.len() {
-        if depth >= max_depth {
-            return Err(TrapKind::StackOverflow { depth: max_depth });
-        }
-        let len = (cs.frames.len() * 2).max(16).min(max_depth);
-        cs.frames.resize(len, Frame::default());
-    }
-    let need = base + 2 * WINDOW;
-    if need > cs.stack.len() {
-        if base + frame_regs + WINDOW > MAX_STACK_WORDS {
-            // `depth` calls are active; this one would be the next.
-            return Err(TrapKind::RegisterStackFull {
-                depth: depth + 1,
-                words: MAX_STACK_WORDS,
-            });
-        }
-        let len = need.max(cs.stack.len() * 2);
-        cs.stack.resize(len, 0);
-    }
-    Ok(())
 }
 
 #[inline(always)]

@@ -4,18 +4,98 @@ use std::fmt;
 
 use crate::program::Pc;
 
+/// The kinds of trap the `trap` instruction raises, by its code (its
+/// immediate). The verifier refuses any other code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TrapCode {
+    /// Code 0: "unreachable executed" (WebAssembly's `unreachable`).
+    Unreachable,
+    /// Code 1: "integer overflow".
+    IntegerOverflow,
+    /// Code 2: "undefined table element" (an indirect call past the table
+    /// or through a null entry).
+    UndefinedElement,
+    /// Code 3: "indirect call signature mismatch".
+    SignatureMismatch,
+    /// Code 4: "memory access out of bounds" (a check a front-end emits).
+    MemoryOutOfBounds,
+    /// Code 5: "integer divide by zero".
+    DivideByZero,
+    /// Code 6: "unsupported instruction".
+    Unsupported,
+}
+
+impl TrapCode {
+    /// Every code, in code order.
+    pub const ALL: [TrapCode; 7] = [
+        TrapCode::Unreachable,
+        TrapCode::IntegerOverflow,
+        TrapCode::UndefinedElement,
+        TrapCode::SignatureMismatch,
+        TrapCode::MemoryOutOfBounds,
+        TrapCode::DivideByZero,
+        TrapCode::Unsupported,
+    ];
+
+    /// The kind a `trap` immediate names, if any.
+    pub fn from_code(code: i32) -> Option<TrapCode> {
+        usize::try_from(code)
+            .ok()
+            .and_then(|i| TrapCode::ALL.get(i))
+            .copied()
+    }
+
+    /// The `trap` immediate that raises this kind.
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// The trap's message.
+    pub fn message(self) -> &'static str {
+        match self {
+            TrapCode::Unreachable => "unreachable executed",
+            TrapCode::IntegerOverflow => "integer overflow",
+            TrapCode::UndefinedElement => "undefined table element",
+            TrapCode::SignatureMismatch => "indirect call signature mismatch",
+            TrapCode::MemoryOutOfBounds => "memory access out of bounds",
+            TrapCode::DivideByZero => "integer divide by zero",
+            TrapCode::Unsupported => "unsupported instruction",
+        }
+    }
+}
+
+impl fmt::Display for TrapCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
 /// Why a program stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TrapKind {
-    /// A `div`, `divi`, `rem` or `remi` with a zero divisor.
+    /// A `div`, `divi`, `rem`, `remi`, `divu` or `remu` with a zero divisor.
     DivisionByZero,
-    /// An `ld` or `st` whose address is outside linear memory.
+    /// An `ld` or `st` whose word is not inside the memory's current length.
     OutOfBounds {
         /// The word address accessed (`a + imm`, wrapping), possibly negative.
         addr: i64,
-        /// The size of linear memory, in words.
+        /// The whole words within the memory's current length.
         size: u64,
     },
+    /// A sized load or store (`ld8s` .. `st64`) not inside the memory's
+    /// current length: "memory access out of bounds".
+    BytesOutOfBounds {
+        /// The byte address accessed, possibly negative.
+        addr: i64,
+        /// The access size in bytes.
+        bytes: u8,
+        /// The memory's current length in bytes.
+        len: u64,
+    },
+    /// A `trap` instruction, of the kind its code names.
+    Trap(TrapCode),
     /// A call nested deeper than [`Config::max_depth`](super::Config::max_depth).
     StackOverflow {
         /// The configured depth limit that was exceeded.
@@ -69,6 +149,11 @@ impl fmt::Display for TrapKind {
                     "memory access at address {addr} is out of bounds (memory has {size} words)"
                 )
             }
+            TrapKind::BytesOutOfBounds { addr, bytes, len } => write!(
+                f,
+                "memory access out of bounds: {bytes} bytes at byte address {addr} (memory length {len} bytes)"
+            ),
+            TrapKind::Trap(code) => write!(f, "{code}"),
             TrapKind::StackOverflow { depth } => {
                 write!(f, "stack overflow: call depth {depth} exceeded")
             }

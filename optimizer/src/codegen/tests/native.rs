@@ -4,6 +4,7 @@
 use super::*;
 use crate::region::Step;
 use crate::{DEFAULT_MAX_DEPTH, NativeTrap};
+use toyvm_vm::interp::Memory;
 use toyvm_vm::interp::{self, Trap};
 
 const FIB: &str = "
@@ -45,7 +46,7 @@ pub(super) fn run_function(
     p: &Program,
     func: u32,
     args: &[i64],
-    mem: &mut [i64],
+    mem: &mut Memory,
     depth: usize,
     max_depth: usize,
 ) -> Result<i64, Trap> {
@@ -94,7 +95,15 @@ fn native_fib_matches_the_interpreter() {
     let p = assemble(FIB).unwrap();
     let mut cache = CodeCache::new().unwrap();
     for n in 20..=25 {
-        let native = run_function(&mut cache, &p, 0, &[n], &mut [], 1, DEFAULT_MAX_DEPTH);
+        let native = run_function(
+            &mut cache,
+            &p,
+            0,
+            &[n],
+            &mut Memory::from(Vec::new()),
+            1,
+            DEFAULT_MAX_DEPTH,
+        );
         assert_eq!(native, interpret(&p, &[n], DEFAULT_MAX_DEPTH), "fib({n})");
     }
     // And in a mixed run: the interpreter enters `fib` once, natively.
@@ -130,7 +139,15 @@ fn small_native_callees_are_inlined_one_level_and_keep_their_semantics() {
     let mut cache = CodeCache::new().unwrap();
     cache.compile_natives(&p).unwrap();
     assert_eq!(cache.inlined_calls(), 0);
-    let native = run_function(&mut cache, &p, 1, &[9], &mut [], 1, DEFAULT_MAX_DEPTH);
+    let native = run_function(
+        &mut cache,
+        &p,
+        1,
+        &[9],
+        &mut Memory::from(Vec::new()),
+        1,
+        DEFAULT_MAX_DEPTH,
+    );
     assert_eq!(native, interpret(&p, &[9], DEFAULT_MAX_DEPTH));
 }
 
@@ -173,7 +190,15 @@ fn call_depth_traps_exactly_where_the_interpreter_does() {
     let mut cache = CodeCache::new().unwrap();
     for max_depth in [1, 2, 100] {
         for n in [0, 1, 97, 98, 99, 100, 101, 150] {
-            let native = run_function(&mut cache, &p, 0, &[n], &mut [], 1, max_depth);
+            let native = run_function(
+                &mut cache,
+                &p,
+                0,
+                &[n],
+                &mut Memory::from(Vec::new()),
+                1,
+                max_depth,
+            );
             assert_eq!(native, interpret(&p, &[n], max_depth), "n = {n}");
         }
     }
@@ -207,7 +232,17 @@ fn deep_native_recursion_fits_the_stack_the_cache_asks_for() {
         .spawn(move || {
             [60_000, 70_000]
                 .iter()
-                .map(|&n| run_function(&mut cache, &p, 0, &[n], &mut [], 1, DEFAULT_MAX_DEPTH))
+                .map(|&n| {
+                    run_function(
+                        &mut cache,
+                        &p,
+                        0,
+                        &[n],
+                        &mut Memory::from(Vec::new()),
+                        1,
+                        DEFAULT_MAX_DEPTH,
+                    )
+                })
                 .collect::<Vec<_>>()
         })
         .unwrap()
@@ -252,7 +287,7 @@ fn traps_inside_native_callees_are_the_interpreters() {
         (7, 3),
         (15, -1),
     ] {
-        let mut mem = vec![0i64; 16];
+        let mut mem = Memory::from(vec![0i64; 16]);
         let native = run_function(&mut cache, &p, 1, &[a, d], &mut mem, 1, DEFAULT_MAX_DEPTH);
         let expected = interpret(&p, &[a, d], DEFAULT_MAX_DEPTH);
         assert_eq!(native, expected, "work({a}, {d})");
@@ -288,7 +323,7 @@ region f2:0
     let mut counters = vec![0; c.counters_len()];
     let mut regs = [0i64; 256];
     regs[..2].copy_from_slice(&[5, 0]);
-    let mut mem = vec![0; 16];
+    let mut mem = Memory::from(vec![0; 16]);
     let got = c.run_with(&mut regs, &mut mem, &mut counters, 0, DEFAULT_MAX_DEPTH);
     assert_eq!(
         got,
@@ -419,7 +454,7 @@ region f1:4
         regs[3] = next();
         regs[4] = next();
         regs[5] = m;
-        let mem: Vec<i64> = (0..64).map(|_| next()).collect();
+        let mem = Memory::from((0..64).map(|_| next()).collect::<Vec<i64>>());
         let e = check_against_reference(&p, top, regs, mem);
         let kind = if m == 0 {
             ExitKind::Side
@@ -476,7 +511,7 @@ region f4:24
 ";
     let c = cache.compile(&Region::parse(text).unwrap()).unwrap();
     assert_eq!(c.inlined_calls(), 2);
-    let mut mem = vec![0i64; 64];
+    let mut mem = Memory::from(vec![0i64; 64]);
     mem[1] = 10;
     for (method, expected) in [(0, Ok(17)), (1, Ok(-3)), (2, Err(24)), (-5, Err(24))] {
         let mut regs = [0i64; 256];
@@ -513,12 +548,13 @@ region f4:24
         regs[1] = next().rem_euclid(1000);
         regs[3] = next().rem_euclid(5);
         regs[4] = regs[3] + next().rem_euclid(30);
-        let mem: Vec<i64> = (0..64)
+        let words: Vec<i64> = (0..64)
             .map(|i| {
                 let v = next();
                 if i % 2 == 0 { v.rem_euclid(6) } else { v }
             })
             .collect();
+        let mem = Memory::from(words);
         check_against_reference(&p, body, regs, mem);
     }
 }
@@ -534,7 +570,13 @@ fn register_stack_limits_leave_native_code_to_the_interpreter() {
     let mut regs = [0i64; 256];
     regs[0] = 10;
     let e = c
-        .run_with(&mut regs, &mut [], &mut counters, 1, DEFAULT_MAX_DEPTH)
+        .run_with(
+            &mut regs,
+            &mut Memory::from(Vec::new()),
+            &mut counters,
+            1,
+            DEFAULT_MAX_DEPTH,
+        )
         .unwrap();
     assert_eq!(
         e,
@@ -545,7 +587,15 @@ fn register_stack_limits_leave_native_code_to_the_interpreter() {
     );
     assert_eq!(counters, [0, 0, 0, 0]);
     // Under a smaller depth limit it runs natively.
-    let native = run_function(&mut cache, &p, 0, &[10], &mut [], 1, 1000);
+    let native = run_function(
+        &mut cache,
+        &p,
+        0,
+        &[10],
+        &mut Memory::from(Vec::new()),
+        1,
+        1000,
+    );
     assert_eq!(native, Ok(10));
     let t = interpret(&p, &[70_000], DEFAULT_MAX_DEPTH).unwrap_err();
     assert!(
@@ -624,7 +674,13 @@ fn a_bailing_function_hands_its_call_to_the_interpreter_with_nothing_changed() {
         regs[0] = x;
         let mut counters = vec![0; c.counters_len()];
         let e = c
-            .run_with(&mut regs, &mut [0; 4], &mut counters, 1, DEFAULT_MAX_DEPTH)
+            .run_with(
+                &mut regs,
+                &mut Memory::from(vec![0; 4]),
+                &mut counters,
+                1,
+                DEFAULT_MAX_DEPTH,
+            )
             .unwrap();
         assert_eq!(e.kind, ExitKind::Interpret);
         match value {
@@ -741,7 +797,7 @@ fn a_bailing_calli_calls_native_targets_and_bails_for_the_rest() {
         let c = cache.compile_function(&p, 2).unwrap();
         let mut regs = [0i64; 256];
         regs[..2].copy_from_slice(&[f, 7]);
-        let mut mem = [0i64; 4];
+        let mut mem = Memory::from(vec![0i64; 4]);
         let mut counters = vec![0; c.counters_len()];
         let e = c
             .run_with(&mut regs, &mut mem, &mut counters, 1, DEFAULT_MAX_DEPTH)
@@ -752,8 +808,8 @@ fn a_bailing_calli_calls_native_targets_and_bails_for_the_rest() {
             None => {
                 assert_eq!((e.resume, &counters[..]), (0, &[0, 0, 1, 0][..]), "f = {f}");
                 assert_eq!(
-                    (&regs[..3], mem),
-                    (&[f, 7, 0][..], [0; 4]),
+                    (&regs[..3], &mem[..]),
+                    (&[f, 7, 0][..], &[0; 4][..]),
                     "nothing changed"
                 );
             }

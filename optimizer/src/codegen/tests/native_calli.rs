@@ -3,6 +3,7 @@
 use super::native::{interpret, run_function};
 use super::*;
 use crate::DEFAULT_MAX_DEPTH;
+use toyvm_vm::interp::Memory;
 
 /// A closed function's `calli`: every function of the call's arity is a
 /// possible callee, so it is compared against each and called directly;
@@ -52,7 +53,7 @@ fn a_closed_calli_calls_every_function_of_its_arity_and_traps_for_the_rest() {
     cache.compile_natives(&p).unwrap();
     for v in [0, 1, 2, 3, 4, 5, -1, i64::MIN, i64::MAX] {
         for x in [1, 3, 7] {
-            let mut mem = vec![9i64; 4];
+            let mut mem = Memory::from(vec![9i64; 4]);
             let native = run_function(&mut cache, &p, 3, &[v, x], &mut mem, 1, DEFAULT_MAX_DEPTH);
             let expected = interpret(&p, &[v, x, 0], DEFAULT_MAX_DEPTH);
             assert_eq!(native, expected, "dispatch({v}, {x})");

@@ -1,34 +1,55 @@
 //! Reading a RAP tree: range estimates, every node with its hotness (004 section 5.1),
 //! and the point nodes.
 
-use super::{NodeView, RapTree};
+use super::{DEAD, Node, NodeView, RapTree};
 
 impl RapTree {
     /// The estimate for the aligned range of keys with the `bits`-bit prefix `prefix`:
     /// the sum of the counts of the nodes inside it.  For an unaligned prefix length the
     /// nodes wholly inside are summed.
     pub fn estimate(&self, prefix: u128, bits: u32) -> u64 {
-        let (mut node, mut depth) = (0usize, 0u32);
-        while self.k * depth < bits {
+        let mut node = 0usize;
+        loop {
+            let here = self.k * u32::from(self.nodes[node].depth);
+            if here >= bits {
+                return self.subtree(node);
+            }
             let ch = self.nodes[node].first as usize;
             if ch == 0 {
                 return 0;
             }
             // Digits of the query prefix at this depth; at the last partial level every
-            // child matching the remaining bits is inside.
-            let level_bits = self.k * (depth + 1);
+            // child in a slot matching the remaining bits is inside.
+            let level_bits = here + self.k;
             if level_bits > bits {
                 let spare = level_bits - bits;
                 let base = ((prefix << spare) as usize) & (self.b - 1);
                 return (0..1usize << spare)
-                    .map(|j| self.subtree(ch + (base | j)))
+                    .map(|j| ch + (base | j))
+                    .filter(|&c| self.nodes[c].depth != DEAD)
+                    .map(|c| self.subtree(c))
                     .sum();
             }
-            let digit = ((prefix >> (bits - level_bits)) as usize) & (self.b - 1);
-            node = ch + digit;
-            depth += 1;
+            let c = ch + (((prefix >> (bits - level_bits)) as usize) & (self.b - 1));
+            let child = &self.nodes[c];
+            if child.depth == DEAD {
+                return 0;
+            }
+            // A child left deeper by an interior merge: inside the range, holding it, or
+            // beside it.
+            let cb = self.k * u32::from(child.depth);
+            if cb >= bits {
+                return if child.prefix >> (cb - bits) == prefix {
+                    self.subtree(c)
+                } else {
+                    0
+                };
+            }
+            if prefix >> (bits - cb) != child.prefix {
+                return 0;
+            }
+            node = c;
         }
-        self.subtree(node)
     }
 
     fn subtree(&self, node: usize) -> u64 {
@@ -38,6 +59,7 @@ impl RapTree {
             return own;
         }
         own + (first..first + self.b)
+            .filter(|&c| self.nodes[c].depth != DEAD)
             .map(|c| self.subtree(c))
             .sum::<u64>()
     }
@@ -47,31 +69,26 @@ impl RapTree {
     pub fn nodes_with_hotness(&self, hot: f64) -> Vec<NodeView> {
         let mut out = Vec::with_capacity(self.live);
         let cut = hot * self.n as f64;
-        self.visit(0, 0, 0, cut, &mut out);
+        self.visit(0, cut, &mut out);
         out
     }
 
     /// Returns (subtree, hot weight, hot).
-    fn visit(
-        &self,
-        node: usize,
-        prefix: u128,
-        depth: u32,
-        cut: f64,
-        out: &mut Vec<NodeView>,
-    ) -> (u64, u64, bool) {
-        let own = self.nodes[node].count;
+    fn visit(&self, node: usize, cut: f64, out: &mut Vec<NodeView>) -> (u64, u64, bool) {
+        let Node {
+            prefix,
+            count: own,
+            first,
+            depth,
+            ..
+        } = self.nodes[node];
         let (mut subtree, mut weight) = (own, own);
-        let first = self.nodes[node].first as usize;
         if first != 0 {
-            for d in 0..self.b {
-                let (s, w, h) = self.visit(
-                    first + d,
-                    (prefix << self.k) | d as u128,
-                    depth + 1,
-                    cut,
-                    out,
-                );
+            for c in first as usize..first as usize + self.b {
+                if self.nodes[c].depth == DEAD {
+                    continue;
+                }
+                let (s, w, h) = self.visit(c, cut, out);
                 subtree += s;
                 if !h {
                     weight += w;
@@ -81,7 +98,7 @@ impl RapTree {
         let hot = weight > 0 && weight as f64 >= cut;
         out.push(NodeView {
             prefix,
-            bits: self.k * depth,
+            bits: self.k * u32::from(depth),
             count: own,
             subtree,
             hot_weight: weight,
@@ -93,7 +110,7 @@ impl RapTree {
     /// Point nodes (full-depth, one key each) with their counts.
     pub fn points(&self) -> Vec<(u128, u64)> {
         let mut out = Vec::new();
-        self.collect_points(0, 0, 0, &mut out);
+        self.collect_points(0, &mut out);
         out
     }
 
@@ -101,6 +118,8 @@ impl RapTree {
     /// created), with the growth; marks every point's count as seen.
     pub fn take_point_growth(&mut self) -> Vec<(u128, u64)> {
         // Only touched points can have grown; every other point's count equals its mark.
+        // (A split since the last merge may have moved some.)
+        self.revalidate_touched();
         let mut out = Vec::new();
         for (node, key, mark) in self.touched.drain(..) {
             let n = &mut self.nodes[node as usize];
@@ -115,17 +134,20 @@ impl RapTree {
         out
     }
 
-    fn collect_points(&self, node: usize, prefix: u128, depth: u32, out: &mut Vec<(u128, u64)>) {
-        if depth == self.height {
-            if self.nodes[node].count > 0 {
-                out.push((prefix, self.nodes[node].count));
+    fn collect_points(&self, node: usize, out: &mut Vec<(u128, u64)>) {
+        let n = &self.nodes[node];
+        if u32::from(n.depth) == self.height {
+            if n.count > 0 {
+                out.push((n.prefix, n.count));
             }
             return;
         }
-        let first = self.nodes[node].first as usize;
+        let first = n.first as usize;
         if first != 0 {
-            for d in 0..self.b {
-                self.collect_points(first + d, (prefix << self.k) | d as u128, depth + 1, out);
+            for c in first..first + self.b {
+                if self.nodes[c].depth != DEAD {
+                    self.collect_points(c, out);
+                }
             }
         }
     }

@@ -98,3 +98,184 @@ fn a_small_tree_keeps_small_hint_tables() {
     assert_eq!(t.hint_bits, MIN_KEY_BITS);
     assert_eq!(t.key_hints.len(), 1 << MIN_KEY_BITS);
 }
+
+/// The arena's structure: every slot not marked dead is reachable from the root (what
+/// the walk hints rely on), a child lies in its slot's subrange of its parent, `live`
+/// counts the nodes, and the counts sum to the events.
+fn check_structure(t: &RapTree) {
+    fn walk(t: &RapTree, node: usize, seen: &mut Vec<bool>, sum: &mut u64) {
+        assert!(!seen[node], "slot {node} reached twice");
+        seen[node] = true;
+        let n = t.nodes[node];
+        *sum += n.count;
+        if n.first == 0 {
+            return;
+        }
+        assert!(u32::from(n.depth) < t.height);
+        for d in 0..t.b {
+            let c = n.first as usize + d;
+            let cn = t.nodes[c];
+            if cn.depth == DEAD {
+                continue;
+            }
+            assert!(cn.depth > n.depth, "child not deeper");
+            let below = u32::from(cn.depth - n.depth);
+            assert_eq!(
+                cn.prefix >> (t.k * below),
+                n.prefix,
+                "child outside its parent"
+            );
+            let digit = (cn.prefix >> (t.k * (below - 1))) as usize & (t.b - 1);
+            assert_eq!(digit, d, "child in the wrong slot");
+            walk(t, c, seen, sum);
+        }
+    }
+    let mut seen = vec![false; t.nodes.len()];
+    let mut sum = 0;
+    walk(t, 0, &mut seen, &mut sum);
+    assert_eq!(sum, t.n, "counts sum to the events");
+    let reachable = seen.iter().filter(|&&s| s).count();
+    assert_eq!(reachable, t.live, "live nodes");
+    for (i, n) in t.nodes.iter().enumerate() {
+        assert!(
+            seen[i] || n.depth == DEAD,
+            "slot {i} neither reachable nor dead"
+        );
+    }
+}
+
+#[test]
+fn an_interior_merge_leaves_a_hot_key_under_a_short_chain() {
+    // One key: before the merge a chain of 64 levels with b nodes on each.  The chain's
+    // nodes hold an event each; a merge folds them upward (Fig 1: [0,63] under [0,255]).
+    let mut t = RapTree::new(4, 0.01, 2, 1 << 40);
+    for _ in 0..100_000 {
+        t.add(42, 1);
+    }
+    assert_eq!(t.nodes(), 1 + 4 * 64);
+    t.merge();
+    check_structure(&t);
+    assert!(t.nodes() <= 8, "{} nodes after the merge", t.nodes());
+    assert_eq!(t.points().len(), 1);
+    assert_eq!(t.estimate(0, 0), 100_000);
+    assert_eq!(t.estimate(42, 128), t.points()[0].1);
+}
+
+#[test]
+fn children_need_not_cover_the_range_after_an_interior_merge() {
+    // 8-bit keys, b = 2 (Fig 1's tree): the stream visits 12 and the whole range.
+    let mut t = RapTree::with_key_bits(2, 0.5, 2, 1 << 40, 8);
+    let key = |v: u128| v << 120;
+    for i in 0..4000u128 {
+        t.add(key(if i % 2 == 0 { 12 } else { (i * 37) % 256 }), 1);
+    }
+    t.merge();
+    check_structure(&t);
+    let views = t.nodes_with_hotness(0.1);
+    let has = |prefix: u128, bits: u32| views.iter().any(|v| v.prefix == prefix && v.bits == bits);
+    // Some node's immediate parent range is gone: its parent holds it two or more levels up.
+    let orphan = views
+        .iter()
+        .find(|v| v.bits > 1 && !has(v.prefix >> 1, v.bits - 1));
+    assert!(orphan.is_some(), "every node's parent range is a node");
+    // The hot key stays a point, and every estimate stays within eps n of the truth.
+    assert!(t.points().iter().any(|&(k, _)| k == 12));
+    assert_eq!(t.estimate(0, 0), 4000);
+    // Now the uncovered parts take events until their node splits again, re-parenting
+    // the deeper children under the new subranges (3.3.1).
+    for i in 0..20_000u128 {
+        t.add(key((i * 101) % 256), 1);
+        if i % 1000 == 0 {
+            check_structure(&t);
+        }
+    }
+    check_structure(&t);
+    assert_eq!(t.estimate(0, 0), 24_000);
+    let slack = (0.5 * 24_000.0) as u64;
+    for v in 0..256u128 {
+        let truth = 2000 * u64::from(v == 12)
+            + (0..2000u128)
+                .filter(|i| (i * 2 + 1) * 37 % 256 == v)
+                .count() as u64
+            + (0..20_000u128).filter(|i| i * 101 % 256 == v).count() as u64;
+        let est = t.estimate(v, 8);
+        assert!(
+            est <= truth && truth - est <= slack,
+            "{v}: {est} of {truth}"
+        );
+    }
+}
+
+#[test]
+fn after_each_merge_the_tree_is_within_the_papers_order() {
+    // 40 keys spread over 32-bit space, each holding twice the threshold eps n / h: a
+    // merge that takes only nodes whose children are all leaves keeps b nodes on each of
+    // the h levels of each key's path, O(h h / eps); the interior merge folds the paths.
+    let (b, eps, h) = (4u32, 0.2, 16u32);
+    let bound = 1.0 + 4.0 * f64::from(b + 1) * f64::from(h) / eps;
+    let mut t = RapTree::with_key_bits(b, eps, 2, 1024, 32);
+    let mut merges = 0;
+    let mut last = 0;
+    for i in 0..400_000u64 {
+        let k = (i % 40).wrapping_mul(0x9E37_79B9) as u32;
+        t.add(u128::from(k) << 96, 1);
+        if t.last_merge != last {
+            last = t.last_merge;
+            merges += 1;
+            assert!(
+                t.nodes() as f64 <= bound,
+                "{} nodes after the merge at {last} > {bound}",
+                t.nodes()
+            );
+            assert!(t.nodes() <= t.merged_bound());
+        }
+        if let Some(m) = t.memory_bound() {
+            assert!(t.nodes() <= m, "{} nodes > {m}", t.nodes());
+        }
+    }
+    assert!(merges >= 5);
+    check_structure(&t);
+}
+
+#[test]
+fn merges_and_splits_keep_the_structure_and_every_points_growth() {
+    // A mixed stream with small merge periods: many interior merges, re-parenting
+    // splits and moved points; the touched list must follow them.
+    let mut t = RapTree::new(4, 0.05, 2, 256);
+    let mut truth: std::collections::HashMap<u128, u64> = std::collections::HashMap::new();
+    let mut x = 7u64;
+    let mut reported: std::collections::HashMap<u128, u64> = std::collections::HashMap::new();
+    for i in 0..60_000u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let key = if i % 3 == 0 {
+            u128::from(x >> 40) << 64 | u128::from(x & 0xff)
+        } else {
+            u128::from(i % 7) << 100 | u128::from((x >> 60) % 3)
+        };
+        t.add(key, 1 + i % 2);
+        *truth.entry(key).or_default() += 1 + i % 2;
+        if i % 997 == 0 {
+            check_structure(&t);
+            for (k, g) in t.take_point_growth() {
+                *reported.entry(k).or_default() += g;
+            }
+        }
+    }
+    check_structure(&t);
+    for (k, g) in t.take_point_growth() {
+        *reported.entry(k).or_default() += g;
+    }
+    for (k, g) in &reported {
+        assert!(*g <= truth[k], "{k:x}: growth {g} > true {}", truth[k]);
+    }
+    // The hot keys' points report (nearly) all their events.
+    for d in 0..7u128 {
+        for v in 0..3u128 {
+            let k = d << 100 | v;
+            let slack = (0.05 * t.events() as f64) as u64;
+            assert!(reported.get(&k).copied().unwrap_or(0) + slack >= truth[&k]);
+        }
+    }
+}

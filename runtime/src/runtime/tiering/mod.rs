@@ -470,7 +470,7 @@ impl Jit {
         &mut self,
         slot: u32,
         regs: &mut [i64; 256],
-        mem: &mut [i64],
+        mem: &mut toyvm_vm::interp::Memory,
         host_fns: &mut dyn HostFunctions,
         depth: usize,
         fuel: &mut u64,

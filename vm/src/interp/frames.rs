@@ -1,0 +1,96 @@
+//! The call stack's state ([`Calls`], [`Frame`]), the register windows
+//! frames see, and growing both for a call: what only calls and returns
+//! need, kept apart from the dispatch loop's own state.
+
+use super::{MAX_STACK_WORDS, TrapKind, WINDOW};
+use crate::isa::Instr;
+
+/// The call stack, kept apart from the dispatch loop's own state.
+#[derive(Debug)]
+pub(super) struct Calls<'p> {
+    /// A compact view of each function (code and register count), so a
+    /// call touches one small entry.
+    pub(super) fns: Vec<(&'p [Instr], usize)>,
+    /// Deepest call nesting before a stack-overflow trap.
+    pub(super) max_depth: usize,
+    /// The register stack; the current frame's window starts at `base`.
+    pub(super) stack: Vec<i64>,
+    /// `frames[..depth]` are the suspended callers; slots past `depth` are
+    /// spare, so a call stores into a slot with one bounds check.
+    pub(super) frames: Vec<Frame>,
+    pub(super) depth: usize,
+    /// A `u32` so `base + 2 * WINDOW` cannot overflow (the stack is at
+    /// most `MAX_STACK_WORDS` long).
+    pub(super) base: u32,
+    /// The current function's register count.
+    pub(super) frame_regs: usize,
+    /// The current function's index in the high half of a `Pc`, so a
+    /// tuple's pc is `fpc | pc`.
+    pub(super) fpc: u64,
+}
+
+/// A suspended caller.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Frame {
+    /// Where the caller resumes, as a `Pc` (function and instruction).
+    pub(super) ret: u64,
+    pub(super) base: u32,
+    pub(super) dest: u8,
+}
+
+thread_local! {
+    /// A spare register stack, taken by a run and given back when it ends,
+    /// so a host calling a short function many times does not allocate
+    /// and zero one per call. What the last run left in it is never read:
+    /// the verifier proves every register is written before it is read,
+    /// as it must be within a run, where frames reuse the words of frames
+    /// that returned.
+    pub(super) static SPARE_STACK: std::cell::Cell<Option<Vec<i64>>> = const { std::cell::Cell::new(None) };
+}
+
+/// Register stacks up to this many words go back to [`SPARE_STACK`];
+/// a run that recursed deeper frees its stack.
+pub(super) const SPARE_STACK_WORDS: usize = 1 << 16;
+
+#[inline(always)]
+pub(super) fn window(stack: &mut [i64], base: usize) -> &mut [i64; WINDOW] {
+    (&mut stack[base..base + WINDOW])
+        .try_into()
+        .expect("register window is WINDOW long")
+}
+
+/// Makes room for a call at `depth` from a frame at `base` with
+/// `frame_regs` registers: doubles the spare frame slots (up to
+/// `max_depth`) and grows the register stack to two windows past `base`,
+/// or names the trap the call meets (the depth limit first, then the
+/// stack's).
+#[cold]
+#[inline(never)]
+pub(super) fn grow_for_call(
+    cs: &mut Calls<'_>,
+    depth: usize,
+    base: usize,
+    frame_regs: usize,
+) -> std::result::Result<(), TrapKind> {
+    let max_depth = cs.max_depth;
+    if depth >= cs.frames.len() {
+        if depth >= max_depth {
+            return Err(TrapKind::StackOverflow { depth: max_depth });
+        }
+        let len = (cs.frames.len() * 2).max(16).min(max_depth);
+        cs.frames.resize(len, Frame::default());
+    }
+    let need = base + 2 * WINDOW;
+    if need > cs.stack.len() {
+        if base + frame_regs + WINDOW > MAX_STACK_WORDS {
+            // `depth` calls are active; this one would be the next.
+            return Err(TrapKind::RegisterStackFull {
+                depth: depth + 1,
+                words: MAX_STACK_WORDS,
+            });
+        }
+        let len = need.max(cs.stack.len() * 2);
+        cs.stack.resize(len, 0);
+    }
+    Ok(())
+}
