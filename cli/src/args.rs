@@ -16,7 +16,7 @@ pub(crate) struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
-    /// Run a program (`.bc` bytecode or `.tasm` assembly).
+    /// Run a program (`.bc` bytecode, `.tasm` assembly or a `.wasm` module).
     ///
     /// The program's arguments are the entry function's parameters, as
     /// integers. Exit status 0 when the program returns (its value is
@@ -140,13 +140,18 @@ pub(crate) enum TraceFormat {
 /// `toyvm run`'s arguments.
 #[derive(clap::Args, Debug)]
 pub(crate) struct RunArgs {
-    /// The program: bytecode or text assembly (told apart by the magic),
-    /// or the name of a program in `programs/` (`sieve`), as `compare`
-    /// takes it.
+    /// The program: bytecode, text assembly or a WebAssembly module
+    /// (told apart by the magic), or the name of a program in
+    /// `programs/` (`sieve`), as `compare` takes it.
     pub(crate) file: PathBuf,
-    /// Integer arguments for the entry function.
+    /// Integer arguments for the entry function (for a WebAssembly
+    /// module: its command-line arguments, any text).
     #[arg(allow_negative_numbers = true)]
     pub(crate) args: Vec<String>,
+    /// A WebAssembly module's clock and random bytes come from the host
+    /// (default: deterministic, so runs compare byte for byte).
+    #[arg(long)]
+    pub(crate) real_time: bool,
     /// A file whose bytes are loaded into memory at the `.input` address
     /// (at most the words from there to the end of `.memory`).
     #[arg(long, value_name = "FILE")]

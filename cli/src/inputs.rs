@@ -43,8 +43,28 @@ pub(crate) fn read_input(path: Option<&Path>, program: &Program) -> Result<Vec<u
 /// A program file, loaded and verified (not linked: `asm` and `dis` take
 /// programs with imports).
 pub(crate) fn load(path: &Path) -> Result<Program, Failure> {
+    load_any(path).map(|l| l.program)
+}
+
+/// A program from bytecode, text assembly or a WebAssembly module (told
+/// apart by the magic), loaded and verified, not linked.
+pub(crate) fn load_any(path: &Path) -> Result<crate::wasm::Loaded, Failure> {
     let bytes = read(path)?;
-    Program::load_any(&bytes).map_err(|e| Failure::of(path.display(), &e))
+    if crate::wasm::is_module(&bytes) {
+        return crate::wasm::translate(path, &bytes);
+    }
+    Program::load_any(&bytes)
+        .map(|program| crate::wasm::Loaded {
+            program,
+            wasm: None,
+        })
+        .map_err(|e| Failure::of(path.display(), &e))
+}
+
+/// Links `program` for a run with no host functions: refused (status 3)
+/// when it imports any.
+pub(crate) fn link_without_host(path: &Path, program: &Program) -> Result<(), Failure> {
+    toyvm::runtime::no_imports(program).map_err(|e| Failure::of(path.display(), &e))
 }
 
 /// A program file to run: loaded, verified and linked. Every command that
@@ -52,7 +72,7 @@ pub(crate) fn load(path: &Path) -> Result<Program, Failure> {
 /// provides is refused before it runs, by every command alike.
 pub(crate) fn load_runnable(path: &Path) -> Result<Program, Failure> {
     let program = load(path)?;
-    toyvm::runtime::no_imports(&program).map_err(|e| Failure::of(path.display(), &e))?;
+    link_without_host(path, &program)?;
     Ok(program)
 }
 

@@ -13,6 +13,7 @@ mod runflags;
 mod runstats;
 mod status;
 mod streams;
+mod wasm;
 
 use std::process::ExitCode;
 

@@ -13,7 +13,9 @@ use toyvm_vm::interp::{self, Config, Input, Outcome};
 use toyvm_vm::{KindSet, Program};
 
 use crate::args::{RunArgs, TraceFormat};
-use crate::inputs::{load_runnable, parse_args, read_input, resolve, warn_if_input_named};
+use crate::inputs::{
+    link_without_host, load_any, parse_args, read_input, resolve, warn_if_input_named,
+};
 use crate::runstats::{Mode, StatsOut};
 use crate::status::{Failure, Status};
 use crate::streams::{GuestOut, diag};
@@ -51,8 +53,19 @@ pub(crate) fn run(a: RunArgs) -> Result<u8, Failure> {
     if a.input.is_none() {
         warn_if_input_named(&file)?;
     }
-    let program = load_runnable(&file)?;
-    let args = parse_args(&a.args)?;
+    let loaded = load_any(&file)?;
+    let program = loaded.program;
+    // Linked before it runs: a WebAssembly module's imports are its WASI
+    // host's (a whole run of anything else has no host functions).
+    let wasm = loaded.wasm.filter(|_| a.record.is_none());
+    if wasm.is_none() {
+        link_without_host(&file, &program)?;
+    }
+    // A module's arguments are its argv, text; a program's are integers.
+    let args = match wasm {
+        Some(_) => Vec::new(),
+        None => parse_args(&a.args)?,
+    };
     let input_bytes = read_input(a.input.as_deref(), &program)?;
     let limits = toyvm::runtime::Limits {
         fuel: a.fuel,
@@ -69,7 +82,7 @@ pub(crate) fn run(a: RunArgs) -> Result<u8, Failure> {
     let mut out = GuestOut::new(io::BufWriter::new(io::stdout()));
     let ran = match &a.record {
         Some(path) => recorded(&a, path, &program, input, &mut out),
-        None => profiled(&a, limits, program, input, &mut out),
+        None => profiled(&a, &file, wasm.as_deref(), limits, program, input, &mut out),
     };
     // The program's output is flushed before anything is said of the run.
     let flushed = out.flush();
@@ -209,9 +222,12 @@ fn recorded(
     Err(RunError::Run(outcome.into()))
 }
 
-/// The runtime: the interpreter alone, a model, or a model driving the JIT.
+/// The runtime: the interpreter alone, a model, or a model driving the JIT;
+/// a WebAssembly module with its WASI host.
 fn profiled(
     a: &RunArgs,
+    file: &Path,
+    wasm: Option<&toyvm_wasm::Translation>,
     limits: toyvm::runtime::Limits,
     program: Program,
     input: Input<'_>,
@@ -256,7 +272,27 @@ fn profiled(
         .threads(a.threads.unwrap_or(toyvm::runtime::Threads::Auto))
         .lag(a.lag)
         .build();
-    let report = rt.run(input, out)?;
+    let report = match wasm {
+        Some(t) => {
+            let mut host = crate::wasm::host(t, file, &a.args, a.real_time);
+            let r = rt.run_with_host_fns(input, out, &mut host);
+            // The module's own output: a failure to write it is the run's.
+            let r = r.and_then(|r| {
+                host.flush()
+                    .map_err(|e| toyvm::Error::Vm(toyvm_vm::Error::Output(e)))?;
+                Ok(r)
+            });
+            // A trap names the WebAssembly trap, operator and offset.
+            r.map_err(|e| match e {
+                toyvm::Error::Vm(toyvm_vm::Error::Trap(trap)) => RunError::Other(Failure::new(
+                    Status::Trap,
+                    format!("{}: {}", file.display(), t.describe_trap(&trap)),
+                )),
+                e => RunError::Run(e),
+            })?
+        }
+        None => rt.run(input, out)?,
+    };
     let lost = report
         .stats
         .jit

@@ -208,7 +208,7 @@ pub fn bless(source: &str, out: &[u8]) -> String {
 }
 
 /// Reads a source's header: its `# args:`, `# bench-args:`, `# input:`
-/// and expectation lines.
+/// and expectation lines (`//` in place of `#` in a C source).
 pub fn parse_header(source: &str) -> Result<Header, BadArgument> {
     let mut h = Header::default();
     let ints = |s: &str, line: usize| -> Result<Vec<i64>, BadArgument> {
@@ -224,7 +224,8 @@ pub fn parse_header(source: &str) -> Result<Header, BadArgument> {
     let mut lines = Vec::new();
     let mut hash = (None, None);
     for (i, l) in source.lines().enumerate() {
-        let Some(c) = l.strip_prefix('#') else {
+        // `#` in text assembly, `//` in the C sources of `programs/c/`.
+        let Some(c) = l.strip_prefix('#').or_else(|| l.strip_prefix("//")) else {
             continue;
         };
         if let Some(rest) = c.strip_prefix('>') {

@@ -1,0 +1,56 @@
+//! WebAssembly modules on the command line: `toyvm run prog.wasm ARGS` and
+//! `toyvm dis prog.wasm`. A module is told apart from bytecode and text
+//! assembly by its magic (`\0asm`), translated by `toyvm-wasm`, and run with
+//! its WASI host: the ARGS are its `argv` after the module's name, its
+//! output goes to stdout and stderr, and its clock and random bytes are
+//! deterministic unless `--real-time` is given.
+
+use std::path::Path;
+
+use toyvm_vm::Program;
+
+/// A loaded program, and the module it was translated from when it was one.
+pub struct Loaded {
+    /// The program (translated, when it came from a module).
+    pub program: Program,
+    /// The translation, for a WebAssembly module.
+    pub wasm: Option<Box<toyvm_wasm::Translation>>,
+}
+
+/// Whether `bytes` are a WebAssembly module (its magic number).
+pub fn is_module(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\0asm")
+}
+
+/// Translates a module; the error names the file (a module that does not
+/// translate is malformed input: status 3).
+pub fn translate(path: &Path, bytes: &[u8]) -> Result<Loaded, crate::status::Failure> {
+    let t = toyvm_wasm::translate(bytes, &toyvm_wasm::Options::default())
+        .map_err(|e| crate::status::Failure::io(format!("{}: {e}", path.display())))?;
+    Ok(Loaded {
+        program: t.program.clone(),
+        wasm: Some(Box::new(t)),
+    })
+}
+
+/// The module's WASI host for one run: `argv` is the module's file name
+/// then `args`.
+pub fn host<'a>(
+    t: &toyvm_wasm::Translation,
+    path: &Path,
+    args: &[String],
+    real_time: bool,
+) -> toyvm_wasm::Wasi<'a> {
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let argv = std::iter::once(name).chain(args.iter().cloned()).collect();
+    let wasi = toyvm_wasm::Wasi::new(t, argv);
+    if real_time {
+        wasi.clock(toyvm_wasm::Clock::Real)
+            .randomness(toyvm_wasm::Randomness::Real)
+    } else {
+        wasi
+    }
+}

@@ -1,0 +1,383 @@
+//! The differential fuzzer: modules from wasm-smith, configured to the
+//! subset the front-end translates, each export with integer parameters run
+//! on a fresh instance under wasmi (with fuel) and under toyvm's
+//! interpreter (with a fuel limit); the result, the trap kind, the memory
+//! and the mutable globals afterwards must agree.
+
+use std::collections::BTreeMap;
+
+use arbitrary::Unstructured;
+use toyvm_vm::interp::{self, Call, Config as RunConfig, NoJit};
+use toyvm_vm::tuple::NoSink;
+use toyvm_wasm::{Entry, Error, Options, ValKind, translate};
+use wasmi::{Engine, Extern, Linker, Module, Store, Val};
+
+use super::WasmTrap;
+
+/// wasmi's fuel per run; toyvm gets `TOYVM_FUEL_FACTOR` times as many
+/// instructions (a WebAssembly operator is at most a few toyvm ones).
+pub const WASMI_FUEL: u64 = 20_000;
+pub const TOYVM_FUEL_FACTOR: u64 = 40;
+/// Deepest recursion either engine is given.
+pub const MAX_DEPTH: usize = 500;
+
+/// What a campaign saw.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub modules: u64,
+    /// Runs of an export under both engines, compared.
+    pub compared: u64,
+    /// Runs and modules not compared, by reason.
+    pub skipped: BTreeMap<&'static str, u64>,
+    pub mismatches: Vec<String>,
+}
+
+impl Stats {
+    fn skip(&mut self, why: &'static str) {
+        *self.skipped.entry(why).or_default() += 1;
+    }
+}
+
+/// The generator's configuration: integers only, one memory with a small
+/// maximum, one small table, no imports, every item exported.
+pub fn smith_config() -> wasm_smith::Config {
+    wasm_smith::Config {
+        allow_floats: false,
+        bulk_memory_enabled: false,
+        exceptions_enabled: false,
+        gc_enabled: false,
+        compact_imports_enabled: false,
+        multi_value_enabled: false,
+        reference_types_enabled: false,
+        relaxed_simd_enabled: false,
+        simd_enabled: false,
+        saturating_float_to_int_enabled: false,
+        sign_extension_ops_enabled: true,
+        tail_call_enabled: false,
+        threads_enabled: false,
+        memory64_enabled: false,
+        wide_arithmetic_enabled: false,
+        extended_const_enabled: false,
+        custom_page_sizes_enabled: false,
+        max_imports: 0,
+        max_memories: 1,
+        max_memory32_bytes: 4 * 65536,
+        memory_max_size_required: true,
+        max_tables: 1,
+        max_table_elements: 64,
+        min_funcs: 2,
+        max_funcs: 12,
+        max_instructions: 200,
+        max_globals: 8,
+        max_types: 12,
+        max_data_segments: 4,
+        max_element_segments: 4,
+        max_elements: 16,
+        max_nesting_depth: 8,
+        export_everything: true,
+        ..wasm_smith::Config::default()
+    }
+}
+
+/// splitmix64.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// The module for `seed`, if the generator makes one.
+pub fn module_for(seed: u64) -> Option<Vec<u8>> {
+    let mut rng = Rng(seed);
+    let len = 256 + (rng.next() % 4096) as usize;
+    let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+    let mut u = Unstructured::new(&bytes);
+    let m = wasm_smith::Module::new(smith_config(), &mut u).ok()?;
+    Some(m.to_bytes())
+}
+
+fn arg(rng: &mut Rng, k: ValKind) -> i64 {
+    let v = match rng.next() % 8 {
+        0 => 0,
+        1 => 1,
+        2 => -1,
+        3 => i64::MIN,
+        4 => i64::MAX,
+        5 => (rng.next() % 200) as i64 - 100,
+        _ => rng.next() as i64,
+    };
+    if k == ValKind::I32 {
+        v as i32 as i64
+    } else {
+        v
+    }
+}
+
+/// How one engine's run ended, and what it left.
+#[derive(Debug, PartialEq, Eq)]
+struct Outcome {
+    ending: Result<Option<i64>, WasmTrap>,
+    memory: Vec<u8>,
+    /// The exported mutable globals' values, by name.
+    globals: Vec<(String, i64)>,
+    /// False when instantiation trapped.
+    instantiated: bool,
+}
+
+/// Fuzzes the module of `seed`, adding to `stats`.
+pub fn fuzz(seed: u64, stats: &mut Stats) {
+    stats.modules += 1;
+    let Some(wasm) = module_for(seed) else {
+        stats.skip("generator gave no module");
+        return;
+    };
+    let base = match translate(
+        &wasm,
+        &Options {
+            entry: Entry::InstantiateOnly,
+            ..Options::default()
+        },
+    ) {
+        Ok(t) => t,
+        Err(Error::FunctionTooLarge { .. }) => {
+            stats.skip("module: a function needs more than 256 registers");
+            return;
+        }
+        Err(e) => {
+            stats
+                .mismatches
+                .push(format!("seed {seed}: translation failed: {e}"));
+            return;
+        }
+    };
+    let mut rng = Rng(seed ^ 0x5eed);
+    for export in &base.exports {
+        if export
+            .params
+            .iter()
+            .any(|k| !matches!(k, ValKind::I32 | ValKind::I64))
+        {
+            stats.skip("export with float parameters");
+            continue;
+        }
+        let args: Vec<i64> = export.params.iter().map(|&k| arg(&mut rng, k)).collect();
+        let opts = Options {
+            entry: Entry::Export(export.name.clone()),
+            ..Options::default()
+        };
+        let t = match translate(&wasm, &opts) {
+            Ok(t) => t,
+            Err(e) => {
+                stats.mismatches.push(format!(
+                    "seed {seed}: translating for `{}`: {e}",
+                    export.name
+                ));
+                continue;
+            }
+        };
+        let Some(oracle) = run_wasmi(&wasm, &export.name, &export.params, &args) else {
+            stats.skip("run: wasmi failed to instantiate");
+            continue;
+        };
+        let mut ours = run_toyvm(
+            &wasm,
+            &t,
+            &args,
+            !export.results.is_empty(),
+            oracle.memory.len(),
+        );
+        if !oracle.instantiated {
+            // Nothing of a failed instantiation is observable but its trap.
+            ours.memory.clear();
+            ours.globals.clear();
+        }
+        let resource = |e: &Result<Option<i64>, WasmTrap>| {
+            matches!(e, Err(WasmTrap::OutOfFuel | WasmTrap::StackOverflow))
+        };
+        if oracle.ending == Err(WasmTrap::OutOfFuel) {
+            stats.skip("run: wasmi out of fuel");
+            continue;
+        }
+        if resource(&oracle.ending) || (resource(&ours.ending) && oracle.ending == ours.ending) {
+            stats.skip("run: stack overflow");
+            continue;
+        }
+        stats.compared += 1;
+        if oracle.ending != ours.ending
+            || oracle.memory != ours.memory
+            || oracle.globals != ours.globals
+        {
+            let what = if oracle.ending != ours.ending {
+                format!("wasmi {:?}, toyvm {:?}", oracle.ending, ours.ending)
+            } else if oracle.memory != ours.memory {
+                let at = oracle
+                    .memory
+                    .iter()
+                    .zip(&ours.memory)
+                    .position(|(a, b)| a != b);
+                format!(
+                    "memory differs (first at {at:?}; lengths {} / {})",
+                    oracle.memory.len(),
+                    ours.memory.len()
+                )
+            } else {
+                format!(
+                    "globals: wasmi {:?}, toyvm {:?}",
+                    oracle.globals, ours.globals
+                )
+            };
+            stats.mismatches.push(format!(
+                "seed {seed}: export `{}` {:?}: {what}",
+                export.name, args
+            ));
+        }
+    }
+}
+
+fn run_wasmi(wasm: &[u8], name: &str, params: &[ValKind], args: &[i64]) -> Option<Outcome> {
+    let mut config = wasmi::Config::default();
+    config.consume_fuel(true);
+    config.set_max_recursion_depth(MAX_DEPTH);
+    let engine = Engine::new(&config);
+    let module = Module::new(&engine, wasm).ok()?;
+    let mut store = Store::new(&engine, ());
+    store.set_fuel(WASMI_FUEL).ok()?;
+    let linker = Linker::<()>::new(&engine);
+    let instance = match linker.instantiate_and_start(&mut store, &module) {
+        Ok(i) => i,
+        Err(e) => {
+            return Some(Outcome {
+                ending: Err(WasmTrap::from_wasmi(&e)),
+                memory: Vec::new(),
+                globals: Vec::new(),
+                instantiated: false,
+            });
+        }
+    };
+    let func = instance.get_func(&store, name)?;
+    let inputs: Vec<Val> = params
+        .iter()
+        .zip(args)
+        .map(|(k, &a)| {
+            if *k == ValKind::I32 {
+                Val::I32(a as i32)
+            } else {
+                Val::I64(a)
+            }
+        })
+        .collect();
+    let mut outputs: Vec<Val> = func
+        .ty(&store)
+        .results()
+        .iter()
+        .map(|t| Val::default_for_ty(*t))
+        .collect();
+    let ending = match func.call(&mut store, &inputs, &mut outputs) {
+        Ok(()) => Ok(outputs.first().map(|v| match v {
+            Val::I32(x) => *x as i64,
+            Val::I64(x) => *x,
+            _ => 0,
+        })),
+        Err(e) => Err(WasmTrap::from_wasmi(&e)),
+    };
+    let mut memory = Vec::new();
+    for e in instance.exports(&store) {
+        if let Extern::Memory(m) = e.into_extern() {
+            memory = m.data(&store).to_vec();
+            break;
+        }
+    }
+    let mut globals = Vec::new();
+    for (name, _) in global_exports(wasm) {
+        let Some(g) = instance.get_global(&store, &name) else {
+            continue;
+        };
+        if !g.ty(&store).mutability().is_mut() {
+            continue;
+        }
+        let v = match g.get(&store) {
+            Val::I32(x) => x as i64,
+            Val::I64(x) => x,
+            _ => continue,
+        };
+        globals.push((name, v));
+    }
+    Some(Outcome {
+        ending,
+        memory,
+        globals,
+        instantiated: true,
+    })
+}
+
+fn run_toyvm(
+    wasm: &[u8],
+    t: &toyvm_wasm::Translation,
+    args: &[i64],
+    has_result: bool,
+    wasm_len: usize,
+) -> Outcome {
+    let mut mem = interp::memory(&t.program, &[]).expect("memory");
+    let call = Call {
+        func: t.program.entry,
+        args,
+        input_len: 0,
+    };
+    let cfg = RunConfig {
+        fuel: Some(WASMI_FUEL * TOYVM_FUEL_FACTOR),
+        max_depth: MAX_DEPTH,
+        ..RunConfig::default()
+    };
+    let result = interp::call_with_host(
+        &t.program,
+        &mut mem,
+        call,
+        &mut std::io::sink(),
+        &mut NoJit(&mut NoSink),
+        &mut toyvm_vm::interp::NoHostFunctions,
+        &cfg,
+    )
+    .0;
+    let ending = match result {
+        Ok(o) => Ok(has_result.then_some(o.value)),
+        Err(toyvm_vm::Error::Trap(trap)) => Err(WasmTrap::from_toyvm(&trap.kind)),
+        Err(e) => Err(WasmTrap::Other(e.to_string())),
+    };
+    let byte = |at: u64| (mem[(at / 8) as usize] >> (8 * (at % 8))) as u8;
+    let base = t.layout.base;
+    let memory: Vec<u8> = (0..wasm_len as u64).map(|i| byte(base + i)).collect();
+    let globals = global_exports(wasm)
+        .into_iter()
+        .filter_map(|(name, index)| {
+            let addr = t.layout.global_addr(index)?;
+            Some((name, mem[(addr / 8) as usize]))
+        })
+        .collect();
+    Outcome {
+        ending,
+        memory,
+        globals,
+        instantiated: true,
+    }
+}
+
+/// The module's exported globals: (name, global index).
+fn global_exports(wasm: &[u8]) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    for payload in wasmparser::Parser::new(0).parse_all(wasm).flatten() {
+        if let wasmparser::Payload::ExportSection(s) = payload {
+            for e in s.into_iter().flatten() {
+                if e.kind == wasmparser::ExternalKind::Global {
+                    out.push((e.name.to_owned(), e.index));
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,126 @@
+//! The shape of the translation: what toyvm code a few WebAssembly
+//! functions become, names, and `toyvm dis` output assembling back.
+
+use toyvm_vm::asm::{assemble, disassemble, format_instr};
+use toyvm_wasm::{Entry, Options, Origin, translate};
+
+fn module(text: &str) -> toyvm_wasm::Translation {
+    let wasm = wat::parse_str(text).expect("valid wat");
+    let opts = Options {
+        entry: Entry::InstantiateOnly,
+        ..Options::default()
+    };
+    translate(&wasm, &opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The instructions of the program function named `name`, as text.
+fn code(t: &toyvm_wasm::Translation, name: &str) -> Vec<String> {
+    let p = &t.program;
+    let f = &p.functions[p.function_index(name).expect("function") as usize];
+    f.code.iter().map(|i| format_instr(p, f, i)).collect()
+}
+
+#[test]
+fn i32_arithmetic_stays_sign_extended_and_computes_into_locals() {
+    let t = module(
+        r#"(module (func $f (param i32 i32) (result i32) (local i32)
+             (local.set 2 (i32.add (local.get 0) (local.get 1)))
+             (i32.mul (local.get 2) (i32.const 3))))"#,
+    );
+    // The sum goes straight into local 2 (r2), sign-extended; the product
+    // by a constant is an immediate form.
+    assert_eq!(
+        code(&t, "f"),
+        [
+            "add r3, r0, r1",
+            "sext32 r2, r3",
+            "muli r3, r2, 3",
+            "sext32 r3, r3",
+            "ret r3"
+        ]
+    );
+}
+
+#[test]
+fn comparisons_fuse_into_branches() {
+    let t = module(
+        r#"(module (func $count (param i32) (result i32) (local i32)
+             (loop $top
+               (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+               (br_if $top (i32.lt_u (local.get 1) (local.get 0))))
+             (local.get 1)))"#,
+    );
+    let c = code(&t, "count");
+    assert!(c.iter().any(|i| i.starts_with("bltu r1, r0,")), "{c:?}");
+    assert!(!c.iter().any(|i| i.starts_with("ltu ")), "{c:?}");
+    // Local 1 is read before it is written: zeroed first.
+    assert_eq!(c[0], "li r1, 0");
+}
+
+#[test]
+fn locals_written_before_read_are_not_zeroed() {
+    let t = module(
+        r#"(module (func $g (param i32) (result i32) (local i32)
+             (local.set 1 (i32.const 5))
+             (i32.add (local.get 1) (local.get 0))))"#,
+    );
+    let c = code(&t, "g");
+    assert_eq!(c[0], "li r1, 5", "{c:?}");
+}
+
+#[test]
+fn names_come_from_the_name_section_and_dis_output_assembles_back() {
+    let t = module(
+        r#"(module
+             (import "env" "host.fn" (func $h (param i32) (result i32)))
+             (memory 1 2)
+             (global $g (mut i32) (i32.const 7))
+             (table 2 funcref) (elem (i32.const 0) $add $h)
+             (data (i32.const 3) "abc")
+             (func $add (export "add") (param i32 i32) (result i32)
+               (i32.add (local.get 0) (local.get 1)))
+             (func $r1 (param i32) (result i32)
+               (call_indirect (param i32 i32) (result i32)
+                 (local.get 0) (global.get $g) (local.get 0)))
+             (func $0bad (result i32)
+               (block (result i32) (i32.const 1) (br_table 0 0 (i32.const 0))))
+             (func (export "anon") (result i32) (memory.grow (i32.const 1))))"#,
+    );
+    let names: Vec<&str> = t.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "add",
+            "r1_",
+            "_0bad",
+            "f4",
+            "thunk.env.host.fn",
+            "wasm_init",
+            "wasm_entry"
+        ]
+    );
+    assert!(matches!(
+        t.functions[0].origin,
+        Origin::Wasm { index: 1, .. }
+    ));
+    assert_eq!(t.imports[0].field, "host.fn");
+    assert_eq!(t.program.imports[0].name, "env.host.fn");
+    let text = disassemble(&t.program);
+    let back = assemble(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(back, t.program, "{text}");
+}
+
+#[test]
+fn every_instruction_knows_its_webassembly_offset() {
+    let t = module(r#"(module (func $f (param i32) (result i32) (i32.popcnt (local.get 0))))"#);
+    let f = &t.functions[0];
+    let Origin::Wasm { offset, .. } = f.origin else {
+        panic!()
+    };
+    assert_eq!(f.offsets.len(), t.program.functions[0].code.len());
+    assert!(
+        f.offsets.iter().all(|&o| o > offset),
+        "{:?} after {offset}",
+        f.offsets
+    );
+}
