@@ -123,7 +123,7 @@ impl Runner for Tamper {
     fn run(&self, case: &Case, config: &Config) -> compare::Result<Run> {
         let mut r = RuntimeRunner.run(case, config)?;
         if config.model_name() == self.model {
-            r.output.push(b'!');
+            std::io::Write::write_all(&mut r.output, b"!").unwrap();
         }
         Ok(r)
     }

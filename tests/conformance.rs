@@ -576,7 +576,7 @@ fn the_command_line_refuses_a_mismatched_reference_and_applies_given_tolerances(
     assert!(text(&o.stderr).contains("pass 1: reusing"));
     assert!(!text(&o.stdout).contains("note:"), "{}", text(&o.stdout));
 
-    // Another program, other arguments: refused (status 2), naming what differs.
+    // Another program, other arguments: refused (status 3), naming what differs.
     for (args, want) in [
         (vec![ht, "20000"], "recorded for another program"),
         (
@@ -588,7 +588,7 @@ fn the_command_line_refuses_a_mismatched_reference_and_applies_given_tolerances(
         cmd.extend(args);
         cmd.extend(["--profile", "multihash", "--reference", r]);
         let o = toyvm(&cmd);
-        assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+        assert_eq!(o.status.code(), Some(3), "{}", text(&o.stdout));
         assert!(text(&o.stderr).contains(want), "{}", text(&o.stderr));
         assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
     }
@@ -666,7 +666,7 @@ fn the_command_line_refuses_a_mismatched_reference_and_applies_given_tolerances(
             "--reference",
             "/dev/zero",
         ]);
-        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(o.status.code(), Some(3));
         assert!(
             text(&o.stderr).contains("/dev/zero: not a reference"),
             "{}",

@@ -178,7 +178,7 @@ fn hostile_input_is_an_error_with_its_line_and_leaves_no_trace() {
             Some(input),
         );
         let err = text(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(o.status.code(), Some(3), "{err}");
         assert!(err.starts_with("toyvm: standard input: "), "{err}");
         assert!(err.contains(needle), "{needle}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -219,7 +219,7 @@ fn hostile_input_is_an_error_with_its_line_and_leaves_no_trace() {
             None,
         );
         let err = text(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(o.status.code(), Some(3), "{err}");
         assert!(err.contains("No space left"), "{err}");
         let m = std::fs::symlink_metadata("/dev/full").unwrap();
         assert!(
@@ -239,7 +239,7 @@ fn hostile_input_is_an_error_with_its_line_and_leaves_no_trace() {
         ],
         None,
     );
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(3));
     assert!(text(&o.stderr).contains("/nonexistent/x"));
     let o = toyvm(
         &["trace", "import", "--from", "perf", SAMPLE, "-o", s(&out)],

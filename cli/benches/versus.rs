@@ -341,7 +341,8 @@ fn main() {
                 .args(["--stats", "--json"])
                 .output()
                 .expect("toyvm runs");
-            let stats: serde_json::Value = String::from_utf8_lossy(&out.stderr)
+            // The JSON line ends standard output, after the program's.
+            let stats: serde_json::Value = String::from_utf8_lossy(&out.stdout)
                 .lines()
                 .rev()
                 .find_map(|l| serde_json::from_str(l).ok())

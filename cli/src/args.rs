@@ -8,7 +8,7 @@ use toyvm_vm::KindSet;
 
 /// toyvm: a bytecode VM whose execution feeds models of hardware profilers.
 #[derive(Parser, Debug)]
-#[command(name = "toyvm", version, about, long_about = None)]
+#[command(name = "toyvm", version, about, long_about = None, after_help = crate::status::TABLE)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
@@ -16,110 +16,15 @@ pub(crate) struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
-    /// Run a program (`.bc` bytecode or `.tasm` assembly).
+    /// Run a program (`.bc` bytecode, `.tasm` assembly or a `.wasm` module).
     ///
     /// The program's arguments are the entry function's parameters, as
-    /// integers. Its exit status is the low byte of the entry function's
-    /// return value; a trap prints its pc and reason and exits with 3.
+    /// integers. Exit status 0 when the program returns (its value is
+    /// `result` in `--stats`; `--exit-code` makes its low byte the exit
+    /// status); a trap prints its pc and reason and exits with 4 (see
+    /// `toyvm --help` for every status).
     #[command(after_long_help = toyvm_profiler::spec::HELP)]
-    Run {
-        /// The program: bytecode, text assembly or a WebAssembly module
-        /// (told apart by the magic), or the name of a program in
-        /// `programs/` (`sieve`), as `compare` takes it.
-        file: PathBuf,
-        /// Integer arguments for the entry function (for a WebAssembly
-        /// module: its command-line arguments, any text).
-        #[arg(allow_negative_numbers = true)]
-        args: Vec<String>,
-        /// A WebAssembly module's clock and random bytes come from the host
-        /// (default: deterministic, so runs compare byte for byte).
-        #[arg(long)]
-        real_time: bool,
-        /// A file whose bytes are loaded into memory at the `.input` address
-        /// (at most the words from there to the end of `.memory`).
-        #[arg(long, value_name = "FILE")]
-        input: Option<PathBuf>,
-        /// Stop with a trap after this many executed instructions (the JIT
-        /// stays on: compiled code counts its instructions too).
-        #[arg(long, value_name = "N")]
-        fuel: Option<u64>,
-        /// Trap with a stack overflow when calls nest deeper than this
-        /// (default 65536), in compiled code too.
-        #[arg(long, value_name = "N")]
-        max_depth: Option<usize>,
-        /// Refuse, before running it, a program whose memory (`.memory`)
-        /// is over this many words.
-        #[arg(long, value_name = "WORDS")]
-        max_memory: Option<u64>,
-        /// The profiler model that watches the run: a spec such as
-        /// `multihash:tables=4,entries=2048`, `perfect`, or `none`.
-        #[arg(
-            long,
-            value_name = "SPEC",
-            default_value = "none",
-            conflicts_with = "record"
-        )]
-        profile: String,
-        /// Print each interval's candidates (with `--profile`).
-        #[arg(long)]
-        candidates: bool,
-        /// Interpret only: no compiled code even with a profiler model.
-        #[arg(long)]
-        no_jit: bool,
-        /// Run the profiler model on the interpreter's thread (1) or its
-        /// own (2); `auto`: 2 on a machine with more than one core, except
-        /// for a JIT run with a lag under 8,192 tuples, which would wait
-        /// for the model at nearly every batch.
-        #[arg(long, value_name = "1|2|auto", default_value = "auto")]
-        threads: toyvm::runtime::Threads,
-        /// Tuples between an interval's end and its candidates reaching the
-        /// JIT (default: the interval length). The same lag gives the same
-        /// decisions on one thread or two.
-        #[arg(long, value_name = "TUPLES")]
-        lag: Option<u64>,
-        /// Install compiled code as soon as the compiler thread has it,
-        /// not at the interval end after it was planned: the interpreter
-        /// never waits for the compiler, but runs are not repeatable.
-        #[arg(long = "async")]
-        async_install: bool,
-        /// Tuples between planning a region and installing its code: the
-        /// compiler thread's head start (0: at the interval end that
-        /// planned it). Deterministic, unlike --async.
-        #[arg(long, value_name = "TUPLES", default_value_t = 0)]
-        install_lag: u64,
-        /// Print what the JIT compiles, from which candidates, and every
-        /// invalidation with its reason.
-        #[arg(long)]
-        jit_log: bool,
-        /// Write each compiled region's Cranelift IR (annotated with
-        /// bytecode pcs) to this directory.
-        #[arg(long, value_name = "DIR")]
-        dump_clif: Option<PathBuf>,
-        /// Compile without value specialization (no guarded constants), to
-        /// measure what it buys.
-        #[arg(long)]
-        no_value_spec: bool,
-        /// Compile without call-target specialization (indirect calls stay
-        /// with the interpreter), to measure what it buys.
-        #[arg(long)]
-        no_call_spec: bool,
-        /// Record the tuple stream to this trace file.
-        #[arg(long, value_name = "FILE")]
-        record: Option<PathBuf>,
-        /// Trace format for `--record`.
-        #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
-        record_format: TraceFormat,
-        /// Tuple kinds `--record` writes: `all` (the default), `none`, or a
-        /// list of value,edge,call.
-        #[arg(long, value_parser = parse_kinds)]
-        kinds: Option<KindSet>,
-        /// Print run statistics on standard error when the program ends.
-        #[arg(long)]
-        stats: bool,
-        /// Print the statistics as JSON.
-        #[arg(long, requires = "stats")]
-        json: bool,
-    },
+    Run(RunArgs),
     /// Assemble text assembly into a `.bc` bytecode file.
     Asm {
         /// The assembly source.
@@ -144,7 +49,7 @@ pub(crate) enum Command {
         /// `--profile 'multihash,stratified,rap:eps=1%'`.
         #[arg(long = "profile", value_name = "SPEC", required = true)]
         profiles: Vec<String>,
-        /// Print the report as JSON.
+        /// Print the report as JSON (`format` 1; see docs/json.md).
         #[arg(long)]
         json: bool,
         /// Candidates to list per model in the text report.
@@ -160,7 +65,8 @@ pub(crate) enum Command {
     /// the model guarantees (the tolerance; sampling noise for a sampler),
     /// reports no systematic false positives and stays within its overhead
     /// budget, and for RAP that its hot ranges hold within its error bound.
-    /// Exit status 0 only when every criterion passes (1 otherwise).
+    /// Exit status 0 only when every criterion passes (1 otherwise; 2 to 5
+    /// when there is no verdict, see `toyvm --help`).
     #[command(after_long_help = toyvm_profiler::spec::HELP)]
     Verify {
         /// The program (bytecode or assembly).
@@ -189,7 +95,7 @@ pub(crate) enum Command {
         /// (default 0.90).
         #[arg(long)]
         quorum: Option<f64>,
-        /// Print the verdict as JSON.
+        /// Print the verdict as JSON (`format` 1; see docs/json.md).
         #[arg(long)]
         json: bool,
         /// Pass 2 with the JIT on (driven by the model under test), against
@@ -231,6 +137,115 @@ pub(crate) enum TraceFormat {
     Binary,
 }
 
-pub(crate) fn parse_kinds(s: &str) -> Result<KindSet, String> {
-    s.parse()
+/// `toyvm run`'s arguments.
+#[derive(clap::Args, Debug)]
+pub(crate) struct RunArgs {
+    /// The program: bytecode, text assembly or a WebAssembly module
+    /// (told apart by the magic), or the name of a program in
+    /// `programs/` (`sieve`), as `compare` takes it.
+    pub(crate) file: PathBuf,
+    /// Integer arguments for the entry function (for a WebAssembly
+    /// module: its command-line arguments, any text).
+    #[arg(allow_negative_numbers = true)]
+    pub(crate) args: Vec<String>,
+    /// A WebAssembly module's clock and random bytes come from the host
+    /// (default: deterministic, so runs compare byte for byte).
+    #[arg(long)]
+    pub(crate) real_time: bool,
+    /// A file whose bytes are loaded into memory at the `.input` address
+    /// (at most the words from there to the end of `.memory`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) input: Option<PathBuf>,
+    /// Stop with a trap after this many executed instructions (the JIT
+    /// stays on: compiled code counts its instructions too).
+    #[arg(long, value_name = "N")]
+    pub(crate) fuel: Option<u64>,
+    /// Trap with a stack overflow when calls nest deeper than this
+    /// (default 65536), in compiled code too.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_depth: Option<usize>,
+    /// Refuse, before running it, a program whose memory (`.memory`)
+    /// is over this many words.
+    #[arg(long, value_name = "WORDS")]
+    pub(crate) max_memory: Option<u64>,
+    /// The profiler model that watches the run: a spec such as
+    /// `multihash:tables=4,entries=2048`, `perfect`, or `none`.
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = "none",
+        conflicts_with = "record"
+    )]
+    pub(crate) profile: String,
+    /// Print each interval's candidates (with `--profile`).
+    #[arg(long)]
+    pub(crate) candidates: bool,
+    /// Interpret only: no compiled code even with a profiler model.
+    #[arg(long)]
+    pub(crate) no_jit: bool,
+    /// Run the profiler model on the interpreter's thread (1) or its
+    /// own (2); `auto`: 2 on a machine with more than one core, except
+    /// for a JIT run with a lag under 8,192 tuples, which would wait
+    /// for the model at nearly every batch.
+    #[arg(long, value_name = "1|2|auto")]
+    pub(crate) threads: Option<toyvm::runtime::Threads>,
+    /// Tuples between an interval's end and its candidates reaching the
+    /// JIT (default: the interval length). The same lag gives the same
+    /// decisions on one thread or two.
+    #[arg(long, value_name = "TUPLES")]
+    pub(crate) lag: Option<u64>,
+    /// Install compiled code as soon as the compiler thread has it,
+    /// not at the interval end after it was planned: the interpreter
+    /// never waits for the compiler, but runs are not repeatable.
+    #[arg(long = "async")]
+    pub(crate) async_install: bool,
+    /// Tuples between planning a region and installing its code: the
+    /// compiler thread's head start (0: at the interval end that
+    /// planned it). Deterministic, unlike --async.
+    #[arg(long, value_name = "TUPLES")]
+    pub(crate) install_lag: Option<u64>,
+    /// Print what the JIT compiles, from which candidates, and every
+    /// invalidation with its reason.
+    #[arg(long)]
+    pub(crate) jit_log: bool,
+    /// Write each compiled region's Cranelift IR (annotated with
+    /// bytecode pcs) to this directory.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dump_clif: Option<PathBuf>,
+    /// Compile without value specialization (no guarded constants), to
+    /// measure what it buys.
+    #[arg(long)]
+    pub(crate) no_value_spec: bool,
+    /// Compile without call-target specialization (indirect calls stay
+    /// with the interpreter), to measure what it buys.
+    #[arg(long)]
+    pub(crate) no_call_spec: bool,
+    /// Record the tuple stream to this trace file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record: Option<PathBuf>,
+    /// Trace format for `--record` (default: text).
+    #[arg(long, value_enum)]
+    pub(crate) record_format: Option<TraceFormat>,
+    /// Tuple kinds `--record` writes: `all` (the default), `none`, or a
+    /// list of value,edge,call.
+    #[arg(long, value_parser = <KindSet as std::str::FromStr>::from_str)]
+    pub(crate) kinds: Option<KindSet>,
+    /// Print run statistics when the program ends: as text on standard
+    /// error, or with --json as one JSON line on standard output after
+    /// the program's output (or in --stats-file).
+    #[arg(long)]
+    pub(crate) stats: bool,
+    /// The statistics as JSON (`format` 1; see docs/json.md), on
+    /// standard output after the program's output, on a line of its own.
+    #[arg(long, requires = "stats")]
+    pub(crate) json: bool,
+    /// Write the statistics to this file instead (checked before the
+    /// run; replaced only once written).
+    #[arg(long, value_name = "FILE", requires = "stats")]
+    pub(crate) stats_file: Option<PathBuf>,
+    /// Exit with the low byte of the program's return value (as a shell
+    /// command does) instead of 0: a value of 1 to 5 then reads like
+    /// one of toyvm's own statuses.
+    #[arg(long)]
+    pub(crate) exit_code: bool,
 }

@@ -16,9 +16,12 @@ use toyvm_profiler::trace::{Format, TraceWriter};
 
 use toyvm_lab::output;
 
+use crate::status::Failure;
+use crate::streams::note;
+
 /// `toyvm trace`'s arguments.
 #[derive(Args, Debug)]
-pub struct TraceArgs {
+pub(crate) struct TraceArgs {
     #[command(subcommand)]
     command: TraceCommand,
 }
@@ -64,8 +67,8 @@ enum TraceFormat {
     Binary,
 }
 
-/// Runs `toyvm trace`: the exit status, or the error message.
-pub fn run(args: &TraceArgs) -> Result<u8, String> {
+/// Runs `toyvm trace`: the exit status.
+pub(crate) fn run(args: &TraceArgs) -> Result<u8, Failure> {
     let TraceCommand::Import(a) = &args.command;
     let Source::Lackey = a.from;
     let format = match a.format {
@@ -78,42 +81,43 @@ pub fn run(args: &TraceArgs) -> Result<u8, String> {
     } else {
         a.input.display().to_string()
     };
+    let to_stdout = a.output.as_os_str() == "-";
+    if !to_stdout {
+        output::check_writable(&a.output, "the trace")?;
+    }
     let input: Box<dyn BufRead> = if stdin {
         Box::new(io::stdin().lock())
     } else {
         Box::new(BufReader::new(
-            fs::File::open(&a.input).map_err(|e| format!("{name}: {e}"))?,
+            fs::File::open(&a.input).map_err(|e| Failure::io(format!("{name}: {e}")))?,
         ))
     };
-    let stats = if a.output.as_os_str() == "-" {
-        match convert(input, BufWriter::new(io::stdout().lock()), format) {
-            Err(Failed::Write(e)) if output::is_closed_pipe(&e) => return Ok(0),
-            r => r.map_err(|e| e.message(&name, "standard output"))?,
-        }
+    let stats = if to_stdout {
+        convert(input, BufWriter::new(io::stdout().lock()), format)
+            .map_err(|e| e.failure(&name, "standard output"))?
     } else {
         let out = &a.output;
         let (f, file) = output::Replacement::create(out)
-            .map_err(|e| format!("cannot write the trace to {}: {e}", out.display()))?;
+            .map_err(|e| Failure::write(&format!("the trace {}", out.display()), &e))?;
         // A partial trace would pass for a whole one: it replaces `out`
         // only once whole, so a failure leaves `out` as it was.
         let stats = convert(input, BufWriter::new(f), format).map_err(|e| {
-            format!(
-                "{}; {} not written",
-                e.message(&name, &out.display().to_string()),
-                out.display()
+            let f = e.failure(&name, &out.display().to_string());
+            Failure::new(
+                f.status,
+                format!("{}; {} not written", f.msg, out.display()),
             )
         })?;
         file.commit()
-            .map_err(|e| format!("cannot write the trace to {}: {e}", out.display()))?;
+            .map_err(|e| Failure::write(&format!("the trace {}", out.display()), &e))?;
         stats
     };
-    let to = if a.output.as_os_str() == "-" {
+    let to = if to_stdout {
         "standard output".to_string()
     } else {
         a.output.display().to_string()
     };
-    output::stderr(format!("{name} -> {to}: {}\n", stats.summary()).as_bytes())
-        .map_err(|e| format!("writing standard error: {e}"))?;
+    note(&format!("{name} -> {to}: {}\n", stats.summary()));
     Ok(0)
 }
 
@@ -123,10 +127,10 @@ enum Failed {
 }
 
 impl Failed {
-    fn message(&self, input: &str, out: &str) -> String {
+    fn failure(&self, input: &str, out: &str) -> Failure {
         match self {
-            Failed::Read(e) => format!("{input}: {e}"),
-            Failed::Write(e) => format!("writing {out}: {e}"),
+            Failed::Read(e) => Failure::of(input, e),
+            Failed::Write(e) => Failure::write(out, e),
         }
     }
 }

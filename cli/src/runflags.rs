@@ -23,6 +23,14 @@ pub struct RunFlags<'a> {
     pub no_call_spec: bool,
     /// `--kinds KINDS` was given (needs `--record`).
     pub kinds: bool,
+    /// `--record-format` was given (needs `--record`).
+    pub record_format: bool,
+    /// `--lag` was given (needs a model).
+    pub lag: bool,
+    /// `--threads` was given (needs a model: it places the model's work).
+    pub threads: bool,
+    /// `--install-lag` was given (needs a model and the JIT).
+    pub install_lag: bool,
     /// `--record FILE` was given.
     pub record: bool,
 }
@@ -53,6 +61,17 @@ pub enum FlagError {
         /// What it does (`logs what the JIT compiles`).
         what: &'static str,
     },
+    /// A flag that acts on the profiler model, without one.
+    #[error("{flag} needs --profile SPEC: it {what}, and without a model there is none")]
+    ModelFlagWithoutModel {
+        /// The flag (`--lag`).
+        flag: &'static str,
+        /// What it does.
+        what: &'static str,
+    },
+    /// `--record-format` without `--record`.
+    #[error("--record-format needs --record FILE: it is the recorded trace's format")]
+    RecordFormatWithoutRecord,
     /// `--kinds` without `--record`.
     #[error(
         "--kinds needs --record FILE: it chooses the tuple kinds the recorded trace holds (a profiler model takes the kinds its spec names)"
@@ -84,6 +103,19 @@ pub fn check(f: &RunFlags<'_>) -> Result<(), FlagError> {
             "--no-call-spec",
             "changes how regions compile",
         ),
+        (
+            f.install_lag,
+            "--install-lag",
+            "delays installing compiled code",
+        ),
+    ];
+    let model_flags = [
+        (
+            f.lag,
+            "--lag",
+            "delays the model's candidates reaching the JIT",
+        ),
+        (f.threads, "--threads", "places the model's work on threads"),
     ];
     let jit_flag = jit_flags.iter().find(|j| j.0);
     if f.profile == "none" {
@@ -93,11 +125,17 @@ pub fn check(f: &RunFlags<'_>) -> Result<(), FlagError> {
         if let Some(&(_, flag, what)) = jit_flag {
             return Err(FlagError::JitFlagWithoutModel { flag, what });
         }
+        if let Some(&(_, flag, what)) = model_flags.iter().find(|m| m.0) {
+            return Err(FlagError::ModelFlagWithoutModel { flag, what });
+        }
     } else if let Some(&(_, flag, what)) = jit_flag.filter(|_| f.no_jit) {
         return Err(FlagError::JitFlagWithNoJit { flag, what });
     }
     if f.kinds && !f.record {
         return Err(FlagError::KindsWithoutRecord);
+    }
+    if f.record_format && !f.record {
+        return Err(FlagError::RecordFormatWithoutRecord);
     }
     Ok(())
 }
@@ -176,6 +214,46 @@ mod tests {
                 ..kinds
             })
             .is_ok()
+        );
+        // Issue 34: the model's and the trace's flags are refused where
+        // they cannot act, like the others.
+        for (f, starts) in [
+            (RunFlags { lag: true, ..none }, "--lag needs --profile"),
+            (
+                RunFlags {
+                    threads: true,
+                    ..none
+                },
+                "--threads needs --profile",
+            ),
+            (
+                RunFlags {
+                    install_lag: true,
+                    ..none
+                },
+                "--install-lag needs --profile",
+            ),
+            (
+                RunFlags {
+                    record_format: true,
+                    ..none
+                },
+                "--record-format needs --record",
+            ),
+        ] {
+            let e = check(&f).unwrap_err().to_string();
+            assert!(e.starts_with(starts), "{e}");
+        }
+        assert!(check(&RunFlags { lag: true, ..model }).is_ok());
+        assert!(
+            check(&RunFlags {
+                install_lag: true,
+                no_jit: true,
+                ..model
+            })
+            .unwrap_err()
+            .to_string()
+            .contains("--no-jit")
         );
     }
 }

@@ -59,10 +59,15 @@ impl Mode {
     }
 }
 
+/// The format version of `run --stats --json`'s line.
+pub const STATS_JSON_FORMAT: u32 = 1;
+
 /// The statistics as `--stats --json` prints them: the same keys in every
 /// mode (`jit` is null without the JIT).
 #[derive(Debug, Serialize)]
 pub struct StatsOut<'a> {
+    /// The JSON's format version, [`STATS_JSON_FORMAT`] (first key).
+    pub format: u32,
     /// How the program ran (the JSON's `mode` key: `interpreter`,
     /// `record`, `model`, `jit`).
     pub mode: Mode,
@@ -85,6 +90,7 @@ impl<'a> StatsOut<'a> {
     /// fuel limit (the count then holds compiled code's instructions).
     pub fn new(stats: &'a Stats, mode: Mode, result: i64) -> StatsOut<'a> {
         StatsOut {
+            format: STATS_JSON_FORMAT,
             mode,
             stats,
             ns_per_interpreted_instruction: (stats.instructions > 0

@@ -22,10 +22,11 @@ pub fn is_module(bytes: &[u8]) -> bool {
     bytes.starts_with(b"\0asm")
 }
 
-/// Translates a module; the error names the file.
-pub fn translate(path: &Path, bytes: &[u8]) -> Result<Loaded, String> {
+/// Translates a module; the error names the file (a module that does not
+/// translate is malformed input: status 3).
+pub fn translate(path: &Path, bytes: &[u8]) -> Result<Loaded, crate::status::Failure> {
     let t = toyvm_wasm::translate(bytes, &toyvm_wasm::Options::default())
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| crate::status::Failure::io(format!("{}: {e}", path.display())))?;
     Ok(Loaded {
         program: t.program.clone(),
         wasm: Some(Box::new(t)),

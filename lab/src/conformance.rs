@@ -107,7 +107,7 @@ mod verdict;
 
 pub use criteria::{OVERHEAD_CYCLES_PER_EVENT, check, check_jit};
 pub use record::record_reference;
-pub use verdict::{Criterion, Verdict};
+pub use verdict::{Criterion, VERDICT_JSON_FORMAT, Verdict};
 
 pub use reference::{
     Entry, FORMAT, Fingerprint, GivenTolerances, MAX_REFERENCE_BYTES, RangeCount, RangeSetup,
@@ -137,6 +137,8 @@ fn drive(
     spec: &ProfilerSpec,
     on_interval: impl FnMut(IntervalEnd<'_>),
 ) -> crate::Result<()> {
+    // Linked before it runs, as every command does: no host offers imports.
+    toyvm::runtime::no_imports(program)?;
     let cfg = Config {
         kinds: spec.kinds,
         ..Config::default()

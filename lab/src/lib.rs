@@ -45,6 +45,23 @@ pub enum Error {
     /// figures), failed. Boxed: it is large.
     #[error(transparent)]
     Compare(Box<compare::Error>),
+    /// A program given to a tool failed to load, link or run (a trap
+    /// included); the path says which.
+    #[error("{}: {source}", .path.display())]
+    Program {
+        /// The program's file.
+        path: std::path::PathBuf,
+        /// What failed.
+        source: toyvm::Error,
+    },
+    /// A trace given to a tool (`reproduce --trace`) could not be read.
+    #[error("--trace {}: {source}", .path.display())]
+    Trace {
+        /// The trace file.
+        path: std::path::PathBuf,
+        /// What the trace reader said.
+        source: toyvm_profiler::Error,
+    },
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -53,7 +70,18 @@ pub enum Error {
         /// Why it failed.
         source: std::io::Error,
     },
-    /// Bad arguments or configuration given by the caller.
+    /// An output path cannot be written (checked before the work).
+    #[error(transparent)]
+    Output(#[from] output::NotWritable),
+    /// Writing to standard output failed (a full disk, a closed pipe).
+    #[error("writing standard output: {0}")]
+    Stdout(#[source] std::io::Error),
+    /// A `toyvm verify` reference that cannot be used: malformed, of
+    /// another format, or recorded for another run or spec.
+    #[error("{0}")]
+    Reference(String),
+    /// Bad arguments or configuration given by the caller (flags, knobs,
+    /// figure names): never an I/O or a conformance failure.
     #[error("{0}")]
     Usage(String),
 }

@@ -4,10 +4,11 @@
 //! `println!` and `eprintln!` panic when the write fails (a full disk, a
 //! closed pipe), and release builds abort on a panic; every write of the
 //! commands goes through [`stdout`] or [`stderr`] instead, and the caller
-//! turns an error into an exit status: a closed pipe ([`is_closed_pipe`],
-//! `toyvm profile ... | head -1`) ends quietly, as cargo and ripgrep do, and
-//! any other error is one line and exit status 2. Rust ignores SIGPIPE, so
-//! a closed pipe arrives here as an `EPIPE` error rather than a signal.
+//! turns an error into an exit status: one line and status 3, a closed
+//! pipe included (`toyvm profile ... | head -1`: the output ended early),
+//! never hiding a verdict or a trap decided before the write. Rust ignores
+//! SIGPIPE, so a closed pipe arrives here as an `EPIPE` error rather than a
+//! signal.
 
 use std::fs;
 use std::io::{self, Write};
@@ -29,6 +30,26 @@ pub fn stderr(text: &[u8]) -> io::Result<()> {
 /// longer wanted, which is not a failure.
 pub fn is_closed_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// A JSON document with its format version first: `{"format": N, ...}`,
+/// `body`'s fields after it. Every JSON output of the commands carries
+/// one (`docs/json.md` defines each).
+#[derive(Debug, serde::Serialize)]
+pub struct Versioned<'a, T> {
+    /// The document's format version: raised when a field changes meaning
+    /// or goes away (new fields may appear without it).
+    pub format: u32,
+    /// The document's own fields.
+    #[serde(flatten)]
+    pub body: &'a T,
+}
+
+/// `body` as indented JSON with its `format` version first (no newline at
+/// the end).
+pub fn json_pretty<T: serde::Serialize>(format: u32, body: &T) -> String {
+    serde_json::to_string_pretty(&Versioned { format, body })
+        .expect("the documents hold only serializable data")
 }
 
 /// A file being written in place of `path`: the bytes go to a temporary
@@ -271,6 +292,13 @@ pub fn check_writable(path: &Path, what: &str) -> Result<(), NotWritable> {
 /// Checks that `dir` is, or can be made, a directory to write files in;
 /// it is created if missing (the work would create it anyway).
 pub fn check_dir_writable(dir: &Path, what: &str) -> Result<(), NotWritable> {
+    if fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(NotWritable::NotADirectory {
+            what: what.to_owned(),
+            path: dir.to_owned(),
+            dir: dir.to_owned(),
+        });
+    }
     if let Err(source) = fs::create_dir_all(dir) {
         return Err(NotWritable::CreateDir {
             what: what.to_owned(),

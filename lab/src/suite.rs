@@ -113,6 +113,65 @@ impl Fnv1a64 {
     }
 }
 
+/// The most bytes of a program's output a [`Digest`] keeps.
+pub const OUTPUT_PREFIX_BYTES: usize = 4096;
+
+/// What a run printed, reduced as it streams: its length, its [`Fnv1a64`]
+/// and its first [`OUTPUT_PREFIX_BYTES`] bytes (for a report). Memory stays
+/// bounded whatever the program prints; outputs are compared by length and
+/// hash.
+///
+/// ```
+/// use std::io::Write;
+/// use toyvm_lab::suite::{Digest, fnv1a64};
+///
+/// let mut d = Digest::default();
+/// d.write_all(b"hello ")?;
+/// d.write_all(b"world")?;
+/// assert_eq!((d.bytes(), d.fnv1a64()), (11, fnv1a64(b"hello world")));
+/// assert_eq!(d.prefix(), b"hello world");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Digest {
+    hash: Option<u64>,
+    bytes: u64,
+    prefix: Vec<u8>,
+}
+
+impl Digest {
+    /// The bytes written.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// FNV-1a 64 of the bytes written.
+    pub fn fnv1a64(&self) -> u64 {
+        self.hash.unwrap_or_else(|| Fnv1a64::default().finish())
+    }
+
+    /// The first bytes written, at most [`OUTPUT_PREFIX_BYTES`].
+    pub fn prefix(&self) -> &[u8] {
+        &self.prefix
+    }
+}
+
+impl std::io::Write for Digest {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut h = Fnv1a64(self.fnv1a64());
+        h.update(buf);
+        self.hash = Some(h.finish());
+        self.bytes += buf.len() as u64;
+        let room = OUTPUT_PREFIX_BYTES.saturating_sub(self.prefix.len());
+        self.prefix.extend_from_slice(&buf[..room.min(buf.len())]);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// `source` with its expectation replaced by `out` (`TOYVM_BLESS=1`): `#>`
 /// lines for a short output, its hash and length for a long one (over 40
 /// lines, or not ending in a newline).
@@ -273,6 +332,11 @@ pub fn load(path: &Path, bench: bool) -> Result<Case> {
             }
         })?;
     let program = Program::load_any(&bytes).map_err(|source| Error::Program {
+        path: path.to_owned(),
+        source,
+    })?;
+    // Linked before anything runs, as every command does.
+    toyvm::runtime::no_imports(&program).map_err(|source| Error::Link {
         path: path.to_owned(),
         source,
     })?;

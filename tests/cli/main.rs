@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod hostile;
+mod reliability;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -23,6 +24,16 @@ fn tmp(name: &str) -> std::path::PathBuf {
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
+}
+
+/// `run --stats --json`'s standard output: the program's output, and the
+/// statistics, the last line.
+fn output_and_stats(stdout: &[u8]) -> (&[u8], serde_json::Value) {
+    let body = stdout.strip_suffix(b"\n").expect("a JSON line ends it");
+    let at = body.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let stats: serde_json::Value = serde_json::from_slice(&body[at..]).unwrap();
+    assert_eq!(stats["format"], 1, "{stats}");
+    (&stdout[..at], stats)
 }
 
 #[test]
@@ -60,9 +71,18 @@ fn run_takes_either_form_and_maps_exit_status() {
     let bc = tmp("exit.bc");
     assert!(toyvm(&["asm", s(&src), "-o", s(&bc)]).status.success());
     for file in [&src, &bc] {
+        // The program's value is not an exit status unless asked for.
         let o = toyvm(&["run", s(file), "--", "-7"]);
         assert_eq!(o.stdout, b"-7");
+        assert_eq!(o.status.code(), Some(0));
+        let o = toyvm(&["run", s(file), "--exit-code", "--", "-7"]);
+        assert_eq!(o.stdout, b"-7");
         assert_eq!(o.status.code(), Some(249), "low byte of -7");
+        // Unambiguously: the `result` of the statistics.
+        let o = toyvm(&["run", s(file), "--stats", "--json", "--", "-7"]);
+        let (out, stats) = output_and_stats(&o.stdout);
+        assert_eq!(out, b"-7\n", "the JSON starts a line of its own");
+        assert_eq!(stats["result"], -7);
     }
 }
 
@@ -75,7 +95,7 @@ fn traps_and_bad_input_give_clear_errors_and_status() {
     )
     .unwrap();
     let o = toyvm(&["run", s(&src), "4"]);
-    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(o.status.code(), Some(4));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("trap in `main` at instruction 1") && err.contains("division by zero"),
@@ -94,7 +114,7 @@ fn traps_and_bad_input_give_clear_errors_and_status() {
     bytes.extend_from_slice(&[1, 0, 0, 0, 9, 9]);
     std::fs::write(&junk, bytes).unwrap();
     let o = toyvm(&["run", s(&junk)]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(3));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("bytecode: byte offset"),
         "{}",
@@ -124,7 +144,7 @@ fn record_writes_both_trace_formats_with_the_counted_tuples() {
         ]);
         let o = toyvm(&cmd);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let stats: serde_json::Value = serde_json::from_slice(&o.stderr).unwrap();
+        let (_, stats) = output_and_stats(&o.stdout);
         let tuples = toyvm_profiler::trace::read_all(&std::fs::read(&trace).unwrap()).unwrap();
         let by_kind =
             |k: toyvm_profiler::Kind| tuples.iter().filter(|t| t.kind == k).count() as u64;
@@ -178,8 +198,8 @@ fn profiling_a_run_changes_nothing_the_program_prints() {
             "{spec}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        assert_eq!(o.stdout, plain.stdout, "{spec}");
-        let stats: serde_json::Value = serde_json::from_slice(&o.stderr).unwrap();
+        let (out, stats) = output_and_stats(&o.stdout);
+        assert_eq!(out, plain.stdout, "{spec}");
         assert!(stats["intervals"].as_u64().unwrap() > 0, "{spec}: {stats}");
         assert!(stats["profile"].as_str().unwrap().starts_with(spec));
     }
@@ -310,6 +330,17 @@ fn flags_that_cannot_act_are_errors_that_say_why() {
             &["--profile", "perfect", "--no-jit", "--dump-clif", "clif"],
             "--dump-clif cannot act with --no-jit",
         ),
+        // Issue 34 item 5: these were accepted where they cannot act.
+        (&["--lag", "5"], "--lag needs --profile SPEC"),
+        (&["--threads", "2"], "--threads needs --profile SPEC"),
+        (
+            &["--install-lag", "5"],
+            "--install-lag needs --profile SPEC",
+        ),
+        (
+            &["--record-format", "binary"],
+            "--record-format needs --record FILE",
+        ),
     ] {
         let mut all = vec!["run", "programs/fib.tasm", "10"];
         all.extend_from_slice(args);
@@ -365,7 +396,7 @@ fn run_takes_a_suite_name_as_compare_does() {
         .unwrap();
     assert_eq!(o.stdout, by_path.stdout, "{}", stderr(&o));
     let o = toyvm(&["run", "no-such-program", "1"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(3));
     let err = stderr(&o);
     assert!(
         err.contains("`no-such-program` is neither a file nor a program in") && err.contains("fib"),
@@ -508,7 +539,20 @@ fn stats_have_one_layout_and_one_json_shape_in_every_mode() {
         args.push("--json");
         let o = toyvm(&args);
         assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
-        let v: serde_json::Value = serde_json::from_slice(&o.stderr).unwrap();
+        let (_, v) = output_and_stats(&o.stdout);
+        // Data on standard output; nothing mixed into standard error.
+        assert_eq!(stderr(&o), "", "{extra:?}");
+        // The same document in a file named by --stats-file.
+        let file = tmp("modes.stats.json");
+        let mut to_file = args.clone();
+        to_file.extend(["--stats-file", s(&file)]);
+        let o = toyvm(&to_file);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let (_, in_stdout) = output_and_stats(&[o.stdout.as_slice(), b"{\"format\":1}\n"].concat());
+        assert_eq!(in_stdout["format"], 1, "nothing but the program's output");
+        let saved: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(saved["mode"], v["mode"]);
         let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
         keys.sort();
         shapes.push((extra, keys, v));

@@ -41,7 +41,7 @@ pub const DEFAULT_MEMORY_WORDS: u64 = 1 << 16;
 fn err<T>(line: usize, msg: impl Into<String>) -> Result<T> {
     Err(Error::Asm {
         line,
-        msg: msg.into(),
+        msg: crate::error::capped(&msg.into()),
     })
 }
 
@@ -66,9 +66,7 @@ fn strip_comment(line: &str) -> &str {
 }
 
 fn is_ident(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '.')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    crate::name::is_name(s)
 }
 
 /// `r12` -> 12.
@@ -186,7 +184,8 @@ struct FuncBuilder<'a> {
     name: String,
     line: usize,
     params: u8,
-    regs: Option<u16>,
+    /// The `.regs` count and its line (where a count too small is reported).
+    regs: Option<(u16, usize)>,
     names: HashMap<String, u32>,
     next_named: u32,
     labels: HashMap<&'a str, u32>,
@@ -271,7 +270,7 @@ pub fn assemble(src: &str) -> Result<Program> {
                 }
                 ".regs" => {
                     match parse_int(rest).filter(|&n| (0..=MAX_REGS as i128).contains(&n)) {
-                        Some(n) => f.regs = Some(n as u16),
+                        Some(n) => f.regs = Some((n as u16, line)),
                         None => {
                             return err(
                                 line,
@@ -597,13 +596,13 @@ fn finish_function(
     }
     let used = (max_reg + 1).max(f.next_named as i64) as u16;
     let regs = match f.regs {
-        Some(n) if n < used => {
+        Some((n, at)) if n < used => {
             return err(
-                f.line,
+                at,
                 format!("`.regs {n}` is too few: `{}` uses {used} registers", f.name),
             );
         }
-        Some(n) => n,
+        Some((n, _)) => n,
         None => used,
     };
     Ok(Function {

@@ -183,6 +183,16 @@ impl<'a> Reader<'a> {
             offset: at,
             msg: format!("{what} name is not UTF-8"),
         })?;
+        // The assembler's rule: a loaded program disassembles into text
+        // that assembles back.
+        if !crate::name::is_name(name) {
+            return Err(Error::Decode {
+                offset: at,
+                msg: crate::error::capped(&format!(
+                    "{what} name `{name}` is not a name the assembler reads (a letter, `_` or `.`, then letters, digits, `_` or `.`)"
+                )),
+            });
+        }
         Ok(name.to_owned())
     }
 

@@ -41,9 +41,10 @@
 pub mod asm;
 pub mod bytecode;
 pub mod dataflow;
-mod error;
+pub mod error;
 pub mod interp;
 pub mod isa;
+pub mod name;
 pub mod program;
 pub mod semantics;
 pub mod tuple;

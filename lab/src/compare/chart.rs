@@ -16,6 +16,17 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::error::{Error, Result};
 use super::report::{CompareReport, IntervalSeries, ProgramInfo, Status};
 
+/// Writes a drawn chart to `path` through a
+/// [`crate::output::Replacement`]: a failed write (a full disk) leaves no
+/// truncated SVG behind.
+fn write_svg(path: &Path, svg: &str) -> Result<()> {
+    crate::output::replace_file(path, svg.as_bytes()).map_err(|source| Error::Write {
+        what: "the chart",
+        path: path.to_owned(),
+        source,
+    })
+}
+
 /// Plotters words a failed write as `backend error: Drawing backend error:
 /// <the I/O error>`: keep only the cause, for a person.
 fn fail<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> Error + '_ {
@@ -156,13 +167,16 @@ fn legend<DB: DrawingBackend>(
 /// Speedup bars and the error-vs-state scatter in one SVG.
 pub fn summary(report: &CompareReport, path: &Path) -> Result<()> {
     let err = fail(path);
-    let root = SVGBackend::new(path, (1400, 1150)).into_drawing_area();
-    root.fill(&WHITE).map_err(&err)?;
-    let (top, bottom) = root.split_vertically(600);
-    speedup_bars(report, &top).map_err(&err)?;
-    error_vs_state(report, &bottom).map_err(&err)?;
-    root.present().map_err(&err)?;
-    Ok(())
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (1400, 1150)).into_drawing_area();
+        root.fill(&WHITE).map_err(&err)?;
+        let (top, bottom) = root.split_vertically(600);
+        speedup_bars(report, &top).map_err(&err)?;
+        error_vs_state(report, &bottom).map_err(&err)?;
+        root.present().map_err(&err)?;
+    }
+    write_svg(path, &svg)
 }
 
 type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
@@ -375,43 +389,46 @@ pub fn intervals(
     path: &Path,
 ) -> Result<()> {
     let err = fail(path);
-    let root = SVGBackend::new(path, (1500, 680)).into_drawing_area();
-    root.fill(&WHITE).map_err(&err)?;
-    let mut head = vec![format!(
-        "Error E per interval against perfect ({} sizes; interval length as in each spec)",
-        if report.settings.bench {
-            "benchmark"
-        } else {
-            "test"
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (1500, 680)).into_drawing_area();
+        root.fill(&WHITE).map_err(&err)?;
+        let mut head = vec![format!(
+            "Error E per interval against perfect ({} sizes; interval length as in each spec)",
+            if report.settings.bench {
+                "benchmark"
+            } else {
+                "test"
+            }
+        )];
+        head.extend(program_sizes(&report.programs, 200));
+        let body = titled(&root, &head).map_err(&err)?;
+        let (panels, side) = body.split_horizontally(body.dim_in_pixel().0 * 85 / 100);
+        let panels = panels.split_evenly((1, 2));
+        let ymax = series
+            .iter()
+            .filter(|s| models.contains(&s.label.as_str()))
+            .flat_map(|s| s.points.iter().map(|p| p.error * 100.0))
+            .fold(1.0f64, f64::max)
+            * 1.1;
+        let mut programs: Vec<&str> = Vec::new();
+        for s in series.iter().filter(|s| models.contains(&s.label.as_str())) {
+            if !programs.contains(&s.program.as_str()) {
+                programs.push(&s.program);
+            }
         }
-    )];
-    head.extend(program_sizes(&report.programs, 200));
-    let body = titled(&root, &head).map_err(&err)?;
-    let (panels, side) = body.split_horizontally(body.dim_in_pixel().0 * 85 / 100);
-    let panels = panels.split_evenly((1, 2));
-    let ymax = series
-        .iter()
-        .filter(|s| models.contains(&s.label.as_str()))
-        .flat_map(|s| s.points.iter().map(|p| p.error * 100.0))
-        .fold(1.0f64, f64::max)
-        * 1.1;
-    let mut programs: Vec<&str> = Vec::new();
-    for s in series.iter().filter(|s| models.contains(&s.label.as_str())) {
-        if !programs.contains(&s.program.as_str()) {
-            programs.push(&s.program);
+        for (panel, model) in panels.iter().zip(models) {
+            interval_panel(series, model, &programs, ymax, panel).map_err(&err)?;
         }
+        let entries: Vec<(RGBColor, String, bool)> = programs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (color(i), (*p).to_owned(), false))
+            .collect();
+        legend(&side, &["one line per program"], &entries).map_err(&err)?;
+        root.present().map_err(&err)?;
     }
-    for (panel, model) in panels.iter().zip(models) {
-        interval_panel(series, model, &programs, ymax, panel).map_err(&err)?;
-    }
-    let entries: Vec<(RGBColor, String, bool)> = programs
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (color(i), (*p).to_owned(), false))
-        .collect();
-    legend(&side, &["one line per program"], &entries).map_err(&err)?;
-    root.present().map_err(&err)?;
-    Ok(())
+    write_svg(path, &svg)
 }
 
 fn interval_panel<DB: DrawingBackend>(
@@ -503,10 +520,12 @@ pub fn study(s: &super::study::Study, path: &Path) -> Result<()> {
         v.dedup();
         v
     };
-    let root = SVGBackend::new(path, (1300, 1150)).into_drawing_area();
-    root.fill(&WHITE).map_err(&err)?;
-    let (top, bottom) = root.split_vertically(575);
-    study_panel(
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (1300, 1150)).into_drawing_area();
+        root.fill(&WHITE).map_err(&err)?;
+        let (top, bottom) = root.split_vertically(575);
+        study_panel(
         &top,
         &format!(
             "Speedup relative to perfect vs hot set / capacity ({} iterations; hot set at interval {})",
@@ -517,15 +536,16 @@ pub fn study(s: &super::study::Study, path: &Path) -> Result<()> {
         &by_model,
     )
     .map_err(&err)?;
-    study_panel(
-        &bottom,
-        "Speedup relative to perfect vs modeled state, one line per workload",
-        "modeled state (bytes, log scale)",
-        &by_workload,
-    )
-    .map_err(&err)?;
-    root.present().map_err(&err)?;
-    Ok(())
+        study_panel(
+            &bottom,
+            "Speedup relative to perfect vs modeled state, one line per workload",
+            "modeled state (bytes, log scale)",
+            &by_workload,
+        )
+        .map_err(&err)?;
+        root.present().map_err(&err)?;
+    }
+    write_svg(path, &svg)
 }
 
 /// A log axis tick with two significant digits (`1500`, `0.25`).
@@ -631,78 +651,81 @@ pub fn lines(
     series: &[Line],
 ) -> Result<()> {
     let err = fail(path);
-    let root = SVGBackend::new(path, (1100, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(&err)?;
-    let body = titled(&root, title).map_err(&err)?;
-    let (plot, side) = body.split_horizontally(body.dim_in_pixel().0 * 72 / 100);
-    let pts = || series.iter().flat_map(|(_, p)| p.iter().copied());
-    let finite = |v: f64| v.is_finite();
-    let xs: Vec<f64> = pts()
-        .map(|p| p.0)
-        .filter(|&x| finite(x) && (!log_x || x > 0.0))
-        .collect();
-    let ys: Vec<f64> = pts().map(|p| p.1).filter(|&y| finite(y)).collect();
-    let (x0, x1) = xs
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-    let (x0, x1) = if xs.is_empty() {
-        (0.0, 1.0)
-    } else if x0 == x1 {
-        (x0 * 0.5, x1 * 1.5 + 1.0)
-    } else {
-        (x0, x1)
-    };
-    let ymax = ys.iter().copied().fold(0.0f64, f64::max).max(1e-9) * 1.1;
-    let ymin = ys.iter().copied().fold(0.0f64, f64::min).min(0.0);
-    let draw = |area: &DrawingArea<SVGBackend<'_>, Shift>| -> DrawResult<SVGBackend<'_>> {
-        let mut cb = ChartBuilder::on(area);
-        cb.margin(15).x_label_area_size(40).y_label_area_size(60);
-        if log_x {
-            let mut chart = cb.build_cartesian_2d((x0..x1).log_scale(), ymin..ymax)?;
-            chart
-                .configure_mesh()
-                .x_desc(axes.0)
-                .y_desc(axes.1)
-                .draw()?;
-            for (i, (_, p)) in series.iter().enumerate() {
-                let c = color(i);
-                let p: Vec<(f64, f64)> = p
-                    .iter()
-                    .copied()
-                    .filter(|&(x, y)| x > 0.0 && finite(y))
-                    .collect();
-                chart.draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))?;
-                chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
-            }
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (1100, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(&err)?;
+        let body = titled(&root, title).map_err(&err)?;
+        let (plot, side) = body.split_horizontally(body.dim_in_pixel().0 * 72 / 100);
+        let pts = || series.iter().flat_map(|(_, p)| p.iter().copied());
+        let finite = |v: f64| v.is_finite();
+        let xs: Vec<f64> = pts()
+            .map(|p| p.0)
+            .filter(|&x| finite(x) && (!log_x || x > 0.0))
+            .collect();
+        let ys: Vec<f64> = pts().map(|p| p.1).filter(|&y| finite(y)).collect();
+        let (x0, x1) = xs
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        let (x0, x1) = if xs.is_empty() {
+            (0.0, 1.0)
+        } else if x0 == x1 {
+            (x0 * 0.5, x1 * 1.5 + 1.0)
         } else {
-            let mut chart = cb.build_cartesian_2d(x0..x1, ymin..ymax)?;
-            chart
-                .configure_mesh()
-                .x_desc(axes.0)
-                .y_desc(axes.1)
-                .draw()?;
-            for (i, (_, p)) in series.iter().enumerate() {
-                let c = color(i);
-                let p: Vec<(f64, f64)> = p
-                    .iter()
-                    .copied()
-                    .filter(|&(x, y)| finite(x) && finite(y))
-                    .collect();
-                chart.draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))?;
-                chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
+            (x0, x1)
+        };
+        let ymax = ys.iter().copied().fold(0.0f64, f64::max).max(1e-9) * 1.1;
+        let ymin = ys.iter().copied().fold(0.0f64, f64::min).min(0.0);
+        let draw = |area: &DrawingArea<SVGBackend<'_>, Shift>| -> DrawResult<SVGBackend<'_>> {
+            let mut cb = ChartBuilder::on(area);
+            cb.margin(15).x_label_area_size(40).y_label_area_size(60);
+            if log_x {
+                let mut chart = cb.build_cartesian_2d((x0..x1).log_scale(), ymin..ymax)?;
+                chart
+                    .configure_mesh()
+                    .x_desc(axes.0)
+                    .y_desc(axes.1)
+                    .draw()?;
+                for (i, (_, p)) in series.iter().enumerate() {
+                    let c = color(i);
+                    let p: Vec<(f64, f64)> = p
+                        .iter()
+                        .copied()
+                        .filter(|&(x, y)| x > 0.0 && finite(y))
+                        .collect();
+                    chart.draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))?;
+                    chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
+                }
+            } else {
+                let mut chart = cb.build_cartesian_2d(x0..x1, ymin..ymax)?;
+                chart
+                    .configure_mesh()
+                    .x_desc(axes.0)
+                    .y_desc(axes.1)
+                    .draw()?;
+                for (i, (_, p)) in series.iter().enumerate() {
+                    let c = color(i);
+                    let p: Vec<(f64, f64)> = p
+                        .iter()
+                        .copied()
+                        .filter(|&(x, y)| finite(x) && finite(y))
+                        .collect();
+                    chart.draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))?;
+                    chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
+                }
             }
-        }
-        Ok(())
-    };
-    draw(&plot).map_err(&err)?;
-    let entries: Vec<(RGBColor, String, bool)> = series
-        .iter()
-        .enumerate()
-        .map(|(i, (name, _))| (color(i), name.clone(), false))
-        .collect();
-    legend(&side, &[], &entries).map_err(&err)?;
-    root.present().map_err(&err)?;
-    Ok(())
+            Ok(())
+        };
+        draw(&plot).map_err(&err)?;
+        let entries: Vec<(RGBColor, String, bool)> = series
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| (color(i), name.clone(), false))
+            .collect();
+        legend(&side, &[], &entries).map_err(&err)?;
+        root.present().map_err(&err)?;
+    }
+    write_svg(path, &svg)
 }
 
 #[cfg(test)]

@@ -116,6 +116,15 @@ pub enum Error {
         /// What the loader said.
         source: toyvm_vm::Error,
     },
+    /// A program imports host functions: no comparison has a host to
+    /// offer them, so it is refused before any run.
+    #[error("{}: {source}", .path.display())]
+    Link {
+        /// The program file.
+        path: PathBuf,
+        /// The link error.
+        source: toyvm::Error,
+    },
     /// A program's header gives an argument that is not an integer.
     #[error("{}: {source}", .path.display())]
     Header {
@@ -205,8 +214,8 @@ pub enum Error {
         /// Why the write failed.
         source: std::io::Error,
     },
-    /// Writing the report to standard output failed (not because the
-    /// reader went away: that ends the command quietly).
+    /// Writing the report to standard output failed (a full disk, or the
+    /// reader went away before the report ended).
     #[error("writing the report to standard output: {0}")]
     Stdout(#[source] std::io::Error),
     /// A chart could not be drawn or written.

@@ -29,8 +29,9 @@ use toyvm::runtime::{JitOptions, Threads};
 /// What one run printed and returned, and its statistics.
 #[derive(Clone, Debug)]
 pub struct Run {
-    /// Everything the program printed.
-    pub output: Vec<u8>,
+    /// What the program printed, as a digest: never held whole (a program
+    /// may print gigabytes).
+    pub output: Digest,
     /// The value `main` returned.
     pub value: i64,
     /// The run's statistics: wall time, the model's and the JIT's counters.
@@ -64,7 +65,7 @@ impl Runner for RuntimeRunner {
             .profile(spec)
             .jit(jit)
             .build();
-        let mut output = Vec::new();
+        let mut output = Digest::default();
         let report = rt.run(
             Input {
                 args: &case.args,
@@ -146,15 +147,15 @@ pub fn median(xs: &[f64]) -> f64 {
     }
 }
 
-use crate::suite::fnv1a64;
+use crate::suite::Digest;
 
 /// A timed run, reduced to what the report needs.
 #[derive(Clone, Debug)]
 pub struct Timed {
-    /// [`fnv1a64`] of what the run printed.
+    /// [`crate::suite::fnv1a64`] of what the run printed.
     pub output_hash: u64,
     /// The length of what the run printed, in bytes.
-    pub output_len: usize,
+    pub output_len: u64,
     /// The value `main` returned.
     pub value: i64,
     /// The run's statistics (its wall time is the timing).
@@ -250,8 +251,8 @@ pub fn execute(job: &Job, cases: &[Case], configs: &[Config], runner: &dyn Runne
         Job::Time { case, config, rep } => {
             let result = runner.run(&cases[*case], &configs[*config]).map(|r| {
                 Box::new(Timed {
-                    output_hash: fnv1a64(&r.output),
-                    output_len: r.output.len(),
+                    output_hash: r.output.fnv1a64(),
+                    output_len: r.output.bytes(),
                     value: r.value,
                     stats: r.stats,
                 })

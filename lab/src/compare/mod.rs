@@ -122,7 +122,7 @@ pub struct CompareArgs {
     pub interval_chart: Option<PathBuf>,
     /// The two configurations `--interval-chart` shows (labels as given
     /// to `--profile`; default: the first two models other than perfect).
-    #[arg(long, value_name = "A,B")]
+    #[arg(long, value_name = "A,B", requires = "interval_chart")]
     pub interval_models: Option<String>,
     /// An earlier JSON report: show how speedups and errors changed.
     #[arg(long, value_name = "OLD.json")]
@@ -611,6 +611,7 @@ pub fn build(args: &CompareArgs, runner: &dyn Runner, progress: &Progress) -> Re
     let summary = report::summarize(&columns, &rows);
     let failures = rows.iter().filter(|r| r.status != Status::Ok).count() as u64;
     let mut report = CompareReport {
+        format: report::REPORT_FORMAT,
         toyvm_version: env!("CARGO_PKG_VERSION").to_owned(),
         date: meta::now_utc(),
         machine: meta::Machine::this(),
@@ -738,15 +739,17 @@ pub fn run_with(args: &CompareArgs, runner: &dyn Runner) -> Result<u8> {
         chart::intervals(&shown, [a.as_str(), b.as_str()], &c.report, p)?;
     }
     let status = if c.report.failures > 0 { 1 } else { 0 };
-    // Standard output last, after every file: a reader that closes the pipe
-    // early (`| head`) loses nothing else, and ends the command quietly.
+    // Standard output last, after every file. A failed write is an error,
+    // but never hides failed pairs: their status 1 stands, and the
+    // write's failure is said beside it.
     if args.output.is_none()
         && let Err(e) = crate::output::stdout(text.as_bytes())
     {
-        if crate::output::is_closed_pipe(&e) {
-            return Ok(status);
+        if status == 0 {
+            return Err(Error::Stdout(e));
         }
-        return Err(Error::Stdout(e));
+        let note = format!("toyvm compare: writing the report to standard output: {e}\n");
+        let _ = crate::output::stderr(note.as_bytes());
     }
     if c.report.failures > 0 {
         let note = format!(

@@ -272,9 +272,16 @@ pub struct Settings {
     pub error_stream: String,
 }
 
+/// The format version of the JSON report ([`CompareReport::format`]).
+pub const REPORT_FORMAT: u32 = 1;
+
 /// A whole comparison.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CompareReport {
+    /// The JSON report's format version, [`REPORT_FORMAT`] (0 in a
+    /// baseline written before reports carried one).
+    #[serde(default)]
+    pub format: u32,
     /// The toyvm version that measured.
     pub toyvm_version: String,
     /// When it ran (UTC, ISO 8601).

@@ -72,7 +72,7 @@ fn ensure_matches(spec: &ProfilerSpec, reference: &Reference) -> crate::Result<(
         || oracle.threshold_count() != reference.threshold
         || oracle.kinds != parse_kinds_of(&reference.oracle)?
     {
-        return Err(crate::Error::Usage(format!(
+        return Err(crate::Error::Reference(format!(
             "the reference was recorded for `{}`; `{spec}` uses a different interval, threshold or kinds",
             reference.oracle
         )));
@@ -103,7 +103,7 @@ pub fn check(
             reset: o.reset,
         };
         if reference.ranges != Some(want) {
-            return Err(crate::Error::Usage(format!(
+            return Err(crate::Error::Reference(format!(
                 "the reference holds no range counts for dims={},hot={},reset={}; record one with `{spec}`",
                 o.dims,
                 o.hot,
@@ -138,7 +138,7 @@ pub fn check(
         });
     })?;
     if !stream_agrees || report.len() != reference.intervals.len() {
-        return Err(crate::Error::Usage(format!(
+        return Err(crate::Error::Reference(format!(
             "the reference does not match the run it names: it holds {} intervals and their \
              events, the run makes {} intervals with other events; record a new one",
             reference.intervals.len(),

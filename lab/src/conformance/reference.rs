@@ -349,7 +349,7 @@ impl Reference {
         if diffs.is_empty() {
             return Ok(());
         }
-        Err(crate::Error::Usage(format!(
+        Err(crate::Error::Reference(format!(
             "the reference was recorded for {}; record a new one for this run",
             diffs.join(", ")
         )))
@@ -357,7 +357,7 @@ impl Reference {
 
     /// An error unless pass 1 could have written this reference.
     fn validate(&self) -> crate::Result<()> {
-        let bad = |m: String| Err(crate::Error::Usage(format!("invalid reference: {m}")));
+        let bad = |m: String| Err(crate::Error::Reference(format!("invalid reference: {m}")));
         self.tolerances.validate().or_else(|e| bad(e.to_string()))?;
         if self.program_hash.fnv1a64.len() != 16
             || !self
@@ -506,7 +506,7 @@ struct Header {
 
 /// Reads and validates a reference.
 pub fn load(bytes: &[u8]) -> crate::Result<Reference> {
-    let err = |m: String| crate::Error::Usage(m);
+    let err = crate::Error::Reference;
     let header: Header = serde_json::from_slice(bytes)
         .map_err(|e| err(format!("not a readable reference ({e}); record a new one")))?;
     match header.format {
@@ -534,9 +534,12 @@ pub fn load(bytes: &[u8]) -> crate::Result<Reference> {
 /// [`MAX_REFERENCE_BYTES`] (a device such as `/dev/zero` fails at its
 /// first byte).
 pub fn read_file(path: &Path) -> crate::Result<Reference> {
-    let io = |e: std::io::Error| crate::Error::Usage(e.to_string());
+    let io = |source: std::io::Error| crate::Error::Io {
+        path: path.to_owned(),
+        source,
+    };
     let too_big = || {
-        crate::Error::Usage(format!(
+        crate::Error::Reference(format!(
             "larger than the {MAX_REFERENCE_BYTES}-byte maximum a reference may have"
         ))
     };
@@ -556,7 +559,7 @@ pub fn read_file(path: &Path) -> crate::Result<Reference> {
         bytes.extend_from_slice(&chunk[..n]);
         if let Some(&b) = bytes.iter().find(|b| !b.is_ascii_whitespace()) {
             if b != b'{' {
-                return Err(crate::Error::Usage(format!(
+                return Err(crate::Error::Reference(format!(
                     "not a reference: a JSON object must start with `{{`, found byte 0x{b:02x}"
                 )));
             }

@@ -20,6 +20,9 @@ pub struct Criterion {
     pub evidence: Vec<String>,
 }
 
+/// The format version of the verdict as JSON (`toyvm verify --json`).
+pub const VERDICT_JSON_FORMAT: u32 = 1;
+
 /// The verdict of pass 2.
 #[derive(Clone, Debug, Serialize)]
 pub struct Verdict {

@@ -28,8 +28,7 @@
 //! at the same sizes; `--quick` runs every figure at reduced sizes (what
 //! the tests run), and the report says which.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 mod conte_rap;
@@ -151,6 +150,12 @@ pub fn select(wanted: &[String]) -> crate::Result<Vec<Figure>> {
         return Ok(all);
     }
     for w in wanted {
+        if w.is_empty() {
+            return Err(crate::Error::Usage(
+                "an empty figure name; name figures by id or prefix (`000-fig12`, `004`), or none for all"
+                    .into(),
+            ));
+        }
         if !all.iter().any(|f| f.id.starts_with(w.as_str())) {
             let ids: Vec<&str> = all.iter().map(|f| f.id).collect();
             return Err(crate::Error::Usage(format!(
@@ -179,21 +184,38 @@ pub struct Row {
 }
 
 /// Runs `toyvm reproduce`; returns the process status.
+///
+/// Progress lines go to standard error and are dropped when it cannot be
+/// written (they are not the result); the summary table goes to standard
+/// output, and a failed write of it is an error.
 pub fn run(args: &ReproduceArgs) -> crate::Result<u8> {
     if args.list {
+        let mut text = String::new();
         for f in figures() {
-            println!("{:<11} {}", f.id, f.claim);
+            text.push_str(&format!("{:<11} {}\n", f.id, f.claim));
         }
-        return Ok(0);
+        return crate::output::stdout(text.as_bytes())
+            .map(|()| 0)
+            .map_err(crate::Error::Stdout);
     }
     let chosen = select(&args.figures)?;
-    prepare_out(&args.out)?;
+    // Every output is checked before the first figure runs.
+    let report_path = args.out.join("REPORT.md");
+    crate::output::check_dir_writable(&args.out, "the report and charts")?;
+    crate::output::check_writable(&report_path, "the report")?;
+    for f in &chosen {
+        let svg = args.out.join(format!("{}.svg", f.id));
+        crate::output::check_writable(&svg, "the chart")?;
+    }
+    let progress = |line: String| {
+        let _ = crate::output::stderr(line.as_bytes());
+    };
     let start = Instant::now();
     let ctx = Ctx::new(args.quick, &args.trace)?;
     let mut rows = Vec::new();
     for f in chosen {
         let t = Instant::now();
-        eprintln!("reproduce: {} ...", f.id);
+        progress(format!("reproduce: {} ...\n", f.id));
         let outcome = (f.run)(&ctx)?;
         if let Some(c) = &outcome.chart {
             let path = args.out.join(format!("{}.svg", f.id));
@@ -209,41 +231,24 @@ pub fn run(args: &ReproduceArgs) -> crate::Result<u8> {
             outcome,
             seconds: t.elapsed().as_secs_f64(),
         };
-        eprintln!(
-            "reproduce: {} {} ({:.1} s)",
+        progress(format!(
+            "reproduce: {} {} ({:.1} s)\n",
             row.id,
             row.outcome.verdict.word(),
             row.seconds
-        );
+        ));
         rows.push(row);
     }
     let text = report::markdown(&rows, &ctx, start.elapsed().as_secs_f64());
-    let path = args.out.join("REPORT.md");
-    crate::output::replace_file(&path, text.as_bytes())
-        .map_err(|source| crate::Error::Io { path, source })?;
+    crate::output::replace_file(&report_path, text.as_bytes()).map_err(|source| {
+        crate::Error::Io {
+            path: report_path.clone(),
+            source,
+        }
+    })?;
     let table = report::summary_table(&rows);
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(table.as_bytes())
-        && !crate::output::is_closed_pipe(&e)
-    {
-        return Err(crate::Error::Usage(format!("writing the summary: {e}")));
-    }
+    crate::output::stdout(table.as_bytes()).map_err(crate::Error::Stdout)?;
     Ok(0)
-}
-
-/// Creates `dir` and checks a file can be written there, before any work.
-fn prepare_out(dir: &Path) -> crate::Result<()> {
-    std::fs::create_dir_all(dir).map_err(|source| crate::Error::Io {
-        path: dir.to_owned(),
-        source,
-    })?;
-    let probe = dir.join(".reproduce-write-check");
-    std::fs::write(&probe, b"").map_err(|source| crate::Error::Io {
-        path: dir.to_owned(),
-        source,
-    })?;
-    let _ = std::fs::remove_file(probe);
-    Ok(())
 }
 
 /// `x` as a percentage with two decimals.

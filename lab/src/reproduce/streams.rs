@@ -143,8 +143,9 @@ impl Ctx {
             tuples: workload,
         }];
         for path in traces {
-            let at = |e: toyvm_profiler::Error| {
-                crate::Error::Usage(format!("--trace {}: {e}", path.display()))
+            let at = |source| crate::Error::Trace {
+                path: path.clone(),
+                source,
             };
             let reader = toyvm_profiler::trace::TraceReader::open(path).map_err(at)?;
             let mut all = Vec::new();

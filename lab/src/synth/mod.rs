@@ -65,7 +65,7 @@
 //! ```
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use serde::Serialize;
 use toyvm_profiler::hash::SplitMix64;
@@ -288,20 +288,16 @@ fn apportion(weights: &[f64], total: usize) -> Vec<usize> {
     count
 }
 
-fn data_lines(out: &mut String, addr: usize, words: &[i64]) {
+fn data_lines(out: &mut impl fmt::Write, addr: usize, words: &[i64]) {
     for (i, row) in words.chunks(32).enumerate() {
         let row: Vec<String> = row.iter().map(i64::to_string).collect();
         let _ = writeln!(out, ".data {}: {}", addr + 32 * i, row.join(", "));
     }
 }
 
-/// Writes the program for `knobs`: text assembly with its knobs, seed,
-/// default arguments and expected output (`#>`) in the header. The text is
-/// assembled, verified and run once at the default argument before it is
-/// returned.
-pub fn generate(knobs: &Knobs) -> Result<String> {
-    knobs.check()?;
-    let k = knobs;
+/// Writes the program for `knobs` to `s`, without its expected output;
+/// returns where in the text the expected output (`#>` lines) goes.
+fn write_program<W: fmt::Write>(k: &Knobs, s: &mut Text<W>) -> usize {
     let mut rng = SplitMix64::new(k.seed ^ 0x7379_6e74_685f_746f);
     let (f_n, b_n, h_n, l_n) = (k.functions, k.blocks, k.hot as i64, k.leaves());
     let t_words = k.schedule_words();
@@ -342,7 +338,6 @@ pub fn generate(knobs: &Knobs) -> Result<String> {
         tt.extend(std::iter::repeat_n(t as i64, c));
     }
 
-    let mut s = String::new();
     let _ = writeln!(
         s,
         "# A synthetic workload written by `toyvm synth` (src/synth.rs, whose module doc\n\
@@ -356,12 +351,12 @@ pub fn generate(knobs: &Knobs) -> Result<String> {
     let _ = writeln!(s, "# synth: {}", k.header());
     let _ = writeln!(s, "# regenerate: {} -o FILE", k.command());
     let _ = writeln!(s, "# args: 10000");
-    let expect_at = s.len();
+    let expect_at = s.len;
     let _ = writeln!(
         s,
         ".memory {memory}                 # SCHED at {sched_at}, VAL at {val_at}, TT at {tt_at}"
     );
-    s.push('\n');
+    let _ = s.write_char('\n');
 
     // main: the per-phase driver loops.
     let phases = k.phases + 1;
@@ -472,22 +467,100 @@ pub fn generate(knobs: &Knobs) -> Result<String> {
         );
     }
 
-    s.push_str("# SCHED: item ranks (Zipf-weighted), -1 marks a cold draw\n");
-    data_lines(&mut s, sched_at, &sched);
+    let _ = s.write_str("# SCHED: item ranks (Zipf-weighted), -1 marks a cold draw\n");
+    data_lines(s, sched_at, &sched);
     let _ = writeln!(
         s,
         "# VAL: the dominant value {dominant} in {dom_words} of {VAL_WORDS} words"
     );
-    data_lines(&mut s, val_at, &val);
+    data_lines(s, val_at, &val);
     let _ = writeln!(
         s,
         "# TT: call-target offsets 0..{}, offset t in proportion to 1/(t+1)",
         k.targets
     );
-    data_lines(&mut s, tt_at, &tt);
+    data_lines(s, tt_at, &tt);
 
-    // Check the program and record its output at the default argument.
-    let program = toyvm_vm::asm::assemble(&s)?;
+    expect_at
+}
+
+/// Writes the program for `knobs`: text assembly with its knobs, seed,
+/// default arguments and expected output (`#>`) in the header. The text is
+/// assembled, verified and run once at the default argument before it is
+/// returned.
+pub fn generate(knobs: &Knobs) -> Result<String> {
+    let g = Generated::new(knobs)?;
+    let mut text = g.text;
+    text.insert_str(g.expect_at, &g.expect);
+    Ok(text)
+}
+
+/// A generated program, checked, ready to be written: [`generate`]'s text
+/// without a second copy of it (what `toyvm synth` writes as it goes).
+#[derive(Clone, Debug)]
+pub struct Generated {
+    text: String,
+    expect_at: usize,
+    expect: String,
+}
+
+impl Generated {
+    /// Generates and checks the program for `knobs` (see [`generate`]).
+    pub fn new(knobs: &Knobs) -> Result<Generated> {
+        let (text, expect_at, expect) = build(knobs)?;
+        Ok(Generated {
+            text,
+            expect_at,
+            expect,
+        })
+    }
+
+    /// Writes the program, its expected output in its header, and flushes
+    /// `out`.
+    pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        out.write_all(&self.text.as_bytes()[..self.expect_at])?;
+        out.write_all(self.expect.as_bytes())?;
+        out.write_all(&self.text.as_bytes()[self.expect_at..])?;
+        out.flush()
+    }
+}
+
+/// The most bytes a generated program may have: what every command reads
+/// of a program file ([`crate::files::MAX_FILE_BYTES`]).
+pub const MAX_PROGRAM_BYTES: u64 = crate::files::MAX_FILE_BYTES;
+
+/// Room left in [`MAX_PROGRAM_BYTES`] for the expected output's lines.
+const EXPECT_ROOM: u64 = 256;
+
+/// The program's size in bytes for `knobs` (without its expected output),
+/// measured by writing it nowhere: nothing is held.
+pub fn program_bytes(knobs: &Knobs) -> Result<u64> {
+    knobs.check()?;
+    let mut counter = Text { w: Nowhere, len: 0 };
+    write_program(knobs, &mut counter);
+    Ok(counter.len as u64)
+}
+
+/// The text without its expected output, where that goes, and the
+/// expected output (checked by assembling, verifying and running the text
+/// at the default argument). Knobs whose program `toyvm run` would refuse
+/// (over [`MAX_PROGRAM_BYTES`]) are refused before the text is made.
+fn build(knobs: &Knobs) -> Result<(String, usize, String)> {
+    let bytes = program_bytes(knobs)?;
+    if bytes + EXPECT_ROOM > MAX_PROGRAM_BYTES {
+        return Err(Error::Usage(format!(
+            "synth: these knobs make a program of {bytes} bytes, over the {MAX_PROGRAM_BYTES} \
+             bytes `toyvm run` reads: give fewer --functions, --blocks or --phases (or a \
+             smaller --hot)"
+        )));
+    }
+    let mut s = Text {
+        w: String::with_capacity(bytes as usize),
+        len: 0,
+    };
+    let expect_at = write_program(knobs, &mut s);
+    let text = s.w;
+    let program = toyvm_vm::asm::assemble(&text)?;
     let mut out = Vec::new();
     interp::run(
         &program,
@@ -498,12 +571,34 @@ pub fn generate(knobs: &Knobs) -> Result<String> {
         &mut out,
         &Config::default(),
     )?;
+    drop(program);
     let expect: String = String::from_utf8_lossy(&out)
         .lines()
         .map(|l| format!("#> {l}\n"))
         .collect();
-    s.insert_str(expect_at, &expect);
-    Ok(s)
+    Ok((text, expect_at, expect))
+}
+
+/// A text being written, and its length so far.
+struct Text<W> {
+    w: W,
+    len: usize,
+}
+
+impl<W: fmt::Write> fmt::Write for Text<W> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.len += s.len();
+        self.w.write_str(s)
+    }
+}
+
+/// Text written nowhere (to measure it).
+struct Nowhere;
+
+impl fmt::Write for Nowhere {
+    fn write_str(&mut self, _: &str) -> fmt::Result {
+        Ok(())
+    }
 }
 
 /// The arguments a program's header gives (`# args: ...`), if any.

@@ -58,8 +58,13 @@ pub struct StreamStats {
     pub hot_change: f64,
     /// The largest such share of any one interval, in `0.0..=1.0`.
     pub hot_change_max: f64,
-    /// The program's output.
+    /// The start of the program's output (at most
+    /// [`crate::suite::OUTPUT_PREFIX_BYTES`] bytes, lossily UTF-8).
     pub output: String,
+    /// The length of the program's output, in bytes.
+    pub output_bytes: u64,
+    /// FNV-1a 64 of the program's output, as 16 hex digits.
+    pub output_fnv1a64: String,
 }
 
 /// Lower thresholds `describe` also counts candidates at.
@@ -180,6 +185,18 @@ pub fn describe(
     interval: u64,
     threshold: f64,
 ) -> Result<StreamStats> {
+    if interval == 0 {
+        return Err(toyvm::Error::Usage(
+            "the interval must be at least 1 tuple".into(),
+        ));
+    }
+    if !(threshold > 0.0 && threshold <= 1.0) {
+        return Err(toyvm::Error::Usage(format!(
+            "the threshold {threshold} must be a fraction in (0, 1]"
+        )));
+    }
+    // Linked before it runs, as every command does.
+    toyvm::runtime::no_imports(program)?;
     let spec = toyvm_profiler::parse_spec(&format!(
         "perfect:interval={interval},threshold={threshold}"
     ))?;
@@ -202,7 +219,8 @@ pub fn describe(
         previous: None,
         changes: 0,
     };
-    let mut out = Vec::new();
+    // The output is reduced as it streams: a program may print gigabytes.
+    let mut out = crate::suite::Digest::default();
     let cfg = Config {
         kinds: KindSet::ALL,
         ..Config::default()
@@ -215,7 +233,9 @@ pub fn describe(
         &cfg,
     )?;
     let mut st = counter.finish();
-    st.output = String::from_utf8_lossy(&out).into_owned();
+    st.output = String::from_utf8_lossy(out.prefix()).into_owned();
+    st.output_bytes = out.bytes();
+    st.output_fnv1a64 = format!("{:016x}", out.fnv1a64());
     Ok(st)
 }
 
@@ -269,9 +289,18 @@ impl StreamStats {
             "hot set change: {:.3} of an interval's hot tuples were not hot in the one before (max {:.3})",
             self.hot_change, self.hot_change_max
         );
-        let out = self.output.trim_end();
-        if !out.is_empty() {
-            let _ = writeln!(s, "output: {}", out.lines().next().unwrap_or(""));
+        let first = self.output.lines().next().unwrap_or("").trim_end();
+        if self.output_bytes > 0 {
+            let shown: String = first.chars().take(72).collect();
+            if shown.len() as u64 + 1 >= self.output_bytes {
+                let _ = writeln!(s, "output: {shown}");
+            } else {
+                let _ = writeln!(
+                    s,
+                    "output: {shown} ... ({} bytes in all, FNV-1a 64 {})",
+                    self.output_bytes, self.output_fnv1a64
+                );
+            }
         }
         s
     }

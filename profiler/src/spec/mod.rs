@@ -187,6 +187,11 @@ pub fn parse_spec(s: &str) -> Result<ProfilerSpec> {
         }
     }
     validate(s, &model, &spec)?;
+    // Each table holds entries/tables counters: the spec says the entries
+    // the model has, so an echoed spec is the model that ran.
+    if let Model::MultiHash(o) | Model::SingleHash(o) = &mut model {
+        o.entries -= o.entries % o.tables;
+    }
     spec.model = model;
     Ok(spec)
 }

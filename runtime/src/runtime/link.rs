@@ -128,14 +128,19 @@ impl Threads {
     }
 }
 
+/// A thread count other than `1`, `2` or `auto`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}`: threads are 1, 2 or auto")]
+pub struct BadThreads(pub String);
+
 impl std::str::FromStr for Threads {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = BadThreads;
+    fn from_str(s: &str) -> Result<Self, BadThreads> {
         match s {
             "auto" => Ok(Threads::Auto),
             "1" => Ok(Threads::One),
             "2" => Ok(Threads::Two),
-            _ => Err(format!("`{s}`: threads are 1, 2 or auto")),
+            _ => Err(BadThreads(s.to_owned())),
         }
     }
 }

@@ -30,6 +30,11 @@ mod tiering;
 /// stack, `cargo run --release --example run_cost` 390 -> 335 us per run.
 const JIT_STACK_BYTES: usize = 32 << 20;
 
+/// The least stack a JIT run's thread is given when the system refuses
+/// larger ones: compiled regions need little; natives that need more than
+/// it holds are not run (the interpreter runs their calls).
+const MIN_JIT_STACK_BYTES: usize = 1 << 20;
+
 /// The highest call-depth limit a run accepts: the register stack (16 Mi
 /// words) runs out before it for any function that uses four registers or
 /// more, and native recursion to it needs a few GiB of machine stack at
@@ -503,25 +508,53 @@ impl Runtime {
     ) -> crate::Result<RunReport> {
         self.limits.check(&self.program)?;
         if let (Some(opts), Some(_)) = (&self.jit, &self.profile) {
-            let stack = lazy_jit_stack_bytes(&self.program, self.limits.max_depth);
-            let code = SharedCode::lazy(
-                self.limits.fuel.is_some(),
-                opts.dump_clif.is_some(),
-                stack,
-                self.limits.max_depth,
-            )?;
-            let code = Some(Arc::new(code));
+            let mut stack = lazy_jit_stack_bytes(&self.program, self.limits.max_depth);
+            // Taken by the thread that starts; kept for the next try when
+            // the system refuses a thread.
+            let out = std::sync::Mutex::new(Some((out, host_fns)));
             return std::thread::scope(|scope| {
-                std::thread::Builder::new()
-                    .name("toyvm".into())
-                    .stack_size(stack)
-                    .spawn_scoped(scope, || self.run_here(input, out, host_fns, code))
-                    .map_err(|source| crate::Error::Thread {
-                        what: "run",
-                        source,
-                    })?
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                loop {
+                    // The natives learn the stack they get: those whose
+                    // recursion would not fit it are left to the
+                    // interpreter.
+                    let code = Some(Arc::new(SharedCode::lazy(
+                        self.limits.fuel.is_some(),
+                        opts.dump_clif.is_some(),
+                        stack,
+                        self.limits.max_depth,
+                    )?));
+                    let (out, input) = (&out, input.clone());
+                    let spawned = std::thread::Builder::new()
+                        .name("toyvm".into())
+                        .stack_size(stack)
+                        .spawn_scoped(scope, move || {
+                            let (out, host_fns) = out
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .take()
+                                .expect("one thread runs");
+                            self.run_here(input, out, host_fns, code)
+                        });
+                    match spawned {
+                        Ok(thread) => {
+                            return thread
+                                .join()
+                                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                        }
+                        // No room for a stack this large (an address-space
+                        // limit): take what can be had, never refusing a
+                        // run the interpreter can do.
+                        Err(_) if stack > MIN_JIT_STACK_BYTES => {
+                            stack = (stack / 2).max(MIN_JIT_STACK_BYTES);
+                        }
+                        Err(source) => {
+                            return Err(crate::Error::Thread {
+                                what: "run",
+                                source,
+                            });
+                        }
+                    }
+                }
             });
         }
         self.run_here(input, out, host_fns, None)

@@ -172,11 +172,8 @@ pub fn memory(p: &Program, file: &[u8]) -> Result<Memory> {
     // `.memory` may ask for up to 1 GiB: `Memory::zeroed` asks for it
     // fallibly, so a host that cannot give it gets an error instead of an abort.
     let words = p.memory_words as usize;
-    let mut mem = Memory::zeroed(words).ok_or_else(|| {
-        Error::Usage(format!(
-            "cannot allocate the program's memory: {words} words ({} MiB, set by `.memory`) are more than this host gives",
-            (words * 8) >> 20
-        ))
+    let mut mem = Memory::zeroed(words).ok_or(Error::NoMemory {
+        words: p.memory_words,
     })?;
     mem.set_initial_length(p.memory_len);
     for seg in &p.data {

@@ -83,7 +83,11 @@ pub(super) fn grow_for_call(
     let need = base + 2 * WINDOW;
     if need > cs.stack.len() {
         if base + frame_regs + WINDOW > MAX_STACK_WORDS {
-            return Err(TrapKind::StackOverflow { depth });
+            // `depth` calls are active; this one would be the next.
+            return Err(TrapKind::RegisterStackFull {
+                depth: depth + 1,
+                words: MAX_STACK_WORDS,
+            });
         }
         let len = need.max(cs.stack.len() * 2);
         cs.stack.resize(len, 0);

@@ -96,12 +96,20 @@ pub enum TrapKind {
     },
     /// A `trap` instruction, of the kind its code names.
     Trap(TrapCode),
-    /// A call nested deeper than [`Config::max_depth`](super::Config::max_depth),
-    /// or one whose registers no longer fit on the register stack.
+    /// A call nested deeper than [`Config::max_depth`](super::Config::max_depth).
     StackOverflow {
-        /// The call depth: the configured limit when that was exceeded, or
-        /// the depth reached when the register stack ran out.
+        /// The configured depth limit that was exceeded.
         depth: usize,
+    },
+    /// A call whose frame no longer fits on the register stack (every
+    /// active frame holds its function's registers), below the depth
+    /// limit: what ran out is the register stack, not the depth.
+    RegisterStackFull {
+        /// The call depth the call would have reached (1: a call from the
+        /// entry function).
+        depth: usize,
+        /// The register stack's size, in words.
+        words: usize,
     },
     /// The run executed [`Config::fuel`](super::Config::fuel) instructions
     /// without finishing.
@@ -148,6 +156,12 @@ impl fmt::Display for TrapKind {
             TrapKind::Trap(code) => write!(f, "{code}"),
             TrapKind::StackOverflow { depth } => {
                 write!(f, "stack overflow: call depth {depth} exceeded")
+            }
+            TrapKind::RegisterStackFull { depth, words } => {
+                write!(
+                    f,
+                    "stack overflow: the register stack ({words} words) is full at call depth {depth}"
+                )
             }
             TrapKind::OutOfFuel { limit } => {
                 write!(

@@ -583,7 +583,7 @@ fn register_stack_limits_leave_native_code_to_the_interpreter() {
     assert_eq!(native, Ok(10));
     let t = interpret(&p, &[70_000], DEFAULT_MAX_DEPTH).unwrap_err();
     assert!(
-        matches!(t.kind, toyvm_vm::interp::TrapKind::StackOverflow { depth } if depth < DEFAULT_MAX_DEPTH),
+        matches!(t.kind, toyvm_vm::interp::TrapKind::RegisterStackFull { depth, .. } if depth <= DEFAULT_MAX_DEPTH),
         "{t}"
     );
 }

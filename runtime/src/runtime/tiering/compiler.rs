@@ -42,7 +42,32 @@ pub(super) enum Job {
 
 /// A job's outcome: the code (and whether this job compiled it, rather
 /// than finding it compiled), or why it could not be compiled.
-pub(super) type Done = Result<(Arc<CompiledRegion>, bool), String>;
+pub(super) type Done = Result<(Arc<CompiledRegion>, bool), CompileError>;
+
+/// Why a job's code could not be had.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum CompileError {
+    /// The optimizer refused or failed.
+    #[error(transparent)]
+    Optimizer(#[from] toyvm_optimizer::Error),
+    /// The natives compiled, but their recursion does not fit the stack of
+    /// the thread that would run them.
+    #[error(
+        "native recursion to depth {depth} needs {need} bytes of machine stack, twice over more than \
+         the {have} bytes of the thread running compiled code"
+    )]
+    Stack {
+        depth: usize,
+        need: usize,
+        have: usize,
+    },
+    /// No answer came for a job.
+    #[error("no result from the compiler")]
+    NoResult,
+    /// The compiler's thread stopped (it panicked).
+    #[error("the compiler's thread stopped")]
+    Stopped,
+}
 
 /// One program's code cache (its native functions compiled) and the code
 /// compiled in it, by region: every run that shares it (the instances of
@@ -169,8 +194,7 @@ impl SharedCode {
         let code = match job {
             Job::Region(r) => store.cache.compile_in(program, r),
             Job::Function(f) => store.cache.compile_function(program, *f),
-        }
-        .map_err(|e| e.to_string())?;
+        }?;
         let code = Arc::new(code);
         store.compiled.insert(key, Arc::clone(&code));
         Ok((code, true))
@@ -181,16 +205,14 @@ impl CodeStore {
     /// Compiles the natives of lazily compiled code (once) and says
     /// whether they may run: an error when their recursion does not fit the
     /// thread's stack.
-    fn natives_for(&mut self, program: &Program) -> Result<(), String> {
+    fn natives_for(&mut self, program: &Program) -> Result<(), CompileError> {
         let Some(lazy) = &mut self.lazy else {
             return Ok(());
         };
         let fit = match lazy.fit {
             Some(fit) => fit,
             None => {
-                self.cache
-                    .compile_natives(program)
-                    .map_err(|e| e.to_string())?;
+                self.cache.compile_natives(program)?;
                 let need = self.cache.native_stack_bytes(lazy.max_depth);
                 let fit = need.saturating_mul(2) <= lazy.stack_bytes;
                 lazy.fit = Some(fit);
@@ -200,13 +222,11 @@ impl CodeStore {
         if fit {
             Ok(())
         } else {
-            Err(format!(
-                "native recursion to depth {} needs {} bytes of machine stack, twice over more than \
-                 the {} bytes of the thread running compiled code",
-                lazy.max_depth,
-                self.cache.native_stack_bytes(lazy.max_depth),
-                lazy.stack_bytes
-            ))
+            Err(CompileError::Stack {
+                depth: lazy.max_depth,
+                need: self.cache.native_stack_bytes(lazy.max_depth),
+                have: lazy.stack_bytes,
+            })
         }
     }
 }
@@ -322,9 +342,7 @@ impl Compiler {
             Mode::Here { done, .. } => done.pop_front(),
             Mode::Thread { done, .. } => {
                 let start = Instant::now();
-                let r = done
-                    .recv()
-                    .unwrap_or_else(|_| Err("the compiler's thread stopped".to_owned()));
+                let r = done.recv().unwrap_or(Err(CompileError::Stopped));
                 self.waited += start.elapsed();
                 Some(r)
             }
@@ -341,9 +359,7 @@ impl Compiler {
             Mode::Thread { done, .. } => match done.try_recv() {
                 Ok(r) => Some(r),
                 Err(mpsc::TryRecvError::Empty) => None,
-                Err(mpsc::TryRecvError::Disconnected) => {
-                    Some(Err("the compiler's thread stopped".to_owned()))
-                }
+                Err(mpsc::TryRecvError::Disconnected) => Some(Err(CompileError::Stopped)),
             },
         };
         if r.is_some() {
@@ -398,7 +414,10 @@ mod tests {
         // One too small for it: the job fails with why, and so does the next.
         let tight = SharedCode::lazy(false, false, 1 << 20, 65_536).unwrap();
         for _ in 0..2 {
-            let e = tight.compile(&program, &Job::Function(0)).unwrap_err();
+            let e = tight
+                .compile(&program, &Job::Function(0))
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.contains("native recursion to depth 65536 needs") && e.contains("1048576 bytes"),
                 "{e}"

@@ -58,7 +58,7 @@ use toyvm_profiler::Candidate;
 use toyvm_profiler::hash::TupleMap;
 use toyvm_vm::{Pc, Tuple};
 
-use super::compiler::{Done, Job};
+use super::compiler::{CompileError, Done, Job};
 use super::{Again, HeadState, Installed, Jit, Meta, describe};
 
 impl Jit {
@@ -351,10 +351,7 @@ impl Jit {
         let index = self.last_index;
         while self.installs.front().is_some_and(|i| i.due <= self.tuples) {
             let install = self.installs.pop_front().expect("just seen");
-            let done = self
-                .compiler
-                .wait()
-                .unwrap_or_else(|| Err("no result from the compiler".to_owned()));
+            let done = self.compiler.wait().unwrap_or(Err(CompileError::NoResult));
             self.finish_install(index, install, done);
         }
     }
