@@ -79,7 +79,7 @@ fn generated_programs_really_exercise_the_jit() {
     let mut totals = JitTotals::default();
     let (mut values, mut traps, mut runs) = (0, 0, 0);
     let (mut hosted, mut hosted_entries) = (0, 0);
-    for seed in 0..20 {
+    for seed in 0..32 {
         let case = fuzzgen::generate(&mut Seeded::new(seed));
         let s = fuzzgen::check(&case, &configs).unwrap_or_else(|m| panic!("seed {seed}: {m}"));
         if case.text.contains("hcall") {

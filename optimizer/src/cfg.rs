@@ -58,7 +58,7 @@ fn ends_block(i: &Instr) -> bool {
     op.is_conditional_branch()
         || matches!(
             op,
-            Op::Jtab | Op::Jmp | Op::Call | Op::Calli | Op::Ret | Op::Halt
+            Op::Jtab | Op::Jmp | Op::Call | Op::Calli | Op::Ret | Op::Halt | Op::Trap
         )
 }
 

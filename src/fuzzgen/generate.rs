@@ -5,8 +5,11 @@ use std::fmt::Write as _;
 
 use super::{FuzzProgram, Source};
 
-/// Words of memory every program has.
+/// Words of memory every program has at the start (its length, `.memlen`
+/// in bytes); `mgrow` can double it.
 const MEMORY: i64 = 64;
+/// The capacity, in words.
+const CAPACITY: i64 = 2 * MEMORY;
 /// Cells 0..48 are data (stores stay there); 48..56 hold values that stay
 /// constant for a long time; 56..60 hold function values.
 const SLOW_CELLS: i64 = 48;
@@ -135,7 +138,8 @@ impl Gen<'_> {
             self.hcall(ctx, out, d);
             return;
         }
-        match self.below(40) {
+        match self.below(46) {
+            40..=45 => self.wasm_stmt(ctx, out, d, a, b),
             0..=9 => {
                 let op = self.pick(&OPS);
                 if matches!(op, "div" | "rem") && !(ctx.traps && self.chance(30)) {
@@ -206,7 +210,7 @@ impl Gen<'_> {
                 let skip = self.label();
                 let mask = self.pick(&[1, 7, 63]);
                 let _ = writeln!(out, "  andi r{T0}, r{a}, {mask}\n  bnei r{T0}, 0, {skip}");
-                match self.below(if ctx.traps { 4 } else { 3 }) {
+                match self.below(if ctx.traps { 5 } else { 3 }) {
                     0 => {
                         let _ = writeln!(out, "  putn r{b}");
                     }
@@ -220,8 +224,12 @@ impl Gen<'_> {
                     2 => {
                         let _ = writeln!(out, "  inlen r{d}");
                     }
-                    _ => {
+                    3 => {
                         let _ = writeln!(out, "  halt r{b}");
+                    }
+                    _ => {
+                        let code = self.range(0, 6);
+                        let _ = writeln!(out, "  trap {code}");
                     }
                 }
                 let _ = writeln!(out, "{skip}:");
@@ -234,6 +242,93 @@ impl Gen<'_> {
             }
             _ => {
                 let _ = writeln!(out, "  xor r{d}, r{d}, r{a}");
+            }
+        }
+    }
+
+    /// The instructions compiled WebAssembly uses: sized loads and stores
+    /// at byte addresses (unaligned; with traps, sometimes out of bounds),
+    /// `msize`/`mgrow`, unsigned division, rotates, bit counts, extensions
+    /// and `select`.
+    fn wasm_stmt(&mut self, ctx: &Ctx<'_>, out: &mut String, d: u8, a: u8, b: u8) {
+        const LOADS: [&str; 7] = ["ld8s", "ld8u", "ld16s", "ld16u", "ld32s", "ld32u", "ld64"];
+        const STORES: [&str; 4] = ["st8", "st16", "st32", "st64"];
+        const BITS: [&str; 5] = ["rotl", "rotr", "rotl32", "rotr32", "leu"];
+        const UNARY: [&str; 7] = [
+            "sext8", "sext16", "sext32", "zext32", "clz", "ctz", "popcnt",
+        ];
+        match self.below(9) {
+            0 => {
+                // Part of a slow cell: a value worth a guard.
+                let op = self.pick(&LOADS);
+                let c = self.range(SLOW_CELLS, FN_CELLS - 1);
+                let off = 8 * c + self.range(0, 4);
+                let _ = writeln!(out, "  {op} r{d}, r{ZERO}, {off}");
+            }
+            1 => {
+                // Bytes 0..464: inside the first length.
+                let op = self.pick(&LOADS);
+                let off = if ctx.traps && self.chance(15) {
+                    self.pick(&[-9, -1, 505, 600, 1020, 4000])
+                } else {
+                    self.range(0, 200)
+                };
+                let _ = writeln!(
+                    out,
+                    "  andi r{T1}, r{a}, 255
+  {op} r{d}, r{T1}, {off}"
+                );
+            }
+            2 | 3 => {
+                // Bytes 0..384: the data cells, but with traps.
+                let op = self.pick(&STORES);
+                let off = if ctx.traps && self.chance(15) {
+                    self.pick(&[-4, -1, 509, 700, 1017])
+                } else {
+                    self.range(0, 120)
+                };
+                let _ = writeln!(
+                    out,
+                    "  andi r{T1}, r{a}, 255
+  {op} r{T1}, {off}, r{b}"
+                );
+            }
+            4 => {
+                if self.chance(70) {
+                    let _ = writeln!(
+                        out,
+                        "  andi r{T0}, r{a}, 63
+  mgrow r{d}, r{T0}"
+                    );
+                } else if self.chance(50) {
+                    let _ = writeln!(out, "  mgrow r{d}, r{a}");
+                } else {
+                    let _ = writeln!(out, "  msize r{d}");
+                }
+            }
+            5 => {
+                let op = self.pick(&["divu", "remu"]);
+                if ctx.traps && self.chance(20) {
+                    let _ = writeln!(out, "  {op} r{d}, r{a}, r{b}");
+                } else {
+                    let _ = writeln!(
+                        out,
+                        "  ori r{T0}, r{b}, 1
+  {op} r{d}, r{a}, r{T0}"
+                    );
+                }
+            }
+            6 => {
+                let op = self.pick(&BITS);
+                let _ = writeln!(out, "  {op} r{d}, r{a}, r{b}");
+            }
+            7 => {
+                let op = self.pick(&UNARY);
+                let _ = writeln!(out, "  {op} r{d}, r{a}");
+            }
+            _ => {
+                let c = self.src(ctx);
+                let _ = writeln!(out, "  select r{d}, r{c}, r{a}, r{b}");
             }
         }
     }
@@ -295,7 +390,7 @@ impl Gen<'_> {
             }
             _ => {
                 let (a, b) = (self.src(ctx), self.src(ctx));
-                let c = self.pick(&["beq", "bne", "blt", "ble", "bgt", "bge"]);
+                let c = self.pick(&["beq", "bne", "blt", "ble", "bgt", "bge", "bltu", "bgeu"]);
                 let _ = writeln!(out, "  {c} r{a}, r{b}, {els}");
             }
         }
@@ -364,7 +459,10 @@ impl Gen<'_> {
         let (d, a) = (self.reg(ctx), self.src(ctx));
         let skip = self.label();
         let _ = writeln!(out, "  bnei r{i}, {k}, {skip}");
-        let _ = match self.below(6) {
+        let _ = match self.below(9) {
+            6 => writeln!(out, "  trap {}", self.range(0, 6)),
+            7 => writeln!(out, "  divu r{d}, r{a}, r{ZERO}"),
+            8 => writeln!(out, "  ld16u r{d}, r{ZERO}, {}", 8 * CAPACITY - 1),
             0 => writeln!(out, "  div r{d}, r{a}, r{ZERO}"),
             1 => writeln!(out, "  remi r{d}, r{a}, 0"),
             2 => writeln!(out, "  ld r{d}, r{ZERO}, {MEMORY}"),
@@ -411,7 +509,7 @@ pub fn generate(src: &mut dyn Source) -> FuzzProgram {
     let mut g = Gen { src, label: 0 };
     let traps = g.chance(50);
     let host = g.chance(35);
-    let mut text = format!(".memory {MEMORY}\n");
+    let mut text = format!(".memory {CAPACITY}\n.memlen {}\n", 8 * MEMORY);
     if host {
         for (name, n) in super::HOST {
             let _ = writeln!(text, ".import {name} {n}");
@@ -658,7 +756,10 @@ pub fn generate(src: &mut dyn Source) -> FuzzProgram {
         text,
         "  li r{T1}, 0\nsum:\n  ld r{T0}, r{T1}, 0\n  xor r{acc}, r{acc}, r{T0}\n  muli r{acc}, r{acc}, 31\n  addi r{T1}, r{T1}, 1\n  blti r{T1}, {FN_CELLS}, sum"
     );
-    let _ = writeln!(text, "  putn r{acc}\n  ret r{acc}\n.end");
+    let _ = writeln!(
+        text,
+        "  msize r{T0}\n  xor r{acc}, r{acc}, r{T0}\n  putn r{acc}\n  ret r{acc}\n.end"
+    );
     FuzzProgram {
         text,
         args: vec![n],

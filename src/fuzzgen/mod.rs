@@ -14,7 +14,11 @@
 //! What the programs exercise is what the JIT specializes on: a hot outer
 //! loop with nested counted loops, data-dependent forks and `jtab`s (also
 //! out of range) whose arms rejoin, loads and stores (sometimes out of
-//! bounds), `div`/`rem` by values that are sometimes 0 or `i64::MIN / -1`,
+//! bounds), sized loads and stores at byte addresses (unaligned, sometimes
+//! out of bounds), `msize` and `mgrow` (the memory starts at half its
+//! capacity), unsigned division, rotates, bit counts, extensions, `select`,
+//! unsigned branches and `trap`,
+//! `div`/`rem` by values that are sometimes 0 or `i64::MIN / -1`,
 //! shifts by large counts, direct calls, `calli` through function values
 //! that change part-way through the run (and, rarely, to a function of the
 //! wrong arity or to a value that is no function), bounded recursion,
