@@ -337,7 +337,21 @@ pub fn run_oracle(p: &Program, args: &[i64], file: &[u8]) -> RunResult {
 pub fn tuples(p: &Program, args: &[i64], file: &[u8]) -> Vec<Tuple> {
     let mut t = Vec::new();
     let input = interp::Input { args, file };
-    let _ = interp::run_with_sink(p, input, &mut Vec::new(), &mut t, &Default::default());
+    // A step limit, so a program that does not end fails its test
+    // instead of filling memory with tuples.
+    let cfg = interp::Config {
+        fuel: Some(50_000_000),
+        ..Default::default()
+    };
+    if let Err(toyvm_vm::Error::Trap(trap)) =
+        interp::run_with_sink(p, input, &mut Vec::new(), &mut t, &cfg)
+        && matches!(trap.kind, interp::TrapKind::OutOfFuel { .. })
+    {
+        panic!(
+            "the program does not end:\n{}",
+            toyvm_vm::asm::disassemble(p)
+        );
+    }
     t
 }
 

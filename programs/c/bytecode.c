@@ -4,7 +4,7 @@
 // trial division. The dispatch is where value and call-target profiles
 // should matter most.
 // args: 300
-// bench-args: 6000
+// bench-args: 20000
 //> collatz steps 14167 primes 62
 #include <stdint.h>
 #include <stdio.h>

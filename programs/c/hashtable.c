@@ -4,7 +4,7 @@
 // every third key, looks everything up again, and prints the counts and a
 // checksum of the stored values. Pointer chasing, string compares, malloc.
 // args: 3000
-// bench-args: 60000
+// bench-args: 100000
 //> found 3000 then 2000 checksum 525160212
 #include <stdint.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 // entries (mod 2^32) and its trace. Regular strided loads and a long
 // multiply-accumulate chain; heap memory from malloc (memory.grow).
 // args: 24
-// bench-args: 110
+// bench-args: 400
 //> sum 2447824455 trace 9687506
 #include <stdint.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 // the occupied columns, left/right the squares attacked along the diagonals).
 // Deep, branchy recursion with a data-dependent number of calls per frame.
 // args: 8
-// bench-args: 11
+// bench-args: 14
 //> 8 queens: 92 solutions
 #include <stdio.h>
 #include <stdlib.h>

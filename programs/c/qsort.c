@@ -4,7 +4,7 @@
 // key ascending, then by key descending with ties by id, then by the key's
 // low byte; checks each order and prints a position-weighted checksum.
 // args: 2000
-// bench-args: 60000
+// bench-args: 600000
 //> sorted 3 orders, checksum 4087056677
 #include <stdint.h>
 #include <stdio.h>

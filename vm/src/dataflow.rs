@@ -218,4 +218,27 @@ mod tests {
         );
         assert_eq!(live[2], vec![0, 1, 2]);
     }
+
+    #[test]
+    fn new_instructions_read_write_and_branch_as_declared() {
+        let p = crate::asm::assemble(
+            ".func main(a, b)\n select r2, a, b, a\n st8 r2, 0, b\n mgrow r3, r2\n bltu r3, a, out\n trap 0\nout:\n ret r3\n.end\n",
+        )
+        .unwrap();
+        let f = &p.functions[0];
+        let rw: Vec<_> = f.code.iter().map(reads_and_write).collect();
+        assert_eq!(rw[0], (vec![0, 1, 0], Some(2)));
+        assert_eq!(rw[1], (vec![2, 1], None));
+        assert_eq!(rw[2], (vec![2], Some(3)));
+        assert_eq!(rw[3], (vec![3, 0], None));
+        assert_eq!(rw[4], (vec![], None));
+        let mut succ = Vec::new();
+        successors(f, 3, &mut succ);
+        assert_eq!(succ, [4, 5]);
+        successors(f, 4, &mut succ);
+        assert!(succ.is_empty(), "`trap` has no successor");
+        // Nothing after the `trap` reads r3 before `out`.
+        let live = live_in(f);
+        assert!(!live[4].contains(3));
+    }
 }

@@ -20,6 +20,9 @@ use crate::{Error, Result};
 
 /// Most jump tables a function may have (`jtab`'s table operand is 16 bits).
 const MAX_TABLES: usize = 1 << 16;
+/// Most instructions of each of a function's main and out-of-line code:
+/// with the locals' zeroing (at most 256) they stay within toyvm's limit.
+const MAX_PART: usize = (MAX_CODE_LEN - MAX_REGS) / 2;
 
 /// What a WebAssembly function index calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,10 +216,8 @@ impl<'s, 'a> Builder<'s, 'a> {
     }
 
     pub fn emit(&mut self, i: Instr) -> Result<()> {
-        if self.code.len() >= MAX_CODE_LEN / 2 {
-            return Err(
-                self.too_large(format!("more than {} toyvm instructions", MAX_CODE_LEN / 2))
-            );
+        if self.code.len() >= MAX_PART {
+            return Err(self.too_large(format!("more than {MAX_PART} toyvm instructions")));
         }
         if i.label().is_some() {
             self.fixups.push((Sec::Main, self.code.len() as u32));
@@ -229,10 +230,9 @@ impl<'s, 'a> Builder<'s, 'a> {
     }
 
     pub fn emit_cold(&mut self, i: Instr) -> Result<()> {
-        if self.cold.len() >= MAX_CODE_LEN / 2 {
+        if self.cold.len() >= MAX_PART {
             return Err(self.too_large(format!(
-                "more than {} out-of-line toyvm instructions",
-                MAX_CODE_LEN / 2
+                "more than {MAX_PART} out-of-line toyvm instructions"
             )));
         }
         if i.label().is_some() {
@@ -319,6 +319,11 @@ impl<'s, 'a> Builder<'s, 'a> {
             }
         }
         self.pending = None;
+    }
+
+    /// Whether the main code ends with `i`.
+    pub fn last_is(&self, i: Instr) -> bool {
+        self.code.last() == Some(&i)
     }
 
     /// The last instruction, if it is at the end of the main code and

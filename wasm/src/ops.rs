@@ -156,6 +156,17 @@ impl Builder<'_, '_> {
         if let (Val::Const(a), Val::Const(b)) = (va, vb) {
             return self.push(Val::Const(op.fold(a, b, wide)));
         }
+        if op == Arith::Sub && va == Val::Const(0) {
+            // 0 - x: a negation.
+            let rb = self.reg_of(vb, k + 1)?;
+            let start = self.code_len();
+            let d = self.home(k)?;
+            self.emit(Instr::Neg { d, a: rb })?;
+            if !wide {
+                self.emit(emit::sext(Width::W32, d, d))?;
+            }
+            return self.push_computed(start, None);
+        }
         // A constant on the left of a commutative operator goes right (an
         // operand keeps its own slot: `Home` is relative to it).
         let ((va, sa), (vb, sb)) = if op.commutative() && matches!(va, Val::Const(_)) {
@@ -200,7 +211,11 @@ impl Builder<'_, '_> {
             Opnd::Reg(b) => op.reg(d, src, b, wide),
         };
         self.emit(i)?;
+        // A logical shift right by a constant 1..31 leaves bit 31 clear:
+        // already sign-extended.
+        let shifted_out = op == Arith::ShrU && matches!(rb, Opnd::Imm(i) if i != 0);
         let sext = !wide
+            && !shifted_out
             && matches!(
                 op,
                 Arith::Add | Arith::Sub | Arith::Mul | Arith::Shl | Arith::ShrU
@@ -403,8 +418,18 @@ impl Builder<'_, '_> {
         if self.unreachable {
             return Ok(());
         }
+        let pending = self.pending_top();
         let va = self.pop()?;
         let k = self.stack.len();
+        // An address just computed and sign-extended: the access reads only
+        // its low 32 bits, so the `sext32` can go.
+        if let (Val::Home, Some(p)) = (va, pending) {
+            let h = self.home(k)?;
+            let n = self.code_len();
+            if p.reg == h && p.start + 1 < n && self.last_is(emit::sext(Width::W32, h, h)) {
+                self.truncate(n - 1);
+            }
+        }
         let ra = self.reg_of(va, k)?;
         let Some(imm) = self.address_imm(memarg) else {
             // Offsets past 2^31 lie past any memory toyvm can have.

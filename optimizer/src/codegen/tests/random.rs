@@ -155,7 +155,12 @@ fn emit(units: &[Unit], code: &mut Vec<Instr>) {
     let mut o = body;
     for u in units {
         at.push(o);
-        o += if matches!(u, Unit::Mem { .. }) { 2 } else { 1 };
+        // The two-instruction units: `andi` first.
+        o += if matches!(u, Unit::Mem { .. } | Unit::Sized { .. } | Unit::Grow { .. }) {
+            2
+        } else {
+            1
+        };
     }
     at.push(o);
     for (i, u) in units.iter().enumerate() {
