@@ -295,6 +295,10 @@ pub(crate) const TRAP_BAIL: u64 = 6;
 /// A closed function's `calli` found no function it may call in its value
 /// (in `trap_addr`): a bad function value or an arity mismatch.
 pub(crate) const TRAP_BAD_FUNCTION: u64 = 7;
+/// The run ended inside a call compiled code made into the interpreter (a
+/// trap there, `halt`, an output error): not a trap to report from here;
+/// whoever lent the interpreter ends the run (see `jit::host`).
+pub(crate) const TRAP_ENDED: u64 = 8;
 
 /// The interpreter's register-stack limit, in words (`MAX_STACK_WORDS` in
 /// `toyvm_vm::interp`).
@@ -433,7 +437,7 @@ impl NativeCtx {
         host: &mut crate::HostCalls<'_>,
     ) -> Option<NativeTrap> {
         let kind = match self.trap_kind {
-            TRAP_NONE => return None,
+            TRAP_NONE | TRAP_ENDED => return None,
             TRAP_DIVISION_BY_ZERO => TrapKind::DivisionByZero,
             TRAP_OUT_OF_BOUNDS => TrapKind::OutOfBounds {
                 addr: self.trap_addr,

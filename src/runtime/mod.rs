@@ -439,17 +439,9 @@ impl interp::Host for JitHost<'_, '_> {
         host_fns: &mut dyn interp::HostFunctions,
         depth: usize,
         fuel: &mut u64,
+        vm: &mut interp::Reentry<'_>,
     ) -> Result<u32, toyvm_vm::interp::Trap> {
-        let resume = self.jit.run(
-            id,
-            regs,
-            mem,
-            host_fns,
-            depth,
-            fuel,
-            self.kinds,
-            &mut self.exit_tuples,
-        );
+        let resume = tiering::run_region(self, id, regs, mem, host_fns, depth, fuel, vm);
         if self.exit_tuples.len() >= EXIT_BATCH {
             self.flush_exit_tuples();
         }
@@ -498,7 +490,7 @@ impl Runtime {
                 stack,
                 self.limits.max_depth,
             )?;
-            let code = Some(Arc::new(code));
+            let code = Some((Arc::new(code), stack));
             return std::thread::scope(|scope| {
                 std::thread::Builder::new()
                     .name("toyvm".into())
@@ -515,12 +507,13 @@ impl Runtime {
         self.run_here(input, out, None)
     }
 
-    /// The run, on this thread; `code` is the JIT's (when it is on).
+    /// The run, on this thread; `code` is the JIT's (when it is on), with
+    /// the thread's stack size.
     fn run_here(
         &self,
         input: Input<'_>,
         out: &mut (dyn Write + Send),
-        code: Option<Arc<SharedCode>>,
+        code: Option<(Arc<SharedCode>, usize)>,
     ) -> crate::Result<RunReport> {
         let cfg = Config {
             fuel: self.limits.fuel,
@@ -563,11 +556,12 @@ impl Runtime {
                 Link::inline(make(), lag, want_ends)
             };
             let (result, link, jit_stats, decide_time) = match (jit_opts, code) {
-                (Some(mut opts), Some(code)) => {
+                (Some(mut opts), Some((code, stack))) => {
                     opts.timing = opts.timing || self.count;
                     let limits = JitLimits {
                         fuel: self.limits.fuel,
                         max_depth: self.limits.max_depth,
+                        stack_bytes: stack,
                     };
                     let background = threaded;
                     let program = Arc::clone(&self.program);

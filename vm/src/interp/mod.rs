@@ -17,6 +17,7 @@
 mod entry;
 mod host;
 mod memory;
+mod reentry;
 mod trap;
 
 use std::io::Write;
@@ -27,6 +28,7 @@ pub use entry::{
 };
 pub use host::{Host, NoJit};
 pub use memory::{HUGE_PAGE_MIN_BYTES, Memory};
+pub use reentry::{CallSite, Reentry};
 pub use trap::{Trap, TrapKind};
 
 use crate::isa::Instr;
@@ -34,6 +36,7 @@ use crate::program::{ARG_OFFSET, Pc, Program};
 use crate::semantics::{self, ArithError, BinOp};
 use crate::tuple::{BATCH, Emitter, Kind, KindSet, NoSink, Tuple, TupleSink, flush_full};
 use crate::{Error, Result};
+use reentry::Stop;
 
 /// What a dispatch loop emits, fixed at compile time: nothing, every kind,
 /// or the kinds the emitter's flags name (checked per tuple).
@@ -49,14 +52,30 @@ const OUT_CHUNK: usize = 1 << 16;
 /// Most register-stack words any run may use (128 MiB).
 const MAX_STACK_WORDS: usize = 1 << 24;
 
+/// A compact view of each function (code and register count, at most
+/// [`WINDOW`]), so a call touches one small entry.
+type FnView<'p> = (&'p [Instr], usize);
+
+/// The view of every function of `prog`.
+fn fn_views(prog: &Program) -> Vec<FnView<'_>> {
+    prog.functions
+        .iter()
+        .map(|f| (f.code.as_slice(), (f.regs as usize).min(WINDOW)))
+        .collect()
+}
+
 /// The call stack, kept apart from the dispatch loop's own state.
 #[derive(Debug)]
 struct Calls<'p> {
-    /// A compact view of each function (code and register count), so a
-    /// call touches one small entry.
-    fns: Vec<(&'p [Instr], usize)>,
-    /// Deepest call nesting before a stack-overflow trap.
+    /// Every function's view (the verifier bounds `regs` by 256).
+    fns: &'p [FnView<'p>],
+    /// Deepest call nesting before a stack-overflow trap, counted from
+    /// the run's entry function (depth 0).
     max_depth: usize,
+    /// The depth of this dispatch loop's first frame: 0, or for an
+    /// interpreter that compiled code called (see [`Reentry`]) its
+    /// callee's depth. `depth` counts from it.
+    depth_base: usize,
     /// The register stack; the current frame's window starts at `base`.
     stack: Vec<i64>,
     /// `frames[..depth]` are the suspended callers; slots past `depth` are
@@ -94,6 +113,26 @@ struct Machine<'p, 'o, 'm> {
     out_buf: Vec<u8>,
     out: &'o mut dyn Write,
     steps: u64,
+    /// The run's fuel limit, which an out-of-fuel trap names (the loop's
+    /// own budget is what is left of it).
+    fuel_limit: u64,
+}
+
+/// How the dispatch loop ended without an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    /// The first frame returned this value.
+    Returned(i64),
+    /// `halt` ended the whole run with this value.
+    Halted(i64),
+}
+
+impl Ended {
+    fn value(self) -> i64 {
+        match self {
+            Ended::Returned(v) | Ended::Halted(v) => v,
+        }
+    }
 }
 
 thread_local! {
@@ -130,6 +169,7 @@ fn window(stack: &mut [i64], base: usize) -> &mut [i64; WINDOW] {
 impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
     fn new(
         prog: &'p Program,
+        fns: &'p [FnView<'p>],
         call: Call<'_>,
         mem: &'m mut [i64],
         out: &'o mut dyn Write,
@@ -145,8 +185,9 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
             entry: call.func,
             mem,
             calls: Calls {
-                fns: Vec::new(),
+                fns,
                 max_depth: 0,
+                depth_base: 0,
                 stack,
                 frames: Vec::new(),
                 depth: 0,
@@ -159,6 +200,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
             out_buf: Vec::new(),
             out,
             steps: 0,
+            fuel_limit: u64::MAX,
         }
     }
 
@@ -176,7 +218,31 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
         })
     }
 
-    /// The dispatch loop.  Returns the entry function's return value.
+    /// [`exec`](Self::exec) compiled for `counting` (fuel or step
+    /// counting) and `emit` (one of the `EMIT_*` choices).
+    fn exec_as<S: Host>(
+        &mut self,
+        em: &mut Emitter<'_, '_, S>,
+        counting: bool,
+        emit: u8,
+        fuel: u64,
+        max_depth: usize,
+        depth_base: usize,
+    ) -> Result<Ended> {
+        let (d, b) = (max_depth, depth_base);
+        match (counting, emit) {
+            (true, EMIT_ALL) => self.exec::<S, true, EMIT_ALL>(em, fuel, d, b),
+            (true, EMIT_SOME) => self.exec::<S, true, EMIT_SOME>(em, fuel, d, b),
+            (true, _) => self.exec::<S, true, EMIT_NONE>(em, fuel, d, b),
+            (false, EMIT_ALL) => self.exec::<S, false, EMIT_ALL>(em, fuel, d, b),
+            (false, EMIT_SOME) => self.exec::<S, false, EMIT_SOME>(em, fuel, d, b),
+            (false, _) => self.exec::<S, false, EMIT_NONE>(em, fuel, d, b),
+        }
+    }
+
+    /// The dispatch loop: runs the first frame's function (the entry
+    /// function, or the callee of a [`Reentry`]) with at most `fuel`
+    /// instructions, calls nested below `max_depth - depth_base`.
     ///
     /// The hot state lives in locals the register allocator can keep in
     /// registers: the current function's code, `pc`, the register window,
@@ -185,18 +251,14 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
     #[inline(never)]
     fn exec<S: Host, const COUNT: bool, const EMIT: u8>(
         &mut self,
-        em: &mut Emitter<'_, S>,
+        em: &mut Emitter<'_, '_, S>,
         fuel: u64,
         max_depth: usize,
-    ) -> Result<i64> {
+        depth_base: usize,
+    ) -> Result<Ended> {
         let prog = self.prog;
         let mem: &mut [i64] = self.mem;
-        // The verifier bounds `regs` by 256.
-        let fns: Vec<(&[Instr], usize)> = prog
-            .functions
-            .iter()
-            .map(|f| (f.code.as_slice(), (f.regs as usize).min(WINDOW)))
-            .collect();
+        let fns = self.calls.fns;
         let mut code = fns[self.entry as usize].0;
         let mut pc: usize = 0;
         let mut steps: u64 = 0;
@@ -209,14 +271,14 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
         cs.depth = 0;
         cs.base = 0;
         cs.frame_regs = fns[self.entry as usize].1;
-        cs.fns = fns;
         cs.max_depth = max_depth;
+        cs.depth_base = depth_base;
         cs.fpc = (self.entry as u64) << 32;
         let mut regs = window(&mut cs.stack, 0);
 
         let flag = |on: bool| S::ACTIVE && (EMIT == EMIT_ALL || (EMIT == EMIT_SOME && on));
         let (emit_value, emit_edge, emit_call) = (flag(em.value), flag(em.edge), flag(em.call));
-        let buf: &mut [Tuple; BATCH] = &mut em.buf;
+        let buf: &mut [Tuple; BATCH] = em.buf;
         let mut tlen: usize = em.len;
 
         macro_rules! fidx {
@@ -307,10 +369,44 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     && let Some(id) = em.sink.region_at(fidx!() as u32, pc as u32)
                 {
                     let mut left = fuel - steps;
-                    match em
-                        .sink
-                        .run_region(id, regs, mem, self.host_fns, cs.depth, &mut left)
-                    {
+                    // What compiled code may call the interpreter with:
+                    // this run's output and tuple buffer, so what the
+                    // callee prints and emits lands in order.
+                    let mut vm = Reentry {
+                        prog,
+                        fns: cs.fns,
+                        out: &mut *self.out,
+                        out_buf: &mut self.out_buf,
+                        input_len: self.input_len,
+                        buf: &mut *buf,
+                        tlen: &mut tlen,
+                        counts: &mut em.counts,
+                        count: em.count,
+                        kinds: (em.value, em.edge, em.call),
+                        counting: COUNT,
+                        emit: EMIT,
+                        fuel_limit: self.fuel_limit,
+                        max_depth: cs.max_depth,
+                        stop: None,
+                    };
+                    let depth = cs.depth + cs.depth_base;
+                    let ran = em.sink.run_region(
+                        id,
+                        regs,
+                        mem,
+                        &mut *self.host_fns,
+                        depth,
+                        &mut left,
+                        &mut vm,
+                    );
+                    if let Some(stop) = vm.stop.take() {
+                        leave!();
+                        return match stop {
+                            Stop::Halt(v) => Ok(Ended::Halted(v)),
+                            Stop::Error(e) => Err(e),
+                        };
+                    }
+                    match ran {
                         Ok(resume) => {
                             if COUNT {
                                 steps = fuel - left;
@@ -435,7 +531,9 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
             let ins = &code[pc];
             if COUNT {
                 if steps >= fuel {
-                    fail!(TrapKind::OutOfFuel { limit: fuel });
+                    fail!(TrapKind::OutOfFuel {
+                        limit: self.fuel_limit
+                    });
                 }
                 steps += 1;
             }
@@ -610,7 +708,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     let v = regs[a as usize];
                     let Some(depth) = cs.depth.checked_sub(1) else {
                         leave!();
-                        return Ok(v);
+                        return Ok(Ended::Returned(v));
                     };
                     cs.depth = depth;
                     let fr = cs.frames[depth];
@@ -624,7 +722,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 Instr::Halt { a } => {
                     let v = regs[a as usize];
                     leave!();
-                    return Ok(v);
+                    return Ok(Ended::Halted(v));
                 }
 
                 Instr::Putn { a } => {
@@ -679,17 +777,21 @@ fn grow_for_call(
     frame_regs: usize,
 ) -> std::result::Result<(), TrapKind> {
     let max_depth = cs.max_depth;
+    // Frames below this loop's first are another loop's (see `Reentry`).
+    let room = max_depth - cs.depth_base;
     if depth >= cs.frames.len() {
-        if depth >= max_depth {
+        if depth >= room {
             return Err(TrapKind::StackOverflow { depth: max_depth });
         }
-        let len = (cs.frames.len() * 2).max(16).min(max_depth);
+        let len = (cs.frames.len() * 2).max(16).min(room);
         cs.frames.resize(len, Frame::default());
     }
     let need = base + 2 * WINDOW;
     if need > cs.stack.len() {
         if base + frame_regs + WINDOW > MAX_STACK_WORDS {
-            return Err(TrapKind::StackOverflow { depth });
+            return Err(TrapKind::StackOverflow {
+                depth: depth + cs.depth_base,
+            });
         }
         let len = need.max(cs.stack.len() * 2);
         cs.stack.resize(len, 0);
