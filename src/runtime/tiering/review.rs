@@ -308,3 +308,180 @@ fn judge(r: &mut Installed, opts: &super::JitOptions, ran: u64, called: bool) ->
         Verdict::Keep
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use toyvm_optimizer::{CodeCache, Region};
+    use toyvm_vm::asm::assemble;
+
+    use super::super::{JitLimits, JitOptions, SharedCode};
+    use super::*;
+
+    /// `main`'s loop (offsets 2-3) compiled: exit sites `[side exit to 4]`.
+    const LOOP: &str = "\
+region f0:2
+  block 2 weight=100
+    2: add r1, r1, r2
+    3: loop r2, r0, L2 -> head | exit 4
+";
+
+    fn program() -> toyvm_vm::Program {
+        assemble(
+            ".func main(n)\n li r1, 0\n li r2, 1\ntop:\n add r1, r1, r2\n loop r2, n, top\n ret r1\n.end",
+        )
+        .unwrap()
+    }
+
+    fn installed(whole: bool) -> Installed {
+        let region = Region::parse(LOOP).unwrap();
+        let code = Arc::new(CodeCache::new().unwrap().compile(&region).unwrap());
+        let covers = vec![2, 3];
+        let reach = exit_reach(&code, &covers, whole);
+        let n = code.counters_len();
+        Installed {
+            code,
+            covers,
+            dispatches: Vec::new(),
+            callees: 0,
+            loops: true,
+            calls: Vec::new(),
+            whole,
+            reach,
+            busy: 0,
+            planned_from: Vec::new(),
+            recent_side_exits: 0,
+            counters: vec![0; n],
+            seen: vec![0; n],
+            entries: 0,
+            entries_seen: 0,
+            idle: 0,
+            reviewed_at: 0,
+        }
+    }
+
+    #[test]
+    fn a_native_function_a_live_region_calls_is_not_idle() {
+        let opts = JitOptions::default();
+        let mut r = installed(true);
+        // Reviews after intervals that ran, with no entry: called natively
+        // by a live region, it stays.
+        for ran in 1..=10 {
+            assert_eq!(judge(&mut r, &opts, ran, true), Verdict::Keep);
+            assert_eq!(r.idle, 0);
+        }
+        // Nobody calls it: idle after `idle_intervals`.
+        let mut verdict = Verdict::Keep;
+        for ran in 11..=13 {
+            verdict = judge(&mut r, &opts, ran, false);
+        }
+        assert_eq!(
+            verdict,
+            Verdict::Idle {
+                intervals: opts.idle_intervals,
+                used: false
+            }
+        );
+        assert_eq!(verdict.to_string(), "never entered in 3 intervals");
+        // A planned region is idle whoever calls its function.
+        let mut r = installed(false);
+        r.entries = 5;
+        r.entries_seen = 5;
+        for ran in 1..=3 {
+            verdict = judge(&mut r, &opts, ran, true);
+        }
+        assert!(verdict.is_revival(), "{verdict:?}");
+        assert_eq!(verdict.to_string(), "not entered for 3 intervals");
+    }
+
+    #[test]
+    fn a_region_on_the_stack_is_kept_and_judged_later() {
+        let opts = JitOptions::default();
+        let mut r = installed(false);
+        r.busy = 1;
+        // Its activation holds the counters.
+        r.counters.clear();
+        r.entries = 1000;
+        for ran in 1..=10 {
+            assert_eq!(judge(&mut r, &opts, ran, false), Verdict::Keep);
+        }
+        assert_eq!(r.entries_seen, 0, "judged later, over the whole time");
+    }
+
+    #[test]
+    fn entries_that_leave_at_once_drop_the_region() {
+        let opts = JitOptions::default();
+        // Every entry takes the exit after two instructions, without
+        // looping: less than `min_straight_instrs` each.
+        let mut r = installed(false);
+        r.entries = 100;
+        r.counters = vec![100, 100];
+        let v = judge(&mut r, &opts, 1, false);
+        assert_eq!(
+            v,
+            Verdict::LeavesAtOnce {
+                entries: 100,
+                work: 200,
+                least: 16
+            }
+        );
+        assert!(!v.is_revival());
+        assert!(v.to_string().contains("about 2.0 instructions"), "{v}");
+        // The same entries looping 50 times each pay.
+        let mut r = installed(false);
+        r.entries = 100;
+        r.counters = vec![100, 5000];
+        assert_eq!(judge(&mut r, &opts, 1, false), Verdict::Keep);
+        // Too few entries to judge.
+        let mut r = installed(false);
+        r.entries = 4;
+        r.counters = vec![4, 4];
+        assert_eq!(judge(&mut r, &opts, 1, false), Verdict::Keep);
+    }
+
+    #[test]
+    fn drops_back_off_and_give_up() {
+        let program = Arc::new(program());
+        let code = Arc::new(SharedCode::new(&program, false, false).unwrap());
+        let limits = JitLimits {
+            fuel: None,
+            max_depth: 1 << 16,
+            stack_bytes: 32 << 20,
+        };
+        let opts = JitOptions::default();
+        let mut jit = Jit::new(Arc::clone(&program), code, opts.clone(), false, limits).unwrap();
+        let key = (0, 2);
+        let verdict = Verdict::LeavesAtOnce {
+            entries: 100,
+            work: 10,
+            least: 16,
+        };
+        let mut again = Again::default();
+        for k in 1..=opts.max_recompiles + 1 {
+            jit.slots = vec![Some(installed(false))];
+            jit.heads[0][2] = 1;
+            jit.states
+                .insert(key, HeadState::Compiled { slot: 0, again });
+            jit.drop_region(10, key, 0, again, verdict);
+            assert_eq!(jit.heads[0][2], 0, "uninstalled");
+            match jit.states[&key] {
+                HeadState::Counting {
+                    again: next,
+                    not_before,
+                } => {
+                    // Back-off doubles with each drop for cause.
+                    assert_eq!(next.recompiles, k);
+                    assert_eq!(not_before, 10 + (1 << k));
+                    again = next;
+                }
+                HeadState::DontCompile => {
+                    assert_eq!(k, opts.max_recompiles + 1);
+                    assert_eq!(jit.stats.given_up, 1);
+                }
+                HeadState::Compiled { .. } => panic!("dropped"),
+            }
+        }
+        assert_eq!(jit.stats.drops, u64::from(opts.max_recompiles) + 1);
+    }
+}
