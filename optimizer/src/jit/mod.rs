@@ -569,16 +569,8 @@ impl CodeCache {
         let clif = self
             .dump_clif
             .then(|| format!("; whole function f{func}\n{}", lowered.func.display()));
-        let max_regs = program.functions.iter().map(|f| f.regs).max();
-        let compiled = self.finish(
-            module,
-            lowered,
-            &imported,
-            (func, 0),
-            Some(max_regs),
-            clif,
-            start,
-        )?;
+        let regs = Some(program.functions.iter().map(|f| f.regs).max());
+        let compiled = self.finish(module, lowered, &imported, (func, 0), regs, clif, start)?;
         Ok(self.with_natives_dumped(compiled, [func]))
     }
 
@@ -631,8 +623,7 @@ impl CodeCache {
         self.compile_with(region, Some(&live), max_regs)
     }
 
-    /// `max_regs`: the most registers of any function of the region's
-    /// program, when known (see `CompiledRegion::max_regs`).
+    /// `max_regs`: the most registers of any function of the program, if known.
     fn compile_with(
         &mut self,
         region: &Region,

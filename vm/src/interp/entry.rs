@@ -254,3 +254,27 @@ pub fn call_with_host<S: Host>(
     m.recycle();
     (outcome, steps)
 }
+
+impl Machine<'_, '_, '_> {
+    /// [`exec`](Self::exec) compiled for `counting` (fuel or step
+    /// counting) and `emit` (one of the `EMIT_*` choices).
+    pub(super) fn exec_as<S: Host>(
+        &mut self,
+        em: &mut Emitter<'_, '_, S>,
+        counting: bool,
+        emit: u8,
+        fuel: u64,
+        max_depth: usize,
+        depth_base: usize,
+    ) -> Result<Ended> {
+        let (d, b) = (max_depth, depth_base);
+        match (counting, emit) {
+            (true, EMIT_ALL) => self.exec::<S, true, EMIT_ALL>(em, fuel, d, b),
+            (true, EMIT_SOME) => self.exec::<S, true, EMIT_SOME>(em, fuel, d, b),
+            (true, _) => self.exec::<S, true, EMIT_NONE>(em, fuel, d, b),
+            (false, EMIT_ALL) => self.exec::<S, false, EMIT_ALL>(em, fuel, d, b),
+            (false, EMIT_SOME) => self.exec::<S, false, EMIT_SOME>(em, fuel, d, b),
+            (false, _) => self.exec::<S, false, EMIT_NONE>(em, fuel, d, b),
+        }
+    }
+}
