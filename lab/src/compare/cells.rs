@@ -304,7 +304,7 @@ pub fn outcome(done: &Done) -> Outcome {
                 let s = &t.stats;
                 Ok(TimeOut {
                     output_hash: t.output_hash,
-                    output_len: t.output_len as u64,
+                    output_len: t.output_len,
                     value: t.value,
                     wall_s: s.wall_seconds,
                     model_s: s.profiler_seconds,
