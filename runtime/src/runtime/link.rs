@@ -66,7 +66,7 @@ pub const QUEUE_BUFFERS: usize = 8;
 pub const BUFFER_TUPLES: usize = 4 * toyvm_vm::tuple::BATCH;
 
 /// The most: sixteen batches (384 KB), for runs that never wait for the
-/// model's decisions. Measured against four batches (whole-command timings with hyperfine, `toyvm
+/// model's decisions. Measured against four batches (whole-command timings, `toyvm
 /// run P ARGS --no-jit --profile multihash`, median of per-round ratios of
 /// wall times, range): loop 10000 0.83 (0.79-0.94), sieve 1e7 0.87
 /// (0.72-0.96), fib 32 0.92 (0.52-1.38, 15 rounds), poly 2e7 0.97
