@@ -71,8 +71,9 @@ fn corpus_matches_the_interpreter_under_every_configuration() {
 
 /// The generator is not vacuous: over a fixed sample its programs compile
 /// regions, enter them, take side exits and fail guards; the JIT drops and
-/// recompiles; some programs call host functions; some programs trap and
-/// most end normally; none runs out of the oracle's fuel.
+/// recompiles; compiled code calls the interpreter; some programs call host
+/// functions; some programs trap and most end normally; none runs out of
+/// the oracle's fuel.
 #[test]
 fn generated_programs_really_exercise_the_jit() {
     let configs = fuzzgen::configs();
@@ -115,6 +116,11 @@ fn generated_programs_really_exercise_the_jit() {
     assert!(totals.guard_failures >= 10, "{totals:?}");
     // 9 drops since decisions wait one interval (the lag, issue 15).
     assert!(totals.drops >= 5 && totals.recompiles >= 1, "{totals:?}");
+    // Compiled code calls interpreted functions (they print, store, trap,
+    // halt, recurse, and run loops compiled in turn), and runs are cut
+    // short by fuel part-way.
+    assert!(totals.interpreter_calls >= 1_000, "{totals:?}");
+    assert!(totals.fuel_cut >= 10, "{totals:?}");
 }
 
 /// `TOYVM_FUZZ_SHOW=SEED cargo test --test differential show -- --nocapture`

@@ -135,3 +135,78 @@ fn a_limit_reached_in_compiled_code_traps_within_one_block() {
         assert!(r.is_err(), "{spec}: one instruction short must trap");
     }
 }
+
+/// A limit that falls inside a function compiled code called through the
+/// interpreter traps exactly where the interpreter's does: compiled code
+/// hands the interpreter the fuel the interpreter would have had left at
+/// the call.
+#[test]
+fn a_limit_reached_in_an_interpreted_callee_traps_where_the_interpreter_does() {
+    // `note` stores and prints (no native code) and has no loop (no
+    // region of its own); `main`'s loop compiles and calls it.
+    let src = "
+        .memory 64
+        .func note(x, y)
+            .reg t
+            andi t, x, 31
+            st t, 0, y
+            andi t, x, 4095
+            bnei t, 0, quiet
+            putn y
+            li t, 10
+            putc t
+        quiet:
+            add y, y, x
+            xori y, y, 5
+            ret y
+        .end
+        .func main(n)
+            .reg i, acc, a, b
+            li i, 0
+            li acc, 0
+        top:
+            mov a, i
+            mov b, acc
+            call acc, note, a, 2
+            loop i, n, top
+            ret acc
+        .end";
+    let program = asm::assemble(src).unwrap();
+    let args = [100_000];
+    let (_, r) = run(&program, &args, &[], "none", false, u64::MAX / 2);
+    let (_, total) = r.unwrap();
+    let spec = "perfect:interval=500";
+    let full = Runtime::builder(program.clone())
+        .profile_str(spec)
+        .unwrap()
+        .fuel(Some(total))
+        .build()
+        .run(
+            Input {
+                args: &args,
+                file: &[],
+            },
+            &mut Vec::new(),
+        )
+        .unwrap();
+    let calls = full.stats.jit.as_ref().unwrap().interpreter_calls;
+    assert!(
+        calls > args[0] as u64 / 2,
+        "{calls} calls into the interpreter"
+    );
+    let mut in_callee = 0;
+    for k in 1..=40 {
+        let limit = total / 2 + k * 997;
+        let (interp_out, r) = run(&program, &args, &[], "none", false, limit);
+        let want = r.unwrap_err();
+        assert_eq!(want.kind, TrapKind::OutOfFuel { limit });
+        if want.pc.func() != 0 {
+            continue;
+        }
+        in_callee += 1;
+        let (jit_out, r) = run(&program, &args, &[], spec, true, limit);
+        assert_eq!(r.unwrap_err(), want, "limit {limit}");
+        assert_eq!(jit_out, interp_out, "limit {limit}");
+    }
+    assert!(in_callee >= 10, "{in_callee} limits fell inside `note`");
+}

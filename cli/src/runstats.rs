@@ -255,6 +255,14 @@ impl<'a> StatsOut<'a> {
                 );
                 line(
                     &mut t,
+                    "interpreter calls",
+                    format!(
+                        "{} from compiled code ({} declined for want of machine stack)",
+                        j.interpreter_calls, j.interpreter_calls_declined
+                    ),
+                );
+                line(
+                    &mut t,
                     "exit tuples",
                     format!(
                         "{} (reported to the profiler for compiled code)",
@@ -263,7 +271,12 @@ impl<'a> StatsOut<'a> {
                 );
             }
             None => {
-                for name in ["regions", "region entries", "exit tuples"] {
+                for name in [
+                    "regions",
+                    "region entries",
+                    "interpreter calls",
+                    "exit tuples",
+                ] {
                     line(&mut t, name, "- (no JIT)".to_owned());
                 }
             }

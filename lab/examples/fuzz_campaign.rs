@@ -163,7 +163,7 @@ fn main() {
     let t = totals.into_inner().unwrap();
     let m = configs.len() as u64;
     eprintln!(
-        "oracle: {} trapped, {} out of fuel (not compared); JIT: {} compiles, {} recompiles, {} drops, {} region entries, {} side exits, {} guard failures, {} products strength-reduced",
+        "oracle: {} trapped, {} out of fuel (not compared); JIT: {} compiles, {} recompiles, {} drops, {} region entries, {} side exits, {} guard failures, {} products strength-reduced, {} calls into the interpreter; {} runs cut short by fuel",
         traps.load(Ordering::Relaxed),
         no_fuel.load(Ordering::Relaxed),
         t.compiles,
@@ -172,7 +172,9 @@ fn main() {
         t.region_entries,
         t.side_exits,
         t.guard_failures,
-        t.reduced_products
+        t.reduced_products,
+        t.interpreter_calls,
+        t.fuel_cut
     );
     for (k, config) in &failures {
         eprintln!("mismatch: program {k} under {config}");

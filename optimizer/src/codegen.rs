@@ -47,7 +47,9 @@
 //! - A [`Step::Call`] calls the callee's native function (see [`func`]) with
 //!   `depth` (the interpreter's frame count for the region's frame) after
 //!   the interpreter's depth check; a trap there or inside leaves through a
-//!   `Trap` exit, the trap's details left in `ctx`.
+//!   `Trap` exit, the trap's details left in `ctx`. A
+//!   [`Step::Interpreted`] call, a dispatch's miss and a native callee's
+//!   bail call the interpreter through a trampoline (see `calls`).
 //! - Before Cranelift compiles a lowered region or native function,
 //!   [`strength`] carries each product of an induction variable around its
 //!   loop as a sum (`i * x` where a back edge steps `i` by a constant and
@@ -147,10 +149,14 @@ pub(crate) fn lower(
         )
     });
     let host_sig = calls_host.then(|| func.import_signature(host_signature(isa)));
+    let interp_sig = region
+        .calls_interpreter()
+        .then(|| func.import_signature(calls::interp_signature(isa)));
     let exits = {
         let b = FunctionBuilder::new(&mut func, fctx);
         let mut l = Lower::new(region, b, isa.pointer_type(), refs, metering);
         l.host_sig = host_sig;
+        l.interp_sig = interp_sig;
         l.live = live;
         if let Err(e) = l.region() {
             // The builder context holds the half-built function's state.
@@ -290,6 +296,9 @@ struct Lower<'r, 'b> {
     refunds: Vec<u32>,
     /// The `hcall` trampoline's signature, when the region has `hcall`s.
     host_sig: Option<ir::SigRef>,
+    /// The interpreter trampoline's signature, when the region may call
+    /// the interpreter.
+    interp_sig: Option<ir::SigRef>,
 }
 
 /// Regions track known constants; a failed check leaves with an
@@ -383,6 +392,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             charged: None,
             refunds: Vec::new(),
             host_sig: None,
+            interp_sig: None,
         }
     }
 
@@ -423,7 +433,9 @@ impl<'r, 'b> Lower<'r, 'b> {
                 }
                 Step::Switch { a, .. } => vec![*a],
                 Step::Guard { reg, .. } => vec![*reg],
-                Step::Call { instr, .. } | Step::Dispatch { instr, .. } => {
+                Step::Call { instr, .. }
+                | Step::Dispatch { instr, .. }
+                | Step::Interpreted { instr, .. } => {
                     let (d, f, a, n) = call_operands(instr);
                     self.written[d as usize] = true;
                     let mut regs: Vec<Reg> = (0..n).map(|i| a.wrapping_add(i)).collect();
@@ -608,6 +620,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             Step::Interpret { pc, .. } => self.leave(ExitKind::Interpret, *pc),
             Step::Call { pc, instr, callee } => self.call(*pc, instr, *callee)?,
             Step::Dispatch { pc, instr, callees } => self.dispatch(*pc, instr, callees)?,
+            Step::Interpreted { pc, instr } => self.interpreted(*pc, instr)?,
         }
         Ok(())
     }

@@ -93,7 +93,9 @@ mod testing;
 pub use cfg::{Cfg, EdgeCounts, WeightedCfg};
 pub use error::{Error, Result};
 pub use exit::{Exit, ExitKind, ExitReport, ExitSite};
-pub use jit::{CodeCache, CompiledRegion, DEFAULT_MAX_DEPTH, Fuel, HostCalls, RegionFn};
+pub use jit::{
+    Called, CodeCache, CompiledRegion, DEFAULT_MAX_DEPTH, Fuel, HostCalls, Interpreter, RegionFn,
+};
 pub use native::{Native, NativeTrap, closed_functions, native_functions};
 pub use plan::{Analysis, PlanConfig, Profile, hot_functions, plan_regions, plan_regions_at};
 pub use region::{Region, Step, Target};

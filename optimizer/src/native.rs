@@ -300,6 +300,10 @@ pub(crate) const TRAP_BAIL: u64 = 6;
 /// A closed function's `calli` found no function it may call in its value
 /// (in `trap_addr`): a bad function value or an arity mismatch.
 pub(crate) const TRAP_BAD_FUNCTION: u64 = 7;
+/// The run ended inside a call compiled code made into the interpreter (a
+/// trap there, `halt`, an output error): not a trap to report from here;
+/// whoever lent the interpreter ends the run (see `jit::host`).
+pub(crate) const TRAP_ENDED: u64 = 8;
 
 /// A sized access of `bytes` bytes out of bounds (byte address in
 /// `trap_addr`): `TRAP_BYTES_OUT_OF_BOUNDS + bytes`.
@@ -369,6 +373,11 @@ pub struct NativeCtx {
     /// call; the call bails), `table_len` entries.
     pub(crate) table: *const [u64; 2],
     pub(crate) table_len: u64,
+    /// The [`Memory`](toyvm_vm::interp::Memory) that `mem` points into,
+    /// which a call into the interpreter hands on (compiled code never
+    /// reads this field): its length is synchronized with `mem_len` around
+    /// the call.
+    pub(crate) memory: *mut toyvm_vm::interp::Memory,
 }
 
 /// Field offsets for the code generator.
@@ -461,7 +470,7 @@ impl NativeCtx {
         host: &mut crate::HostCalls<'_>,
     ) -> Option<NativeTrap> {
         let kind = match self.trap_kind {
-            TRAP_NONE => return None,
+            TRAP_NONE | TRAP_ENDED => return None,
             TRAP_DIVISION_BY_ZERO => TrapKind::DivisionByZero,
             TRAP_OUT_OF_BOUNDS => TrapKind::OutOfBounds {
                 addr: self.trap_addr,

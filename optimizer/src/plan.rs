@@ -112,6 +112,10 @@ pub struct PlanConfig {
     /// dispatch (its most frequent closed targets); 0 leaves polymorphic
     /// sites to the interpreter.
     pub max_dispatch: usize,
+    /// Compile every other call as a call into the interpreter that
+    /// traces continue past ([`Step::Interpreted`]), instead of ending the
+    /// region there with an exit.
+    pub interpreter_calls: bool,
 }
 
 impl Default for PlanConfig {
@@ -122,6 +126,7 @@ impl Default for PlanConfig {
             min_instrs: 2,
             native_calls: true,
             max_dispatch: 8,
+            interpreter_calls: true,
         }
     }
 }
@@ -185,7 +190,7 @@ pub fn plan_regions_at(
         let func = &program.functions[*f as usize];
         // The arity must match too: otherwise the interpreter traps.
         let callable = |g: u32, n: u8| is_native(g) && program.functions[g as usize].params == n;
-        let native = |pc: u32, i: &Instr| match *i {
+        let native_call = |pc: u32, i: &Instr| match *i {
             Instr::Call { f: callee, .. } if is_native(callee) => Some(NativeCall::Callee(callee)),
             Instr::Calli { n, .. } => match spec.calls.get(&Pc::new(*f, pc)) {
                 Some(&CallSite::Monomorphic { callee }) if callable(callee, n) => {
@@ -203,6 +208,13 @@ pub fn plan_regions_at(
                 _ => None,
             },
             _ => None,
+        };
+        // Every other call, the interpreter makes for compiled code.
+        let native = |pc: u32, i: &Instr| {
+            native_call(pc, i).or_else(|| {
+                let call = matches!(i, Instr::Call { .. } | Instr::Calli { .. });
+                (call && cfg.interpreter_calls).then_some(NativeCall::Interpreter)
+            })
         };
         let seedable = |offset: u32| head(*f, offset);
         for mut r in form_superblocks_with(w, func, &cfg.superblock, &native, &seedable) {

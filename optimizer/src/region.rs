@@ -25,6 +25,7 @@
 //!   9: interpret putn r2               # the interpreter runs this one
 //!   10: native f2 call r1, f2, r1, 1   # a native call to closed function 2
 //!   11: native [f2, f5] calli r1, r3, r1, 1  # dispatch among natives
+//!   12: interpreted calli r1, r3, r1, 1  # the interpreter runs the callee
 //!   goto exit 12                       # unconditional end of the trace
 //! ```
 //!
@@ -139,8 +140,8 @@ pub enum Step {
     /// A `call` (or a `calli` right after a guard that pins its function
     /// value) to the closed or bailing function `callee`, run as a native
     /// call: the trace continues after it. A trap inside leaves through a
-    /// `Trap` exit; a bail (see [`crate::native`]) through an `Interpret`
-    /// exit at `pc`, before the call.
+    /// `Trap` exit; a bail (see [`crate::native`]) calls the interpreter
+    /// for the callee instead, as [`Step::Interpreted`] does.
     Call {
         /// The call instruction's offset in the function.
         pc: u32,
@@ -152,8 +153,8 @@ pub enum Step {
     },
     /// A polymorphic `calli`: a native call to whichever of `callees`
     /// (closed or bailing functions of the right arity) its function value
-    /// names; any other value, or a bail, leaves with an `Interpret` exit at
-    /// `pc`, before the call.
+    /// names; any other value, or a bail, is a call into the interpreter as
+    /// [`Step::Interpreted`] makes it.
     Dispatch {
         /// The `calli`'s offset in the function, where an `Interpret` exit
         /// resumes.
@@ -163,6 +164,20 @@ pub enum Step {
         /// The functions called natively, by index (as planned, the
         /// site's most frequent targets first).
         callees: Vec<u32>,
+    },
+    /// A `call` or `calli` to a function without native code: compiled code
+    /// calls the interpreter for the callee (see
+    /// [`crate::HostCalls::with_interpreter`]), which runs it as its own
+    /// `call` would (profiled, entering compiled code where installed, its
+    /// traps the interpreter's), and the trace continues after it. When no
+    /// interpreter is lent, or it declines the call, an `Interpret` exit at
+    /// `pc`, before the call; when the run ends inside the call, a `Trap`
+    /// exit.
+    Interpreted {
+        /// The call instruction's offset in the function.
+        pc: u32,
+        /// The `call` or `calli` instruction.
+        instr: Instr,
     },
 }
 
@@ -207,6 +222,7 @@ impl Region {
                         | Step::Switch { .. }
                         | Step::Call { .. }
                         | Step::Dispatch { .. }
+                        | Step::Interpreted { .. }
                 )
             })
             .count()
@@ -227,9 +243,9 @@ impl Region {
                 Step::Op { pc, instr }
                 | Step::Branch { pc, instr, .. }
                 | Step::Interpret { pc, instr } => at(*pc) == Some(instr),
-                Step::Call { pc, instr, .. } | Step::Dispatch { pc, instr, .. } => {
-                    at(*pc) == Some(instr)
-                }
+                Step::Call { pc, instr, .. }
+                | Step::Dispatch { pc, instr, .. }
+                | Step::Interpreted { pc, instr } => at(*pc) == Some(instr),
                 Step::Switch { pc, .. } => matches!(at(*pc), Some(Instr::Jtab { .. })),
                 Step::Guard { resume, .. } => (*resume as usize) < f.code.len(),
                 Step::Goto(_) => true,
@@ -241,6 +257,7 @@ impl Region {
                 | Step::Interpret { pc, .. }
                 | Step::Call { pc, .. }
                 | Step::Dispatch { pc, .. }
+                | Step::Interpreted { pc, .. }
                 | Step::Switch { pc, .. } => *pc,
                 Step::Guard { resume, .. } => *resume,
                 Step::Goto(_) => self.head,
@@ -262,6 +279,18 @@ impl Region {
                 .iter()
                 .zip(instr.into_iter().cycle())
                 .map(|(&c, i)| (c, i))
+        })
+    }
+
+    /// Whether the region may call the interpreter: it has
+    /// [`Step::Interpreted`] calls, or native calls (whose bails and
+    /// dispatch misses call the interpreter).
+    pub fn calls_interpreter(&self) -> bool {
+        self.steps.iter().any(|s| {
+            matches!(
+                s,
+                Step::Interpreted { .. } | Step::Call { .. } | Step::Dispatch { .. }
+            )
         })
     }
 
@@ -348,7 +377,7 @@ impl Region {
                 }
                 Step::Goto(t) => push_side(&mut out, &[*t], None),
                 Step::Block { .. } | Step::Op { .. } | Step::Call { .. } => {}
-                Step::Dispatch { pc, .. } => out.push(ExitSite {
+                Step::Dispatch { pc, .. } | Step::Interpreted { pc, .. } => out.push(ExitSite {
                     kind: ExitKind::Interpret,
                     resume: *pc,
                     report: None,
@@ -491,6 +520,7 @@ impl fmt::Display for Step {
                     InstrText(instr)
                 )
             }
+            Step::Interpreted { pc, instr } => write!(f, "{pc}: interpreted {}", InstrText(instr)),
         }
     }
 }
@@ -664,6 +694,13 @@ fn parse_step(l: &str) -> std::result::Result<Step, String> {
             pc,
             instr: parse_instr(instr)?,
         });
+    }
+    if let Some(instr) = rest.strip_prefix("interpreted ") {
+        let instr = parse_instr(instr)?;
+        if !matches!(instr, Instr::Call { .. } | Instr::Calli { .. }) {
+            return Err("only a `call` or `calli` is `interpreted`".into());
+        }
+        return Ok(Step::Interpreted { pc, instr });
     }
     if let Some(call) = rest.strip_prefix("native [") {
         let (list, instr) = call

@@ -40,7 +40,9 @@
 //! it becomes a [`Step::Call`] and the trace goes on past it, so a loop that
 //! calls a small closed function stays in one region. A polymorphic `calli`
 //! whose profiled targets are closed becomes a [`Step::Dispatch`] among them
-//! (any other function value leaves for the interpreter).
+//! (any other function value calls the interpreter). Any other call the
+//! caller picks becomes a call into the interpreter ([`Step::Interpreted`]),
+//! which traces go on past too.
 
 use toyvm_vm::Function;
 use toyvm_vm::isa::{Instr, Op};
@@ -101,8 +103,11 @@ pub enum NativeCall {
     /// specialization guards to be monomorphic ([`Step::Call`]).
     Callee(u32),
     /// A `calli` calling whichever of these closed functions its value
-    /// names, or leaving for the interpreter ([`Step::Dispatch`]).
+    /// names, or calling the interpreter ([`Step::Dispatch`]).
     Dispatch(Vec<u32>),
+    /// A call whose callee compiled code calls the interpreter for
+    /// ([`Step::Interpreted`]).
+    Interpreter,
 }
 
 /// No call is native: every call is an `Interpret` exit.
@@ -501,6 +506,7 @@ fn layout_path(
                 steps.push(match call {
                     NativeCall::Callee(callee) => Step::Call { pc, instr, callee },
                     NativeCall::Dispatch(callees) => Step::Dispatch { pc, instr, callees },
+                    NativeCall::Interpreter => Step::Interpreted { pc, instr },
                 });
                 // A call ends its block: go on along the path, or leave.
                 if pc + 1 == blk.end && next_start.is_none() {

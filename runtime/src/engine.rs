@@ -484,6 +484,10 @@ impl Instance {
         let config = &module.engine.config;
         let mem = interp::memory(&module.program, file)?;
         let kinds = config.profile.as_ref().map_or(KindSet::EMPTY, |p| p.kinds);
+        let stack = module
+            .code
+            .as_ref()
+            .map(|c| jit_stack_bytes(c, config.limits.max_depth));
         let jit = match (&config.jit, &module.code) {
             (Some(opts), Some(code)) => {
                 let mut opts = opts.clone();
@@ -491,16 +495,13 @@ impl Instance {
                 let limits = JitLimits {
                     fuel: config.limits.fuel,
                     max_depth: config.limits.max_depth,
+                    stack_bytes: stack.unwrap_or(0),
                 };
                 let program = Arc::clone(&module.program);
                 Some(Jit::new(program, Arc::clone(code), opts, false, limits)?)
             }
             _ => None,
         };
-        let stack = module
-            .code
-            .as_ref()
-            .map(|c| jit_stack_bytes(c, config.limits.max_depth));
         let link = config.profile.as_ref().map(|spec| {
             let lag = config.lag.unwrap_or(spec.interval);
             Link::inline(Model::new(spec, false), lag, jit.is_some())

@@ -79,16 +79,36 @@ impl<S: TupleSink + ?Sized> TupleSink for &mut S {
 
 thread_local! {
     /// A spare tuple buffer: a run takes it and gives it back when it ends
-    /// ([`Emitter::recycle`]), so starting a run does not fill 24 KB (a
+    /// ([`recycle_buffer`]), so starting a run does not fill 24 KB (a
     /// host that calls a short function many times would pay for that on
     /// every call).
     static SPARE: std::cell::Cell<Option<Box<[Tuple; BATCH]>>> =
         const { std::cell::Cell::new(None) };
 }
 
-/// The interpreter's fixed tuple buffer in front of a sink.
-pub(crate) struct Emitter<'s, S: TupleSink> {
-    pub(crate) buf: Box<[Tuple; BATCH]>,
+/// A tuple buffer for a run: the thread's spare, or a new one.
+pub(crate) fn spare_buffer() -> Box<[Tuple; BATCH]> {
+    SPARE.with(std::cell::Cell::take).unwrap_or_else(|| {
+        vec![Tuple::new(Kind::Value, 0, 0); BATCH]
+            .into_boxed_slice()
+            .try_into()
+            .expect("BATCH tuples")
+    })
+}
+
+/// Gives a run's buffer back for the thread's next run (after
+/// [`Emitter::flush`]).
+pub(crate) fn recycle_buffer(buf: Box<[Tuple; BATCH]>) {
+    // During the thread's teardown the spare is gone: just free it.
+    let _ = SPARE.try_with(|s| s.set(Some(buf)));
+}
+
+/// The interpreter's fixed tuple buffer in front of a sink. The buffer is
+/// borrowed, so that an interpreter that compiled code calls while it runs
+/// (see [`crate::interp::Reentry`]) appends to its caller's buffer, and its
+/// tuples stay in execution order among the caller's.
+pub(crate) struct Emitter<'s, 'b, S: TupleSink> {
+    pub(crate) buf: &'b mut [Tuple; BATCH],
     pub(crate) len: usize,
     pub(crate) value: bool,
     pub(crate) edge: bool,
@@ -99,14 +119,8 @@ pub(crate) struct Emitter<'s, S: TupleSink> {
     pub(crate) sink: &'s mut S,
 }
 
-impl<'s, S: TupleSink> Emitter<'s, S> {
-    pub(crate) fn new(sink: &'s mut S, mask: KindSet) -> Self {
-        let buf = SPARE.with(std::cell::Cell::take).unwrap_or_else(|| {
-            vec![Tuple::new(Kind::Value, 0, 0); BATCH]
-                .into_boxed_slice()
-                .try_into()
-                .expect("BATCH tuples")
-        });
+impl<'s, 'b, S: TupleSink> Emitter<'s, 'b, S> {
+    pub(crate) fn new(sink: &'s mut S, buf: &'b mut [Tuple; BATCH], mask: KindSet) -> Self {
         Emitter {
             buf,
             len: 0,
@@ -117,14 +131,6 @@ impl<'s, S: TupleSink> Emitter<'s, S> {
             count: false,
             sink,
         }
-    }
-
-    /// Gives the buffer back for the thread's next run (after
-    /// [`flush`](Self::flush)).
-    pub(crate) fn recycle(self) {
-        let buf = self.buf;
-        // During the thread's teardown the spare is gone: just free it.
-        let _ = SPARE.try_with(|s| s.set(Some(buf)));
     }
 
     /// Hands the buffered tuples to the sink.

@@ -381,6 +381,7 @@ fn hosts_can_run_compiled_regions_and_resume() {
             _host_fns: &mut dyn interp::HostFunctions,
             _depth: usize,
             _fuel: &mut u64,
+            _vm: &mut interp::Reentry<'_>,
         ) -> Result<u32, toyvm_vm::interp::Trap> {
             assert_eq!(id, 7);
             self.entered += 1;

@@ -155,6 +155,10 @@ pub struct JitTotals {
     pub interpret_exits: u64,
     /// Products strength-reduced in the regions compiled.
     pub reduced_products: u64,
+    /// Calls compiled code made into the interpreter.
+    pub interpreter_calls: u64,
+    /// Runs cut short by a fuel limit inside the run (see [`check`]).
+    pub fuel_cut: u64,
 }
 
 impl JitTotals {
@@ -167,6 +171,7 @@ impl JitTotals {
         self.guard_failures += j.guard_failures;
         self.interpret_exits += j.interpret_exits;
         self.reduced_products += j.reduced_products;
+        self.interpreter_calls += j.interpreter_calls;
     }
 
     /// Adds another total to this one.
@@ -179,6 +184,8 @@ impl JitTotals {
         self.guard_failures += o.guard_failures;
         self.interpret_exits += o.interpret_exits;
         self.reduced_products += o.reduced_products;
+        self.interpreter_calls += o.interpreter_calls;
+        self.fuel_cut += o.fuel_cut;
     }
 }
 
@@ -491,6 +498,58 @@ pub fn check(case: &FuzzProgram, configs: &[DiffConfig]) -> Result<Summary, Box<
             }));
         }
     }
+    // And once with a limit that cuts the run short, where it may fall in
+    // compiled code, in an interpreted function compiled code called, or in
+    // compiled code that interpreted code called: both runs run out of
+    // fuel, and the JIT's, which may stop up to one basic block of compiled
+    // code later, has printed at least what the interpreter's printed and
+    // no more than the whole run prints.
+    if let (Some(c), Some(steps)) = (configs.get(case.args.len() % configs.len().max(1)), {
+        let (_, steps) = oracle_steps(&program, &case.args);
+        steps.filter(|&s| s >= 1000 && matches!(want.end, End::Value(_)))
+    }) {
+        let limit = steps / 2 + case.text.len() as u64 % (steps / 4);
+        let (cut, _) = run(&program, &case.args, None, Some(limit));
+        let Some((got, _)) = run_before_deadline(&program, &case.args, c, Some(limit)) else {
+            return Err(late(format!("{c} with fuel {limit}")));
+        };
+        summary.runs += 1;
+        summary.jit.fuel_cut += 1;
+        let out_of_fuel = |o: &Observed| matches!(&o.end, End::Trap { message, .. } if message.starts_with("out of fuel"));
+        let ok = out_of_fuel(&cut)
+            && out_of_fuel(&got)
+            && got.output.starts_with(&cut.output)
+            && want.output.starts_with(&got.output);
+        if !ok {
+            return Err(Box::new(Mismatch {
+                program: case.clone(),
+                config: format!("{c} with fuel {limit}"),
+                want: Some(cut),
+                got: Some(got),
+                what: "the runs differ when fuel runs out part-way".to_owned(),
+            }));
+        }
+    }
     summary.oracle = Some(want.end);
     Ok(summary)
+}
+
+/// The interpreter's instruction count for a run of `program` (within
+/// [`ORACLE_FUEL`]), when it ends without a trap.
+fn oracle_steps(program: &toyvm_vm::Program, args: &[i64]) -> (Option<i64>, Option<u64>) {
+    if !program.imports.is_empty() {
+        // Host calls have effects outside the run (the digest): keep the
+        // cut to programs without imports.
+        return (None, None);
+    }
+    let rt = Runtime::builder(program.clone())
+        .profile_str("none")
+        .map(|b| b.jit(None).fuel(Some(ORACLE_FUEL)).count_instructions(true));
+    match rt.and_then(|b| {
+        b.build()
+            .run(Input { args, file: &[] }, &mut std::io::sink())
+    }) {
+        Ok(r) => (Some(r.outcome.value), Some(r.stats.instructions)),
+        Err(_) => (None, None),
+    }
 }

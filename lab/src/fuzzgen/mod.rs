@@ -38,8 +38,10 @@
 //! let case = fuzzgen::generate(&mut Seeded::new(7));
 //! let configs = fuzzgen::configs();
 //! let summary = fuzzgen::check(&case, &configs[..2]).unwrap();
-//! // Both configurations, and one of them again under a fuel limit.
-//! assert_eq!(summary.runs, 3);
+//! // Both configurations, one of them again under the oracle's fuel limit,
+//! // and one under a limit that cuts the run short part-way.
+//! assert_eq!(summary.runs, 4);
+//! assert_eq!(summary.jit.fuel_cut, 1);
 //! ```
 
 use std::fmt::Write as _;

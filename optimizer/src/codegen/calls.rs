@@ -1,20 +1,52 @@
-//! Native calls in regions: a `call` or guarded `calli` to one closed
-//! function ([`Step::Call`](crate::region::Step::Call)), and a polymorphic
-//! `calli` dispatching among several
-//! ([`Step::Dispatch`](crate::region::Step::Dispatch)).
+//! Calls in regions: a `call` or guarded `calli` to one closed function
+//! ([`Step::Call`](crate::region::Step::Call)), a polymorphic `calli`
+//! dispatching among several
+//! ([`Step::Dispatch`](crate::region::Step::Dispatch)), and calls into the
+//! interpreter ([`Step::Interpreted`](crate::region::Step::Interpreted)).
+//!
+//! A call into the interpreter goes through `jit::host`'s interpreter
+//! trampoline: the arguments in a stack slot of the region's frame, the
+//! function value, the site, the region's depth and the instructions its
+//! block charged to fuel but has not run (the trampoline adds them back,
+//! so the interpreter counts exactly what the interpreter would have left,
+//! and takes them off again for the region). It is also what a native
+//! callee's bail and a dispatch's miss do: the trace goes on either way.
+//! When the trampoline declines (no interpreter lent, or no machine stack
+//! to spare) the region leaves through an `Interpret` exit at the call,
+//! registers and fuel as before it, and the interpreter makes the call.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{Block, InstBuilder, Value};
+use cranelift_codegen::ir::{
+    self, AbiParam, Block, InstBuilder, MemFlagsData, Signature, Value, types,
+};
+use cranelift_codegen::isa::TargetIsa;
 use toyvm_vm::isa::{Instr, Reg};
 
 use super::{Lower, func};
 use crate::Result;
 use crate::exit::ExitKind;
+use crate::native::ctx_offset;
+
+/// The interpreter trampoline's signature (see `crate::jit::host`):
+/// `(ctx, callee, args, n, func << 32 | pc, depth, unrun) -> i64`.
+pub(super) fn interp_signature(isa: &dyn TargetIsa) -> Signature {
+    let ptr = isa.pointer_type();
+    let mut sig = Signature::new(isa.default_call_conv());
+    sig.params.push(AbiParam::new(ptr)); // ctx
+    sig.params.push(AbiParam::new(types::I64)); // function value
+    sig.params.push(AbiParam::new(ptr)); // args
+    sig.params.push(AbiParam::new(types::I64)); // n
+    sig.params.push(AbiParam::new(types::I64)); // site
+    sig.params.push(AbiParam::new(types::I64)); // depth
+    sig.params.push(AbiParam::new(types::I64)); // unrun
+    sig.returns.push(AbiParam::new(types::I64));
+    sig
+}
 
 impl Lower<'_, '_> {
     /// A polymorphic `calli`: compare the function value with each callee
-    /// in turn and call the one it names natively; any other value leaves
-    /// for the interpreter, which runs the `calli` (and any trap it makes).
+    /// in turn and call the one it names natively; any other value, and a
+    /// callee that bails, calls the interpreter.
     pub(super) fn dispatch(&mut self, pc: u32, instr: &Instr, callees: &[u32]) -> Result<()> {
         let (d, Some(f), a, n) = call_operands(instr) else {
             return Err(self.invalid(format!(
@@ -25,14 +57,12 @@ impl Lower<'_, '_> {
         if let Some(k) = self.known[f as usize] {
             match callees.iter().find(|&&c| c as i64 == k) {
                 Some(&c) => return self.call(pc, instr, c),
-                None => {
-                    self.leave(ExitKind::Interpret, pc);
-                    return Ok(());
-                }
+                None => return self.interpreted(pc, instr),
             }
         }
-        let fallback = self.exit(ExitKind::Interpret, pc);
+        let interpret = self.exit(ExitKind::Interpret, pc);
         let trap = self.exit(ExitKind::Trap, pc);
+        let fallback = self.b.create_block();
         let unwind = self.unwound(trap, fallback);
         let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
         let x = self.get(f);
@@ -61,16 +91,21 @@ impl Lower<'_, '_> {
             self.b.switch_to_block(miss);
         }
         self.b.ins().jump(fallback, &[]);
+        // A value no callee has (or a callee that bailed: it is the value).
+        self.b.switch_to_block(fallback);
+        let v = self.interp_call(pc, x, &args, interpret, trap);
+        self.set(d, v, None);
+        self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
         Ok(())
     }
 
     /// Where a native call goes when its callee unwinds: a bail (see
-    /// [`crate::native`]) clears the context's trap and leaves through
-    /// `interpret`, an `Interpret` exit at the call (registers and fuel are
-    /// the region's from before the call), for the interpreter to make the
-    /// call; a trap leaves through `trap`. The block is filled with the
-    /// exits (see `fill_exits`).
+    /// [`crate::native`]) clears the context's trap and goes on to
+    /// `interpret` (registers and fuel are the region's from before the
+    /// call): an `Interpret` exit at the call, or a block that calls the
+    /// interpreter; a trap leaves through `trap`. The block is filled with
+    /// the exits (see `fill_exits`).
     pub(super) fn unwound(&mut self, trap: Block, interpret: Block) -> Block {
         let blk = self.b.create_block();
         self.b.set_cold_block(blk);
@@ -79,7 +114,7 @@ impl Lower<'_, '_> {
     }
 
     /// A native call: `d = callee(a, .., a+n-1)`, a `Trap` exit, or (the
-    /// callee bailed) an `Interpret` exit at the call.
+    /// callee bailed) a call into the interpreter.
     pub(super) fn call(&mut self, pc: u32, instr: &Instr, callee: u32) -> Result<()> {
         let direct = matches!(instr, Instr::Call { f, .. } if *f == callee);
         if !direct && !matches!(instr, Instr::Calli { .. }) {
@@ -100,7 +135,9 @@ impl Lower<'_, '_> {
         let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
         let trap = self.exit(ExitKind::Trap, pc);
         let interpret = self.exit(ExitKind::Interpret, pc);
-        let unwind = self.unwound(trap, interpret);
+        let bailed = self.b.create_block();
+        self.b.set_cold_block(bailed);
+        let unwind = self.unwound(trap, bailed);
         let v = func::emit_native_call(
             &mut self.b,
             self.ctx,
@@ -114,7 +151,126 @@ impl Lower<'_, '_> {
             Some(self.mem_len),
         );
         self.set(d, v, None);
+        let join = self.b.create_block();
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(bailed);
+        let value = self.b.ins().iconst(types::I64, i64::from(callee));
+        let v = self.interp_call(pc, value, &args, interpret, trap);
+        self.set(d, v, None);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
         Ok(())
+    }
+
+    /// A call into the interpreter: `d = callee(a, .., a+n-1)` for
+    /// whatever function the `call` names or the `calli`'s register holds
+    /// (the interpreter checks it as its own `calli` would).
+    pub(super) fn interpreted(&mut self, pc: u32, instr: &Instr) -> Result<()> {
+        let (d, f, a, n) = call_operands(instr);
+        let value = match (*instr, f) {
+            (Instr::Call { f: callee, .. }, _) => {
+                self.b.ins().iconst(types::I64, i64::from(callee))
+            }
+            (Instr::Calli { .. }, Some(f)) => self.get(f),
+            _ => {
+                return Err(self.invalid(format!(
+                    "`{}` at {pc} is not a call",
+                    crate::region::InstrText(instr)
+                )));
+            }
+        };
+        let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
+        let interpret = self.exit(ExitKind::Interpret, pc);
+        let trap = self.exit(ExitKind::Trap, pc);
+        let v = self.interp_call(pc, value, &args, interpret, trap);
+        self.set(d, v, None);
+        Ok(())
+    }
+
+    /// Calls the interpreter for function value `callee` with `args` (see
+    /// the module docs); returns the value, in a new current block. A
+    /// declined call goes to `interpret` (an `Interpret` exit at `pc`), a
+    /// run that ended inside the call to `trap`.
+    fn interp_call(
+        &mut self,
+        pc: u32,
+        callee: Value,
+        args: &[Value],
+        interpret: Block,
+        trap: Block,
+    ) -> Value {
+        let sig = self
+            .interp_sig
+            .expect("`lower` imports the trampoline's signature for regions that call out");
+        let flags = MemFlagsData::trusted();
+        // With metering, the call runs only if the interpreter would have
+        // reached it: the block was charged whole at its start.
+        let unrun = match (self.fuel, self.charged) {
+            (Some(fuel), Some((_, end))) if end > pc => {
+                let left = self.b.use_var(fuel);
+                let ok =
+                    self.b
+                        .ins()
+                        .icmp_imm_s(IntCC::SignedGreaterThan, left, -i64::from(end - pc));
+                let go = self.b.create_block();
+                self.b.ins().brif(ok, go, &[], interpret, &[]);
+                self.b.switch_to_block(go);
+                end - pc - 1
+            }
+            _ => 0,
+        };
+        let ptr = self.b.func.dfg.value_type(self.ctx);
+        let n = args.len();
+        let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
+            ir::StackSlotKind::ExplicitSlot,
+            8 * n.max(1) as u32,
+            3,
+        ));
+        for (i, &v) in args.iter().enumerate() {
+            self.b.ins().stack_store(ptr, v, slot, 8 * i as i32);
+        }
+        let argp = self.b.ins().stack_addr(ptr, slot, 0);
+        if let Some(fuel) = self.fuel {
+            let left = self.b.use_var(fuel);
+            self.b.ins().store(flags, left, self.ctx, ctx_offset::FUEL);
+        }
+        let count = self.b.ins().iconst(types::I64, n as i64);
+        let site = (u64::from(self.region.func) << 32 | u64::from(pc)) as i64;
+        let site = self.b.ins().iconst(types::I64, site);
+        let unrun = self.b.ins().iconst(types::I64, i64::from(unrun));
+        let target = self
+            .b
+            .ins()
+            .iconst(ptr, crate::jit::interp_trampoline_address());
+        let call = self.b.ins().call_indirect(
+            sig,
+            target,
+            &[self.ctx, callee, argp, count, site, self.depth, unrun],
+        );
+        let v = self.b.inst_results(call)[0];
+        let kind = self
+            .b
+            .ins()
+            .load(types::I64, flags, self.ctx, ctx_offset::TRAP_KIND);
+        let ok = self.b.ins().icmp_imm_s(IntCC::Equal, kind, 0);
+        let unwind = self.unwound(trap, interpret);
+        let cont = self.b.create_block();
+        self.b.ins().brif(ok, cont, &[], unwind, &[]);
+        self.b.switch_to_block(cont);
+        if let Some(fuel) = self.fuel {
+            let left = self
+                .b
+                .ins()
+                .load(types::I64, flags, self.ctx, ctx_offset::FUEL);
+            self.b.def_var(fuel, left);
+        }
+        // The callee may have run `mgrow`.
+        let len = self
+            .b
+            .ins()
+            .load(types::I64, flags, self.ctx, ctx_offset::MEM_LEN);
+        self.b.def_var(self.mem_len, len);
+        v
     }
 }
 

@@ -48,9 +48,10 @@ pub struct CompiledRegion {
     pub(super) metered: bool,
     pub(super) func: u32,
     pub(super) head: u32,
+    /// Calls native code or the interpreter (see [`Self::calls_native`]).
     pub(super) calls_native: bool,
-    /// For regions that call native code: the most registers of any
-    /// function of the program (see `run_with`).
+    /// For regions that call native code or the interpreter: the most
+    /// registers of any function of the program (see `run_with`).
     pub(super) max_regs: u16,
     pub(super) exits: Vec<ExitSite>,
     pub(super) code_size: usize,
@@ -104,11 +105,12 @@ impl CompiledRegion {
     /// would at that trap. Native recursion runs on the machine stack: see
     /// [`CodeCache::native_stack_bytes`](crate::CodeCache::native_stack_bytes).
     ///
-    /// A region that calls native code returns at once, without running,
-    /// with an `Interpret` exit at its head (no counter incremented) when
-    /// `max_depth` lets the interpreter's register-stack limit come into
-    /// play (a program with a 256-register function at the default limit;
-    /// see [`crate::native`]): native frames do not model it, and the
+    /// A region that calls native code or the interpreter returns at once,
+    /// without running, with an `Interpret` exit at its head (no counter
+    /// incremented) when `max_depth` lets the interpreter's register-stack
+    /// limit come into play (a program with a 256-register function at the
+    /// default limit; see [`crate::native`]): native frames, and an
+    /// interpreter called from compiled code, do not model it, and the
     /// interpreter then runs the code and traps where it should.
     ///
     /// # Panics
@@ -161,9 +163,15 @@ impl CompiledRegion {
     }
 
     /// [`run_metered`](Self::run_metered) with the host functions the
-    /// region's `hcall`s call (see [`HostCalls`]). A host function's
-    /// failure is the returned trap ([`TrapKind::Host`]); a host function
-    /// that panics panics here, once compiled code has left.
+    /// region's `hcall`s call, and the interpreter its calls into the
+    /// interpreter call (see [`HostCalls`]). A host function's failure is
+    /// the returned trap ([`TrapKind::Host`]); a host function (or the
+    /// interpreter) that panics panics here, once compiled code has left.
+    /// When the run ended inside a call into the interpreter, the region
+    /// returns at once with `Ok` and an exit of kind
+    /// [`ExitKind::Trap`](crate::ExitKind::Trap): the interpreter that was
+    /// lent knows how the run ended. Instructions the interpreter ran count
+    /// against `fuel` whether the code is metered or not.
     ///
     /// [`TrapKind::Host`]: toyvm_vm::interp::TrapKind::Host
     #[allow(clippy::too_many_arguments)]
@@ -193,7 +201,11 @@ impl CompiledRegion {
         }
         let mem_len = mem.len_bytes();
         let mem_cap = mem.capacity_bytes();
-        let mem_ptr = mem.as_mut_ptr();
+        let memory = std::ptr::from_mut(mem);
+        // SAFETY: `memory` comes from the exclusive borrow `mem`, not used
+        // again until compiled code has returned.
+        let mem_ptr = unsafe { (*memory).as_mut_ptr() };
+        let start_fuel = fuel.left.min(i64::MAX as u64) as i64;
         let mut ctx = NativeCtx {
             mem: mem_ptr,
             mem_len,
@@ -203,10 +215,11 @@ impl CompiledRegion {
             trap_func: 0,
             trap_pc: 0,
             trap_addr: 0,
-            fuel: fuel.left.min(i64::MAX as u64) as i64,
+            fuel: start_fuel,
             host: std::ptr::from_mut(host).cast(),
             table: self.table.as_ptr(),
             table_len: self.table.len() as u64,
+            memory,
         };
         // SAFETY: `entry` points at live code (`_memory` keeps it mapped)
         // with `RegionFn`'s signature, and so does every native function it
@@ -232,7 +245,11 @@ impl CompiledRegion {
         // calls `host::trampoline` (a plain `extern "C"` function with the
         // signature the code generator declares for it), which reaches
         // `host` and the memory through `ctx` only while the code waits on
-        // it; neither is used here until the code returns.
+        // it; neither is used here until the code returns. A call into the
+        // interpreter calls `host::interp_trampoline` the same way; the
+        // interpreter it reaches through `host` gets the memory for the
+        // call's duration and never `regs` (the callee's frames are its
+        // own), so the region's window is untouched behind its back.
         let raw = unsafe {
             (self.entry)(
                 regs.as_mut_ptr(),
@@ -244,10 +261,17 @@ impl CompiledRegion {
             )
         };
         let exit = Exit::decode(raw).expect("compiled code returns only encoded exits");
-        // Compiled `mgrow`s left the length in the context.
-        mem.set_grown_length(ctx.mem_len);
+        // Compiled `mgrow`s (and the interpreter's, in calls compiled code
+        // made into it) left the length in the context.
+        // SAFETY: compiled code has returned; `memory` is `mem`'s pointer.
+        unsafe { (*memory).set_grown_length(ctx.mem_len) };
         if self.metered {
             fuel.left = ctx.fuel.max(0) as u64;
+        } else {
+            // Only calls into the interpreter charge unmetered code's fuel.
+            fuel.left = fuel
+                .left
+                .saturating_sub(start_fuel.saturating_sub(ctx.fuel) as u64);
         }
         match ctx.trap(max_depth, fuel.limit, host) {
             Some(trap) => {
@@ -273,8 +297,9 @@ impl CompiledRegion {
     }
 
     /// Whether the region calls native code (a whole-function region, or a
-    /// region with [`Step::Call`](crate::Step::Call)s): it then needs `run_with`'s depth, may
-    /// return a trap, and uses the machine stack.
+    /// region with [`Step::Call`](crate::Step::Call)s) or the interpreter
+    /// ([`Step::Interpreted`](crate::Step::Interpreted)): it then needs
+    /// `run_with`'s depth, may return a trap, and uses the machine stack.
     pub fn calls_native(&self) -> bool {
         self.calls_native
     }

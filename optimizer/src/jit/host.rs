@@ -1,5 +1,6 @@
-//! Host calls from compiled code: the trampoline an `hcall` in a region
-//! calls, and [`HostCalls`], what it calls into.
+//! Host calls from compiled code: the trampolines an `hcall` and a call
+//! into the interpreter in a region call, and [`HostCalls`], what they call
+//! into.
 //!
 //! A region lowers `hcall d, H, a, n` to a call of [`trampoline`] (its
 //! address an immediate, in the host's C calling convention) with the
@@ -18,12 +19,27 @@
 //! panic on the caller's side, so the host sees what an interpreted
 //! `hcall` would have shown it.
 //!
+//! A call into the interpreter ([`crate::Step::Interpreted`], and a
+//! native call's bail or a dispatch's miss) calls [`interp_trampoline`]
+//! the same way, with the function value, the arguments, the call's site,
+//! the region's depth and the fuel its block charged but has not run yet.
+//! The trampoline hands the call to the [`Interpreter`] the `HostCalls`
+//! lends (the runtime's: see `toyvm_vm::interp::Reentry`), with the fuel
+//! left as the interpreter counts it, and stores what the callee left
+//! back into the context. It records `TRAP_BAIL` when there is no
+//! interpreter or it declines (the region then hands the call to the
+//! interpreter through an `Interpret` exit, as before), and `TRAP_ENDED`
+//! when the run ended inside the call (the region leaves at once through
+//! its `Trap` exit, and whoever lent the interpreter ends the run as it
+//! said). A panic inside is caught and resumed as an `hcall`'s is.
+//!
 //! [`CompiledRegion::run_hosted`]: super::CompiledRegion::run_hosted
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use toyvm_vm::interp::{HostFunctions, TrapKind};
+use toyvm_vm::Pc;
+use toyvm_vm::interp::{CallSite, HostFunctions, Memory, NoHostFunctions, TrapKind};
 use toyvm_vm::program::Import;
 
 use crate::native::{self, NativeCtx};
@@ -36,6 +52,39 @@ pub struct HostCalls<'a> {
     functions: Option<&'a mut dyn HostFunctions>,
     imports: &'a [Import],
     failure: Option<Failure>,
+    interpreter: Option<&'a mut dyn Interpreter>,
+}
+
+/// The interpreter, as compiled code calls it for a callee without native
+/// code (see the module docs). The runtime's implementation runs the
+/// callee on the same thread, nested inside the compiled caller.
+pub trait Interpreter {
+    /// Calls `call.callee` (a function value: any value, checked as the
+    /// interpreter's `calli` checks it) with `call.args`, from `call.site`
+    /// at the caller's depth `call.depth`, on the run's memory and host
+    /// functions, with `fuel` instructions left (lowered by what the call
+    /// ran). Returns what happened: the value, a call declined before
+    /// anything ran (compiled code then hands the call to the interpreter
+    /// through an exit), or the run's end inside the call.
+    fn call(
+        &mut self,
+        call: CallSite<'_>,
+        mem: &mut Memory,
+        host: &mut dyn HostFunctions,
+        fuel: &mut u64,
+    ) -> Called;
+}
+
+/// How a call into the [`Interpreter`] came back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Called {
+    /// The callee returned this value.
+    Returned(i64),
+    /// Nothing ran: compiled code hands the call to the interpreter.
+    Declined,
+    /// The run is over (a trap, `halt`, an output error): compiled code
+    /// leaves at once, and the interpreter that was lent ends the run.
+    Ended,
 }
 
 /// Why the last host call failed.
@@ -62,7 +111,16 @@ impl<'a> HostCalls<'a> {
             functions: Some(functions),
             imports,
             failure: None,
+            interpreter: None,
         }
+    }
+
+    /// These host calls, with `interpreter` answering the calls compiled
+    /// code makes into the interpreter (without one, every such call is
+    /// declined).
+    pub fn with_interpreter(mut self, interpreter: &'a mut dyn Interpreter) -> HostCalls<'a> {
+        self.interpreter = Some(interpreter);
+        self
     }
 
     /// No host: every host call traps.
@@ -71,6 +129,7 @@ impl<'a> HostCalls<'a> {
             functions: None,
             imports: &[],
             failure: None,
+            interpreter: None,
         }
     }
 
@@ -101,6 +160,11 @@ impl<'a> HostCalls<'a> {
 /// The trampoline's address, for the code generator.
 pub(crate) fn trampoline_address() -> i64 {
     trampoline as *const () as usize as i64
+}
+
+/// The interpreter trampoline's address, for the code generator.
+pub(crate) fn interp_trampoline_address() -> i64 {
+    interp_trampoline as *const () as usize as i64
 }
 
 /// Called by compiled code for an `hcall` (see the module docs); returns
@@ -145,4 +209,86 @@ extern "C" fn trampoline(
     ctx.trap_func = site >> 32;
     ctx.trap_pc = site & 0xffff_ffff;
     0
+}
+
+/// Called by compiled code for a call into the interpreter (see the module
+/// docs): `callee` is the function value, `args` its `n` arguments, `site`
+/// the call's `func << 32 | pc`, `depth` the caller's depth and `unrun` the
+/// instructions the caller's block charged to fuel but has not run (those
+/// after the call). Returns the callee's value, or 0 with `TRAP_BAIL`
+/// (declined) or `TRAP_ENDED` (the run is over) recorded in `ctx`.
+extern "C" fn interp_trampoline(
+    ctx: *mut NativeCtx,
+    callee: i64,
+    args: *const i64,
+    n: u64,
+    site: u64,
+    depth: u64,
+    unrun: u64,
+) -> i64 {
+    // SAFETY: as in `trampoline`: compiled code passes the live
+    // `NativeCtx` of `CompiledRegion::run_hosted`, whose `host` is that
+    // run's `HostCalls`, neither otherwise touched while this runs.
+    let ctx = unsafe { &mut *ctx };
+    let host = unsafe { &mut *ctx.host.cast::<HostCalls<'_>>() };
+    let Some(interpreter) = host.interpreter.as_deref_mut() else {
+        ctx.trap_kind = native::TRAP_BAIL;
+        return 0;
+    };
+    // SAFETY: `args` points at `n` initialized words of the caller's stack
+    // slot (`n` is the call's count, at most 255), live and unwritten
+    // during the call.
+    let args = unsafe { std::slice::from_raw_parts(args, n as usize) };
+    // SAFETY: `ctx.memory` is the `Memory` `run_hosted` borrows
+    // exclusively for the run (`ctx.mem` points into it); compiled code
+    // holds no reference into it across this call and `run_hosted` does
+    // not use it until compiled code returns. The interpreter gets it for
+    // the call only: with the length compiled `mgrow`s raised, and the
+    // length it leaves (the callee may run `mgrow`) goes back to `ctx`,
+    // where compiled code reloads it after the call.
+    let mem = unsafe { &mut *ctx.memory };
+    mem.set_grown_length(ctx.mem_len);
+    // The fuel the interpreter counts with: what compiled code has left,
+    // plus what its block charged for instructions after the call.
+    let unrun = i128::from(unrun);
+    let mut fuel = (i128::from(ctx.fuel) + unrun).clamp(0, i128::from(u64::MAX)) as u64;
+    let call = CallSite {
+        site: Pc(site),
+        callee,
+        args,
+        depth: depth as usize,
+    };
+    let mut none = NoHostFunctions;
+    let functions: &mut dyn HostFunctions = match host.functions.as_deref_mut() {
+        Some(f) => f,
+        None => &mut none,
+    };
+    let called = catch_unwind(AssertUnwindSafe(|| {
+        interpreter.call(call, &mut *mem, functions, &mut fuel)
+    }));
+    ctx.mem_len = mem.len_bytes();
+    match called {
+        Ok(Called::Returned(v)) => {
+            ctx.fuel =
+                (i128::from(fuel) - unrun).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+            v
+        }
+        Ok(Called::Declined) => {
+            ctx.trap_kind = native::TRAP_BAIL;
+            0
+        }
+        Ok(Called::Ended) => {
+            ctx.trap_kind = native::TRAP_ENDED;
+            ctx.trap_func = site >> 32;
+            ctx.trap_pc = site & 0xffff_ffff;
+            0
+        }
+        Err(payload) => {
+            host.failure = Some(Failure::Panic(payload));
+            ctx.trap_kind = native::TRAP_HOST;
+            ctx.trap_func = site >> 32;
+            ctx.trap_pc = site & 0xffff_ffff;
+            0
+        }
+    }
 }

@@ -51,8 +51,8 @@ mod host;
 mod inline;
 
 pub use compiled::{CompiledRegion, Fuel};
-pub use host::HostCalls;
-pub(crate) use host::trampoline_address;
+pub use host::{Called, HostCalls, Interpreter};
+pub(crate) use host::{interp_trampoline_address, trampoline_address};
 use inline::{SmallCallees, inlinable};
 
 /// The machine-level signature of a compiled region (see the private `codegen`
@@ -569,7 +569,8 @@ impl CodeCache {
         let clif = self
             .dump_clif
             .then(|| format!("; whole function f{func}\n{}", lowered.func.display()));
-        let compiled = self.finish(module, lowered, &imported, (func, 0), true, clif, start)?;
+        let regs = Some(program.functions.iter().map(|f| f.regs).max());
+        let compiled = self.finish(module, lowered, &imported, (func, 0), regs, clif, start)?;
         Ok(self.with_natives_dumped(compiled, [func]))
     }
 
@@ -590,7 +591,7 @@ impl CodeCache {
     /// back every register the region writes; [`compile_in`](Self::compile_in)
     /// knows the whole function and stores fewer.
     pub fn compile(&mut self, region: &Region) -> Result<CompiledRegion> {
-        self.compile_with(region, None)
+        self.compile_with(region, None, None)
     }
 
     /// [`compile`](Self::compile) for a region of `program`'s function
@@ -618,16 +619,22 @@ impl CodeCache {
             });
         }
         let live = toyvm_vm::dataflow::live_in(f);
-        self.compile_with(region, Some(&live))
+        let max_regs = program.functions.iter().map(|f| f.regs).max();
+        self.compile_with(region, Some(&live), max_regs)
     }
 
+    /// `max_regs`: the most registers of any function of the program, if known.
     fn compile_with(
         &mut self,
         region: &Region,
         live: Option<&[toyvm_vm::dataflow::RegSet]>,
+        max_regs: Option<u16>,
     ) -> Result<CompiledRegion> {
         let start = Instant::now();
         let calls_native = self.check_native_calls(region)?;
+        // Regions that call the interpreter count as calling out too: they
+        // need the depth and the machine stack (see `CompiledRegion`).
+        let calls_out = calls_native || region.calls_interpreter();
         let mut module = self.region_module();
         let mut imported = HashMap::new();
         let lowered = {
@@ -652,7 +659,7 @@ impl CodeCache {
             lowered,
             &imported,
             (region.func, region.head),
-            calls_native,
+            calls_out.then_some(max_regs),
             clif,
             start,
         )?;
@@ -660,7 +667,9 @@ impl CodeCache {
     }
 
     /// Defines and finalizes a lowered region in its own `module` and wraps
-    /// it up.
+    /// it up. `calls_out`: `Some` for code that calls native code or the
+    /// interpreter, with the most registers of any function of the
+    /// program when known.
     #[allow(clippy::too_many_arguments)]
     fn finish(
         &mut self,
@@ -668,7 +677,7 @@ impl CodeCache {
         lowered: Lowered,
         imported: &HashMap<u32, usize>,
         (func, head): (u32, u32),
-        calls_native: bool,
+        calls_out: Option<Option<u16>>,
         clif: Option<String>,
         start: Instant,
     ) -> Result<CompiledRegion> {
@@ -676,11 +685,14 @@ impl CodeCache {
             head: Pc::new(func, head).to_string(),
             msg: e.to_string(),
         };
-        let max_regs = if calls_native {
-            self.natives.as_ref().map_or(0, |n| n.max_regs)
-        } else {
-            0
-        };
+        let calls_native = calls_out.is_some();
+        // Unknown: assume the widest frames, so the register-stack limit is
+        // never missed (see `CompiledRegion::run_with`).
+        let max_regs = calls_out.map_or(0, |known| {
+            known
+                .or(self.natives.as_ref().map(|n| n.max_regs))
+                .unwrap_or(256)
+        });
         let name = format!("region{}_f{}_{}", self.compiled, func, head);
         let id = module
             .declare_function(&name, Linkage::Local, &lowered.func.signature)

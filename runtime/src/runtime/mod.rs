@@ -444,17 +444,9 @@ impl interp::Host for JitHost<'_, '_> {
         host_fns: &mut dyn interp::HostFunctions,
         depth: usize,
         fuel: &mut u64,
+        vm: &mut interp::Reentry<'_>,
     ) -> Result<u32, toyvm_vm::interp::Trap> {
-        let resume = self.jit.run(
-            id,
-            regs,
-            mem,
-            host_fns,
-            depth,
-            fuel,
-            self.kinds,
-            &mut self.exit_tuples,
-        );
+        let resume = tiering::run_region(self, id, regs, mem, host_fns, depth, fuel, vm);
         if self.exit_tuples.len() >= EXIT_BATCH {
             self.flush_exit_tuples();
         }
@@ -517,12 +509,15 @@ impl Runtime {
                     // The natives learn the stack they get: those whose
                     // recursion would not fit it are left to the
                     // interpreter.
-                    let code = Some(Arc::new(SharedCode::lazy(
-                        self.limits.fuel.is_some(),
-                        opts.dump_clif.is_some(),
+                    let code = Some((
+                        Arc::new(SharedCode::lazy(
+                            self.limits.fuel.is_some(),
+                            opts.dump_clif.is_some(),
+                            stack,
+                            self.limits.max_depth,
+                        )?),
                         stack,
-                        self.limits.max_depth,
-                    )?));
+                    ));
                     let (out, input) = (&out, input.clone());
                     let spawned = std::thread::Builder::new()
                         .name("toyvm".into())
@@ -560,13 +555,14 @@ impl Runtime {
         self.run_here(input, out, host_fns, None)
     }
 
-    /// The run, on this thread; `code` is the JIT's (when it is on).
+    /// The run, on this thread; `code` is the JIT's (when it is on), with
+    /// the thread's stack size.
     fn run_here(
         &self,
         input: Input<'_>,
         out: &mut (dyn Write + Send),
         host_fns: &mut (dyn interp::HostFunctions + Send),
-        code: Option<Arc<SharedCode>>,
+        code: Option<(Arc<SharedCode>, usize)>,
     ) -> crate::Result<RunReport> {
         let cfg = Config {
             fuel: self.limits.fuel,
@@ -616,11 +612,12 @@ impl Runtime {
                 Link::inline(make(), lag, want_ends)
             };
             let (result, link, jit_stats, decide_time) = match (jit_opts, code) {
-                (Some(mut opts), Some(code)) => {
+                (Some(mut opts), Some((code, stack))) => {
                     opts.timing = opts.timing || self.count;
                     let limits = JitLimits {
                         fuel: self.limits.fuel,
                         max_depth: self.limits.max_depth,
+                        stack_bytes: stack,
                     };
                     let background = threaded;
                     let program = Arc::clone(&self.program);

@@ -235,11 +235,14 @@ pub fn call_with_host<S: Host>(
     if let Err(e) = check_arity(&p.functions[call.func as usize], call.args.len()) {
         return (Err(e), 0);
     }
-    let mut m = Machine::new(p, call, mem, out, host_fns);
-    let mut em = Emitter::new(sink, cfg.kinds);
+    let fns = fn_views(p);
+    let mut m = Machine::new(p, &fns, call, mem, out, host_fns);
+    let mut buf = crate::tuple::spare_buffer();
+    let mut em = Emitter::new(sink, &mut buf, cfg.kinds);
     em.count = cfg.count_steps;
     let counting = cfg.fuel.is_some() || cfg.count_steps;
     let fuel = cfg.fuel.unwrap_or(u64::MAX);
+    m.fuel_limit = fuel;
     // A run that emits nothing (no sink, or every kind masked off) uses a
     // loop compiled without any emission code, keeping only the sink's JIT
     // hooks.
@@ -254,16 +257,12 @@ pub fn call_with_host<S: Host>(
             _ => EMIT_SOME,
         }
     };
-    let d = cfg.max_depth;
-    let result = match (counting, kinds) {
-        (true, EMIT_ALL) => m.exec::<S, true, EMIT_ALL>(&mut em, fuel, d),
-        (true, EMIT_SOME) => m.exec::<S, true, EMIT_SOME>(&mut em, fuel, d),
-        (true, _) => m.exec::<S, true, EMIT_NONE>(&mut em, fuel, d),
-        (false, EMIT_ALL) => m.exec::<S, false, EMIT_ALL>(&mut em, fuel, d),
-        (false, EMIT_SOME) => m.exec::<S, false, EMIT_SOME>(&mut em, fuel, d),
-        (false, _) => m.exec::<S, false, EMIT_NONE>(&mut em, fuel, d),
-    };
+    let result = m
+        .exec_as(&mut em, counting, kinds, fuel, cfg.max_depth, 0)
+        .map(Ended::value);
     em.flush();
+    let counts = em.counts;
+    crate::tuple::recycle_buffer(buf);
     let flushed = m.flush_output();
     let steps = if counting { m.steps } else { 0 };
     let outcome = result.and_then(|value| {
@@ -271,10 +270,33 @@ pub fn call_with_host<S: Host>(
         Ok(Outcome {
             value,
             steps: counting.then_some(m.steps),
-            tuples: em.counts,
+            tuples: counts,
         })
     });
-    em.recycle();
     m.recycle();
     (outcome, steps)
+}
+
+impl Machine<'_, '_, '_> {
+    /// [`exec`](Self::exec) compiled for `counting` (fuel or step
+    /// counting) and `emit` (one of the `EMIT_*` choices).
+    pub(super) fn exec_as<S: Host>(
+        &mut self,
+        em: &mut Emitter<'_, '_, S>,
+        counting: bool,
+        emit: u8,
+        fuel: u64,
+        max_depth: usize,
+        depth_base: usize,
+    ) -> Result<Ended> {
+        let (d, b) = (max_depth, depth_base);
+        match (counting, emit) {
+            (true, EMIT_ALL) => self.exec::<S, true, EMIT_ALL>(em, fuel, d, b),
+            (true, EMIT_SOME) => self.exec::<S, true, EMIT_SOME>(em, fuel, d, b),
+            (true, _) => self.exec::<S, true, EMIT_NONE>(em, fuel, d, b),
+            (false, EMIT_ALL) => self.exec::<S, false, EMIT_ALL>(em, fuel, d, b),
+            (false, EMIT_SOME) => self.exec::<S, false, EMIT_SOME>(em, fuel, d, b),
+            (false, _) => self.exec::<S, false, EMIT_NONE>(em, fuel, d, b),
+        }
+    }
 }

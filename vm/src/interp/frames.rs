@@ -4,15 +4,32 @@
 
 use super::{MAX_STACK_WORDS, TrapKind, WINDOW};
 use crate::isa::Instr;
+use crate::program::Program;
+
+/// A compact view of each function (code and register count, at most
+/// [`WINDOW`]), so a call touches one small entry.
+pub(super) type FnView<'p> = (&'p [Instr], usize);
+
+/// The view of every function of `prog`.
+pub(super) fn fn_views(prog: &Program) -> Vec<FnView<'_>> {
+    prog.functions
+        .iter()
+        .map(|f| (f.code.as_slice(), (f.regs as usize).min(WINDOW)))
+        .collect()
+}
 
 /// The call stack, kept apart from the dispatch loop's own state.
 #[derive(Debug)]
 pub(super) struct Calls<'p> {
-    /// A compact view of each function (code and register count), so a
-    /// call touches one small entry.
-    pub(super) fns: Vec<(&'p [Instr], usize)>,
-    /// Deepest call nesting before a stack-overflow trap.
+    /// Every function's view (the verifier bounds `regs` by 256).
+    pub(super) fns: &'p [FnView<'p>],
+    /// Deepest call nesting before a stack-overflow trap, counted from
+    /// the run's entry function (depth 0).
     pub(super) max_depth: usize,
+    /// The depth of this dispatch loop's first frame: 0, or for an
+    /// interpreter that compiled code called (see [`super::Reentry`]) its
+    /// callee's depth. `depth` counts from it.
+    pub(super) depth_base: usize,
     /// The register stack; the current frame's window starts at `base`.
     pub(super) stack: Vec<i64>,
     /// `frames[..depth]` are the suspended callers; slots past `depth` are
@@ -73,11 +90,13 @@ pub(super) fn grow_for_call(
     frame_regs: usize,
 ) -> std::result::Result<(), TrapKind> {
     let max_depth = cs.max_depth;
+    // Frames below this loop's first are another loop's (see `Reentry`).
+    let room = max_depth - cs.depth_base;
     if depth >= cs.frames.len() {
-        if depth >= max_depth {
+        if depth >= room {
             return Err(TrapKind::StackOverflow { depth: max_depth });
         }
-        let len = (cs.frames.len() * 2).max(16).min(max_depth);
+        let len = (cs.frames.len() * 2).max(16).min(room);
         cs.frames.resize(len, Frame::default());
     }
     let need = base + 2 * WINDOW;
@@ -85,7 +104,7 @@ pub(super) fn grow_for_call(
         if base + frame_regs + WINDOW > MAX_STACK_WORDS {
             // `depth` calls are active; this one would be the next.
             return Err(TrapKind::RegisterStackFull {
-                depth: depth + 1,
+                depth: depth + cs.depth_base + 1,
                 words: MAX_STACK_WORDS,
             });
         }

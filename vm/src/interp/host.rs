@@ -1,6 +1,6 @@
 //! The interpreter's host: a tuple sink that may also supply compiled code.
 
-use super::{HostFunctions, Memory, Trap};
+use super::{HostFunctions, Memory, Reentry, Trap};
 use crate::tuple::{Tuple, TupleSink};
 
 /// A [`TupleSink`] that may also hand the interpreter compiled code (the
@@ -32,6 +32,16 @@ use crate::tuple::{Tuple, TupleSink};
 /// 4. Compiled code emits no tuples through `accept`; a host that reports
 ///    what compiled code did (exit tuples) hands them over in `accept`
 ///    calls of its own, in the same stream.
+/// 5. While a region runs, its compiled code may call the interpreter for
+///    a function through `vm` ([`Reentry::call`], handing this host back
+///    in), on the same thread: the callee runs as the interpreter's `call`
+///    would run it (tuples into the same stream in execution order, fuel
+///    and depth charged against the run's limits, compiled code entered
+///    where installed, which may call the interpreter again). When such a
+///    call returns `None` the run is over: compiled code must stop at
+///    once and `run_region` return; its result is then ignored and the
+///    interpreter ends the run as the call said (a trap with its pc,
+///    `halt`, an output error).
 pub trait Host: TupleSink {
     /// Whether this host supplies compiled code.
     const JIT: bool;
@@ -39,7 +49,9 @@ pub trait Host: TupleSink {
     fn region_at(&mut self, func: u32, pc: u32) -> Option<u32>;
     /// Runs compiled region `id` with the current call depth and fuel;
     /// returns the instruction offset in the same function where
-    /// interpretation resumes, or the trap that ends the run.
+    /// interpretation resumes, or the trap that ends the run. `vm` is the
+    /// interpreter, lent for calls from the region (see 5 above).
+    #[allow(clippy::too_many_arguments)]
     fn run_region(
         &mut self,
         id: u32,
@@ -48,6 +60,7 @@ pub trait Host: TupleSink {
         host_fns: &mut dyn HostFunctions,
         depth: usize,
         fuel: &mut u64,
+        vm: &mut Reentry<'_>,
     ) -> Result<u32, Trap>;
 }
 
@@ -77,6 +90,7 @@ impl<S: TupleSink + ?Sized> Host for NoJit<'_, S> {
         _: &mut dyn HostFunctions,
         _: usize,
         _: &mut u64,
+        _: &mut Reentry<'_>,
     ) -> Result<u32, Trap> {
         unreachable!("region {id} was never offered: this host has no compiled code")
     }

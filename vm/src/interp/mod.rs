@@ -26,6 +26,7 @@ mod entry;
 mod frames;
 mod host;
 mod memory;
+mod reentry;
 mod trap;
 
 use std::io::Write;
@@ -36,15 +37,19 @@ pub use entry::{
 };
 pub use host::{Host, NoJit};
 pub use memory::{HUGE_PAGE_MIN_BYTES, Memory};
+pub use reentry::{CallSite, Reentry};
 pub use trap::{Trap, TrapCode, TrapKind};
 
-use frames::{Calls, Frame, SPARE_STACK, SPARE_STACK_WORDS, grow_for_call, window};
+use frames::{
+    Calls, FnView, Frame, SPARE_STACK, SPARE_STACK_WORDS, fn_views, grow_for_call, window,
+};
 
 use crate::isa::Instr;
 use crate::program::{ARG_OFFSET, Pc, Program};
 use crate::semantics::{self, ArithError, BinOp, UnOp};
 use crate::tuple::{BATCH, Emitter, Kind, KindSet, NoSink, Tuple, TupleSink, flush_full};
 use crate::{Error, Result};
+use reentry::Stop;
 
 /// What a dispatch loop emits, fixed at compile time: nothing, every kind,
 /// or the kinds the emitter's flags name (checked per tuple).
@@ -72,6 +77,26 @@ struct Machine<'p, 'o, 'm> {
     out_buf: Vec<u8>,
     out: &'o mut dyn Write,
     steps: u64,
+    /// The run's fuel limit, which an out-of-fuel trap names (the loop's
+    /// own budget is what is left of it).
+    fuel_limit: u64,
+}
+
+/// How the dispatch loop ended without an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    /// The first frame returned this value.
+    Returned(i64),
+    /// `halt` ended the whole run with this value.
+    Halted(i64),
+}
+
+impl Ended {
+    fn value(self) -> i64 {
+        match self {
+            Ended::Returned(v) | Ended::Halted(v) => v,
+        }
+    }
 }
 
 impl Machine<'_, '_, '_> {
@@ -87,6 +112,7 @@ impl Machine<'_, '_, '_> {
 impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
     fn new(
         prog: &'p Program,
+        fns: &'p [FnView<'p>],
         call: Call<'_>,
         mem: &'m mut Memory,
         out: &'o mut dyn Write,
@@ -102,8 +128,9 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
             entry: call.func,
             mem,
             calls: Calls {
-                fns: Vec::new(),
+                fns,
                 max_depth: 0,
+                depth_base: 0,
                 stack,
                 frames: Vec::new(),
                 depth: 0,
@@ -116,6 +143,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
             out_buf: Vec::new(),
             out,
             steps: 0,
+            fuel_limit: u64::MAX,
         }
     }
 
@@ -133,7 +161,9 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
         })
     }
 
-    /// The dispatch loop.  Returns the entry function's return value.
+    /// The dispatch loop: runs the first frame's function (the entry
+    /// function, or the callee of a [`Reentry`]) with at most `fuel`
+    /// instructions, calls nested below `max_depth - depth_base`.
     ///
     /// The hot state lives in locals the register allocator can keep in
     /// registers: the current function's code, `pc`, the register window,
@@ -142,19 +172,15 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
     #[inline(never)]
     fn exec<S: Host, const COUNT: bool, const EMIT: u8>(
         &mut self,
-        em: &mut Emitter<'_, S>,
+        em: &mut Emitter<'_, '_, S>,
         fuel: u64,
         max_depth: usize,
-    ) -> Result<i64> {
+        depth_base: usize,
+    ) -> Result<Ended> {
         let prog = self.prog;
         // The word view, the capacity past it, and the length in bytes.
         let (mut mem, mut rest, mut len) = self.mem.split();
-        // The verifier bounds `regs` by 256.
-        let fns: Vec<(&[Instr], usize)> = prog
-            .functions
-            .iter()
-            .map(|f| (f.code.as_slice(), (f.regs as usize).min(WINDOW)))
-            .collect();
+        let fns = self.calls.fns;
         let mut code = fns[self.entry as usize].0;
         let mut pc: usize = 0;
         let mut steps: u64 = 0;
@@ -167,14 +193,14 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
         cs.depth = 0;
         cs.base = 0;
         cs.frame_regs = fns[self.entry as usize].1;
-        cs.fns = fns;
         cs.max_depth = max_depth;
+        cs.depth_base = depth_base;
         cs.fpc = (self.entry as u64) << 32;
         let mut regs = window(&mut cs.stack, 0);
 
         let flag = |on: bool| S::ACTIVE && (EMIT == EMIT_ALL || (EMIT == EMIT_SOME && on));
         let (emit_value, emit_edge, emit_call) = (flag(em.value), flag(em.edge), flag(em.call));
-        let buf: &mut [Tuple; BATCH] = &mut em.buf;
+        let buf: &mut [Tuple; BATCH] = em.buf;
         let mut tlen: usize = em.len;
 
         macro_rules! fidx {
@@ -265,14 +291,44 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     && let Some(id) = em.sink.region_at(fidx!() as u32, pc as u32)
                 {
                     let mut left = fuel - steps;
-                    match em.sink.run_region(
+                    // What compiled code may call the interpreter with:
+                    // this run's output and tuple buffer, so what the
+                    // callee prints and emits lands in order.
+                    let mut vm = Reentry {
+                        prog,
+                        fns: cs.fns,
+                        out: &mut *self.out,
+                        out_buf: &mut self.out_buf,
+                        input_len: self.input_len,
+                        buf: &mut *buf,
+                        tlen: &mut tlen,
+                        counts: &mut em.counts,
+                        count: em.count,
+                        kinds: (em.value, em.edge, em.call),
+                        counting: COUNT,
+                        emit: EMIT,
+                        fuel_limit: self.fuel_limit,
+                        max_depth: cs.max_depth,
+                        stop: None,
+                    };
+                    let depth = cs.depth + cs.depth_base;
+                    let ran = em.sink.run_region(
                         id,
                         regs,
                         &mut *self.mem,
-                        self.host_fns,
-                        cs.depth,
+                        &mut *self.host_fns,
+                        depth,
                         &mut left,
-                    ) {
+                        &mut vm,
+                    );
+                    if let Some(stop) = vm.stop.take() {
+                        leave!();
+                        return match stop {
+                            Stop::Halt(v) => Ok(Ended::Halted(v)),
+                            Stop::Error(e) => Err(e),
+                        };
+                    }
+                    match ran {
                         Ok(resume) => {
                             if COUNT {
                                 steps = fuel - left;
@@ -440,7 +496,9 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
             let ins = &code[pc];
             if COUNT {
                 if steps >= fuel {
-                    fail!(TrapKind::OutOfFuel { limit: fuel });
+                    fail!(TrapKind::OutOfFuel {
+                        limit: self.fuel_limit
+                    });
                 }
                 steps += 1;
             }
@@ -667,7 +725,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                     let v = regs[a as usize];
                     let Some(depth) = cs.depth.checked_sub(1) else {
                         leave!();
-                        return Ok(v);
+                        return Ok(Ended::Returned(v));
                     };
                     cs.depth = depth;
                     let fr = cs.frames[depth];
@@ -681,7 +739,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 Instr::Halt { a } => {
                     let v = regs[a as usize];
                     leave!();
-                    return Ok(v);
+                    return Ok(Ended::Halted(v));
                 }
                 Instr::Trap { imm } => {
                     // The verifier admits only known codes.

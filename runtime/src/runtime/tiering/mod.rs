@@ -6,10 +6,13 @@
 //! work may cost, is the policy in [`policy`].
 
 mod compiler;
+mod enter;
 mod policy;
+mod review;
 
 use compiler::Compiler;
 pub use compiler::SharedCode;
+pub(crate) use enter::run_region;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -17,10 +20,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use toyvm_optimizer::{CompiledRegion, ExitKind, Fuel, HostCalls, PlanConfig};
+use toyvm_optimizer::{CompiledRegion, PlanConfig};
 use toyvm_profiler::hash::TupleMap;
-use toyvm_vm::interp::HostFunctions;
-use toyvm_vm::{Candidate, KindSet, Program, Tuple};
+use toyvm_vm::{Candidate, Program};
 
 /// Knobs of the JIT policy.
 #[derive(Clone, Debug)]
@@ -160,8 +162,15 @@ pub struct JitStats {
     /// over the compiles.
     pub reduced_products: u64,
     /// Tuples reported for compiled code by its side exits and failing
-    /// guards (see `Jit::run`).
+    /// guards (see `run_region`).
     pub exit_tuples: u64,
+    /// Calls compiled code made into the interpreter (for a callee without
+    /// native code) and went on after.
+    pub interpreter_calls: u64,
+    /// Of the calls compiled code would have made into the interpreter,
+    /// those declined for want of machine stack: the region handed them
+    /// to the interpreter through an exit instead.
+    pub interpreter_calls_declined: u64,
     /// Time spent compiling, on whichever thread compiled.
     pub compile_seconds: f64,
     /// Time the interpreter waited for the compiler thread to finish a
@@ -198,6 +207,10 @@ struct Meta {
     /// and the callees of its native calls and dispatches, counted.
     dispatches: Vec<u32>,
     callees: usize,
+    /// The functions it calls natively (see `review`).
+    calls: Vec<u32>,
+    /// A whole native function rather than a planned region.
+    whole: bool,
     loops: bool,
     /// The candidates the region was planned from (empty for a whole
     /// native function).
@@ -216,6 +229,17 @@ struct Installed {
     callees: usize,
     /// Whether the region jumps back to its own head.
     loops: bool,
+    /// The functions it calls natively, and whether it is a whole native
+    /// function (see `review`).
+    calls: Vec<u32>,
+    whole: bool,
+    /// Per exit site: the instructions of compiled code an entry runs
+    /// before leaving there (estimated: see `review::exit_reach`).
+    reach: Vec<u32>,
+    /// Its activations on the machine stack (compiled code that called
+    /// the interpreter, which entered it again): while any runs, its
+    /// counters are theirs (see `enter`) and the review leaves it alone.
+    busy: u32,
     /// The candidates it was planned from: a later interval's are added
     /// to them to see whether the tree would grow (see `grow`).
     planned_from: Vec<Candidate>,
@@ -271,6 +295,16 @@ pub struct Jit {
     max_depth: usize,
     /// The run's fuel limit, if any: compiled code is metered.
     fuel_limit: Option<u64>,
+    /// The machine stack of the thread running compiled code (see
+    /// [`JitLimits::stack_bytes`]).
+    stack_bytes: usize,
+    /// Activations of compiled code on the machine stack now.
+    nesting: u32,
+    /// Where the outermost activation found the stack (an address in it).
+    stack_top: usize,
+    /// With timing: when compiled code last took over from the
+    /// interpreter (see `enter`).
+    compiled_since: Option<Instant>,
     /// Per function, the offsets control can transfer to: its entry and
     /// every branch or jump-table target.
     entry_points: Vec<std::collections::BTreeSet<u32>>,
@@ -294,18 +328,11 @@ impl std::fmt::Debug for Jit {
     }
 }
 
-/// Adds what installed region `r` counted to `stats`.
+/// Adds what installed region `r` counted to `stats` (while it runs, its
+/// running activations hold some of its counts: see `enter`).
 fn account(stats: &mut JitStats, r: &Installed) {
     stats.region_entries += r.entries;
-    for (site, n) in r.code.exits().iter().zip(&r.counters) {
-        match site.kind {
-            ExitKind::Side => stats.side_exits += n,
-            ExitKind::Guard => stats.guard_failures += n,
-            ExitKind::Interpret => stats.interpret_exits += n,
-            // A trap ends the run; nothing to count toward policy.
-            ExitKind::Trap => {}
-        }
-    }
+    enter::account_exits(stats, &r.code, &r.counters);
 }
 
 fn describe(p: &Program, func: u32, head: u32) -> String {
@@ -325,6 +352,13 @@ pub struct JitLimits {
     pub fuel: Option<u64>,
     /// The interpreter's call-depth limit, which native calls honour too.
     pub max_depth: usize,
+    /// The machine stack of the thread that runs the interpreter and its
+    /// compiled code, sized for native recursion to `max_depth` at most
+    /// twice over (`jit_stack_bytes`, `lazy_jit_stack_bytes`). Calls from
+    /// compiled code into the interpreter nest on it, and are declined
+    /// (handed to the interpreter through an exit) when they would leave
+    /// less than half of it; 0 declines every such call.
+    pub stack_bytes: usize,
 }
 
 impl Jit {
@@ -364,6 +398,10 @@ impl Jit {
             compiled_time: Duration::ZERO,
             max_depth: limits.max_depth,
             fuel_limit: limits.fuel,
+            stack_bytes: limits.stack_bytes,
+            nesting: 0,
+            stack_top: 0,
+            compiled_since: None,
             entry_points: program
                 .functions
                 .iter()
@@ -448,83 +486,6 @@ impl Jit {
     pub fn region_at(&self, func: u32, pc: u32) -> Option<u32> {
         let v = *self.heads.get(func as usize)?.get(pc as usize)?;
         (v != 0).then(|| v - 1)
-    }
-
-    /// Runs installed region `slot`; returns where to resume.
-    ///
-    /// A side exit to the head of another installed region of the same
-    /// function goes straight on into that region (region chaining): the
-    /// interpreter would enter it anyway at its next transfer, after
-    /// running the head's first block once more, and a trace that leaves
-    /// for a loop formed as a separate region (sieve's prime test for its
-    /// marking loop) then never pays the round trip.
-    ///
-    /// Each side exit and failing guard taken pushes onto `report` the tuple
-    /// the interpreter would have emitted there (see
-    /// [`toyvm_optimizer::ExitReport`]), for the kinds in `kinds`: compiled
-    /// code emits no tuples itself, and without these the profile would
-    /// never see the paths that leave it, nor would intervals advance while
-    /// compiled code runs.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run(
-        &mut self,
-        slot: u32,
-        regs: &mut [i64; 256],
-        mem: &mut toyvm_vm::interp::Memory,
-        host_fns: &mut dyn HostFunctions,
-        depth: usize,
-        fuel: &mut u64,
-        kinds: KindSet,
-        report: &mut Vec<Tuple>,
-    ) -> Result<u32, toyvm_vm::interp::Trap> {
-        let start = self.opts.timing.then(Instant::now);
-        let mut f = Fuel {
-            limit: self.fuel_limit.unwrap_or(u64::MAX),
-            left: *fuel,
-        };
-        let mut slot = slot;
-        let mut host = HostCalls::new(host_fns, &self.program.imports);
-        let exit = loop {
-            let r = self.slots[slot as usize]
-                .as_mut()
-                .expect("only installed regions are offered");
-            r.entries += 1;
-            let func = r.code.func();
-            let exit = r.code.run_hosted(
-                regs,
-                mem,
-                &mut r.counters,
-                depth,
-                self.max_depth,
-                &mut f,
-                &mut host,
-            );
-            let exit = match exit {
-                Ok((e, site)) => {
-                    let exited = site.and_then(|i| r.code.exits()[i].report);
-                    if let Some(t) = exited.and_then(|x| x.tuple(func, e.resume, regs, kinds)) {
-                        report.push(t);
-                    }
-                    Ok(e)
-                }
-                Err(t) => Err(t),
-            };
-            match exit {
-                Ok(e) if e.kind == ExitKind::Side => match self.region_at(func, e.resume) {
-                    Some(next) => slot = next,
-                    None => break Ok(e),
-                },
-                other => break other,
-            }
-        };
-        *fuel = f.left;
-        if let Some(start) = start {
-            self.compiled_time += start.elapsed();
-        }
-        match exit {
-            Ok(exit) => Ok(exit.resume),
-            Err(trap) => Err(trap.to_trap(&self.program)),
-        }
     }
 
     fn uninstall(&mut self, slot: u32) -> Installed {

@@ -53,7 +53,7 @@
 
 use std::sync::Arc;
 
-use toyvm_optimizer::{CompiledRegion, ExitKind, Profile, Region, Step, plan_regions_at};
+use toyvm_optimizer::{CompiledRegion, Profile, Region, Step, plan_regions_at};
 use toyvm_profiler::Candidate;
 use toyvm_profiler::hash::TupleMap;
 use toyvm_vm::{Pc, Tuple};
@@ -112,6 +112,8 @@ impl Jit {
                 covers: Vec::new(),
                 dispatches: Vec::new(),
                 callees: 0,
+                calls: Vec::new(),
+                whole: true,
                 loops: false,
                 planned_from: Vec::new(),
             };
@@ -299,7 +301,8 @@ impl Jit {
                 | Step::Branch { pc, .. }
                 | Step::Switch { pc, .. }
                 | Step::Call { pc, .. }
-                | Step::Dispatch { pc, .. } => Some(*pc),
+                | Step::Dispatch { pc, .. }
+                | Step::Interpreted { pc, .. } => Some(*pc),
                 _ => None,
             })
             .collect();
@@ -311,11 +314,16 @@ impl Jit {
                 _ => None,
             })
             .collect();
+        let mut calls: Vec<u32> = region.native_calls().map(|(f, _)| f).collect();
+        calls.sort_unstable();
+        calls.dedup();
         let meta = Meta {
             description,
             covers,
             dispatches,
             callees: native_callees(&region),
+            calls,
+            whole: false,
             loops: region.loops(),
             planned_from,
         };
@@ -421,6 +429,8 @@ impl Jit {
             covers,
             dispatches,
             callees,
+            calls,
+            whole,
             loops,
             planned_from,
         } = meta;
@@ -487,12 +497,17 @@ impl Jit {
             }
         };
         self.heads[key.0 as usize][key.1 as usize] = slot as u32 + 1;
+        let reach = super::review::exit_reach(&compiled, &covers, whole);
         self.slots[slot] = Some(Installed {
             code: compiled,
             covers,
             dispatches,
             callees,
             loops,
+            calls,
+            whole,
+            reach,
+            busy: 0,
             planned_from,
             recent_side_exits: 0,
             counters: vec![0; n],
@@ -509,136 +524,6 @@ impl Jit {
                 again,
             },
         );
-    }
-
-    /// Drops regions that went idle and re-forms those whose exits or
-    /// guards turned hot.
-    fn review(&mut self, index: u64) {
-        let mut keys: Vec<((u32, u32), u32, Again)> = self
-            .states
-            .iter()
-            .filter_map(|(k, s)| match s {
-                HeadState::Compiled { slot, again } => Some((*k, *slot, *again)),
-                _ => None,
-            })
-            .collect();
-        // A fixed order, as in `grow`: slots freed and reused, and the
-        // budget spent, must not depend on the hash map's seed.
-        keys.sort_unstable_by_key(|&(key, _, _)| key);
-        for (key, slot, again) in keys {
-            let r = self.slots[slot as usize].as_mut().expect("installed");
-            let ever = r.entries;
-            let entered = r.entries - r.entries_seen;
-            r.entries_seen = r.entries;
-            let mut guard_failures = 0;
-            let mut side_exits = 0;
-            let mut hot_exit: Option<(u32, u64)> = None;
-            for (i, site) in r.code.exits().iter().enumerate() {
-                let d = r.counters[i] - r.seen[i];
-                r.seen[i] = r.counters[i];
-                if site.kind == ExitKind::Side
-                    || (site.kind == ExitKind::Interpret && r.dispatches.contains(&site.resume))
-                {
-                    side_exits += d;
-                }
-                match site.kind {
-                    ExitKind::Guard => guard_failures += d,
-                    ExitKind::Side
-                        if r.covers.contains(&site.resume)
-                            && hot_exit.is_none_or(|(_, n)| d > n) =>
-                    {
-                        hot_exit = Some((site.resume, d));
-                    }
-                    _ => {}
-                }
-            }
-            // Arrivals at the head: the entries that passed the entry
-            // guards and every loop trip (the counter after the exits').
-            let last = r.code.exits().len();
-            let arrivals = r.counters[last] - r.seen[last];
-            r.seen[last] = r.counters[last];
-            let trips = entered.max(arrivals);
-            r.recent_side_exits = side_exits;
-            // Nothing ran since the last review (another interval ended in
-            // the same batch): there was no chance to enter the region.
-            let ran = r.reviewed_at != self.ran;
-            r.reviewed_at = self.ran;
-            r.idle = match (entered, ran) {
-                (0, true) => r.idle + 1,
-                (0, false) => r.idle,
-                _ => 0,
-            };
-            let what = describe(&self.program, key.0, key.1);
-            let reason = if r.idle >= self.opts.idle_intervals {
-                Some(format!("idle for {} intervals (its phase is over)", r.idle))
-            } else if trips >= self.opts.min_entries
-                && guard_failures as f64 >= self.opts.guard_failure_share * trips as f64
-            {
-                // Against trips, not entries: a looping region is re-entered
-                // right after each failure, so failures per entry is near 1
-                // even when the guard fails once in a thousand iterations.
-                Some(format!(
-                    "guards failed on {guard_failures} of {trips} trips through its head"
-                ))
-            } else if let Some((at, n)) = hot_exit.filter(|&(_, n)| {
-                entered >= self.opts.min_entries
-                    && n as f64 >= self.opts.hot_exit_share * entered as f64
-            }) {
-                Some(format!(
-                    "side exit to offset {at} taken on {n} of {entered} entries"
-                ))
-            } else {
-                None
-            };
-            let Some(reason) = reason else { continue };
-            // Idle after real use is the phase moving on; never entered at
-            // all means the region was a poor choice.
-            let idle = reason.starts_with("idle") && ever > 0;
-            self.uninstall(slot);
-            self.stats.drops += 1;
-            // Going idle is no fault of the region: it may come back at
-            // once, the first few times. Hot exits and failing guards back
-            // off exponentially and count toward their own limit.
-            let (next, not_before) = if idle {
-                let next = Again {
-                    revivals: again.revivals + 1,
-                    ..again
-                };
-                (next, index + (1u64 << (next.revivals / 4).min(16)) - 1)
-            } else {
-                let next = Again {
-                    recompiles: again.recompiles + 1,
-                    ..again
-                };
-                (next, index + (1u64 << next.recompiles.min(16)))
-            };
-            let state = if next.recompiles > self.opts.max_recompiles
-                || next.revivals > self.opts.max_revivals
-            {
-                self.stats.given_up += 1;
-                HeadState::DontCompile
-            } else {
-                HeadState::Counting {
-                    again: next,
-                    not_before,
-                }
-            };
-            match state {
-                HeadState::DontCompile => self.log(
-                    index,
-                    format_args!(
-                        "drop {what}: {reason}; recompiled {} times after exits or guards and {} after going idle: left to the interpreter",
-                        again.recompiles, again.revivals
-                    ),
-                ),
-                HeadState::Counting { not_before, .. } => self.log(
-                    index,
-                    format_args!("drop {what}: {reason}; may recompile from interval {not_before}"),
-                ),
-                HeadState::Compiled { .. } => unreachable!("just dropped"),
-            }
-            self.states.insert(key, state);
-        }
     }
 }
 

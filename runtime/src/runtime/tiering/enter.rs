@@ -1,0 +1,247 @@
+//! Entering compiled code: running an installed region (and the regions it
+//! chains to), reporting its exits' tuples, and the calls its code makes
+//! into the interpreter.
+//!
+//! A region whose call reaches a function without native code calls the
+//! interpreter for it ([`toyvm_optimizer::Step::Interpreted`]): the
+//! interpreter the dispatch loop lent for the region's run
+//! ([`Reentry`]) runs the callee on this thread, with this host as its
+//! host again, so the callee's tuples go into the run's stream in
+//! execution order, its compiled code is entered where installed, and its
+//! calls may come back here. So compiled code, the interpreter and compiled
+//! code nest on the machine stack, and the JIT's state is changed under a
+//! running region: an interval may end inside the call, and review, drop,
+//! replace or install regions, this one included. Hence:
+//!
+//! 1. An activation holds its own `Arc` of the code it runs, so a region
+//!    dropped while on the stack is freed only when it returns.
+//! 2. An activation owns its exit counters while it runs: it takes the
+//!    region's (or, when an activation of the same region is already
+//!    running, starts from zeros) and adds them back when it returns; if
+//!    the region was uninstalled meanwhile, what they counted goes straight
+//!    into the statistics. The review leaves a busy region alone (it is in
+//!    use, and its counts are away).
+//! 3. Each nested call is one call deeper, so nesting is bounded by the
+//!    call-depth limit; the machine stack it takes is bounded by declining
+//!    calls (the region then hands the call to the interpreter through an
+//!    exit, as before there were such calls) once the activations use
+//!    half the thread's stack less [`REENTRY_RESERVE`]: the other half is
+//!    what native recursion to the depth limit may need (the thread's stack
+//!    holds it twice over), and the reserve covers one more level's frames
+//!    and what the interpreter does between two checks (output, the model,
+//!    compiling on this thread).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use toyvm_optimizer::{Called, CompiledRegion, ExitKind, Fuel, HostCalls, Interpreter};
+use toyvm_vm::interp::{CallSite, HostFunctions, Memory, Reentry, Trap};
+
+use super::{Jit, JitStats};
+use crate::runtime::JitHost;
+
+/// Machine stack kept free beyond the half native recursion may need (see
+/// the module docs).
+const REENTRY_RESERVE: usize = 2 << 20;
+
+/// An address in the current frame: how deep the machine stack is here.
+fn stack_address() -> usize {
+    let marker = 0u8;
+    std::ptr::from_ref(std::hint::black_box(&marker)) as usize
+}
+
+/// One run of an installed region's code (see the module docs).
+struct Activation {
+    code: Arc<CompiledRegion>,
+    counters: Vec<u64>,
+}
+
+impl Jit {
+    /// Starts running the region in `slot`: counts the entry and hands out
+    /// its code and counters.
+    fn activate(&mut self, slot: u32) -> Activation {
+        if self.nesting == 0 {
+            self.stack_top = stack_address();
+        }
+        self.nesting += 1;
+        if self.opts.timing {
+            self.compiled_since = Some(Instant::now());
+        }
+        let r = self.slots[slot as usize]
+            .as_mut()
+            .expect("only installed regions are offered");
+        r.entries += 1;
+        r.busy += 1;
+        let counters = if r.counters.is_empty() {
+            vec![0; r.code.counters_len()]
+        } else {
+            std::mem::take(&mut r.counters)
+        };
+        Activation {
+            code: Arc::clone(&r.code),
+            counters,
+        }
+    }
+
+    /// Ends an activation of the region that was in `slot`: its counters
+    /// go back to the region, or into the statistics if it is gone.
+    fn deactivate(&mut self, slot: u32, act: Activation) {
+        self.nesting -= 1;
+        if let Some(since) = self.compiled_since.take() {
+            self.compiled_time += since.elapsed();
+        }
+        match self.slots[slot as usize].as_mut() {
+            Some(r) if Arc::ptr_eq(&r.code, &act.code) => {
+                r.busy -= 1;
+                if r.counters.is_empty() {
+                    r.counters = act.counters;
+                } else {
+                    for (total, n) in r.counters.iter_mut().zip(act.counters) {
+                        *total += n;
+                    }
+                }
+            }
+            // Dropped (or replaced) while it ran: its entries were counted
+            // when it was uninstalled, these exits were not.
+            _ => account_exits(&mut self.stats, &act.code, &act.counters),
+        }
+    }
+
+    /// Whether a call into the interpreter may nest here (see the module
+    /// docs).
+    fn room_to_nest(&self) -> bool {
+        let used = self.stack_top.saturating_sub(stack_address());
+        used.saturating_add(REENTRY_RESERVE) <= self.stack_bytes / 2
+    }
+}
+
+/// Adds the exits `counters` counted for `code` to `stats`.
+pub(super) fn account_exits(stats: &mut JitStats, code: &CompiledRegion, counters: &[u64]) {
+    for (site, n) in code.exits().iter().zip(counters) {
+        match site.kind {
+            ExitKind::Side => stats.side_exits += n,
+            ExitKind::Guard => stats.guard_failures += n,
+            ExitKind::Interpret => stats.interpret_exits += n,
+            // A trap ends the run; nothing to count toward policy.
+            ExitKind::Trap => {}
+        }
+    }
+}
+
+/// The interpreter as the region's code calls it: the interpreter lent for
+/// the region's run, with this host handed back in.
+struct Nested<'h, 'a, 's, 'v, 'r> {
+    host: &'h mut JitHost<'a, 's>,
+    vm: &'v mut Reentry<'r>,
+}
+
+impl Interpreter for Nested<'_, '_, '_, '_, '_> {
+    fn call(
+        &mut self,
+        call: CallSite<'_>,
+        mem: &mut Memory,
+        host_fns: &mut dyn HostFunctions,
+        fuel: &mut u64,
+    ) -> Called {
+        let jit = &mut *self.host.jit;
+        if !jit.room_to_nest() {
+            jit.stats.interpreter_calls_declined += 1;
+            return Called::Declined;
+        }
+        jit.stats.interpreter_calls += 1;
+        if let Some(since) = jit.compiled_since.take() {
+            jit.compiled_time += since.elapsed();
+        }
+        let called = self.vm.call(&mut *self.host, call, mem, host_fns, fuel);
+        let jit = &mut *self.host.jit;
+        if jit.opts.timing {
+            jit.compiled_since = Some(Instant::now());
+        }
+        match called {
+            Some(v) => Called::Returned(v),
+            None => Called::Ended,
+        }
+    }
+}
+
+/// Runs installed region `slot`; returns where to resume.
+///
+/// A side exit to the head of another installed region of the same
+/// function goes straight on into that region (region chaining): the
+/// interpreter would enter it anyway at its next transfer, after running
+/// the head's first block once more, and a trace that leaves for a loop
+/// formed as a separate region (sieve's prime test for its marking loop)
+/// then never pays the round trip.
+///
+/// Each side exit and failing guard taken pushes onto the host's exit
+/// tuples the tuple the interpreter would have emitted there (see
+/// [`toyvm_optimizer::ExitReport`]), for the profiled kinds: compiled code
+/// emits no tuples itself, and without these the profile would never see
+/// the paths that leave it, nor would intervals advance while compiled
+/// code runs. Calls into the interpreter emit theirs as the interpreter
+/// does (see the module docs).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_region(
+    host: &mut JitHost<'_, '_>,
+    slot: u32,
+    regs: &mut [i64; 256],
+    mem: &mut Memory,
+    host_fns: &mut dyn HostFunctions,
+    depth: usize,
+    fuel: &mut u64,
+    vm: &mut Reentry<'_>,
+) -> Result<u32, Trap> {
+    let program = Arc::clone(&host.jit.program);
+    let max_depth = host.jit.max_depth;
+    let mut f = Fuel {
+        limit: host.jit.fuel_limit.unwrap_or(u64::MAX),
+        left: *fuel,
+    };
+    let mut slot = slot;
+    let exit = loop {
+        let act = host.jit.activate(slot);
+        let code = Arc::clone(&act.code);
+        let mut act = act;
+        let ran = {
+            let mut nested = Nested {
+                host: &mut *host,
+                vm: &mut *vm,
+            };
+            let mut calls =
+                HostCalls::new(&mut *host_fns, &program.imports).with_interpreter(&mut nested);
+            code.run_hosted(
+                regs,
+                mem,
+                &mut act.counters,
+                depth,
+                max_depth,
+                &mut f,
+                &mut calls,
+            )
+        };
+        host.jit.deactivate(slot, act);
+        let func = code.func();
+        let exit = match ran {
+            Ok((e, site)) => {
+                let exited = site.and_then(|i| code.exits()[i].report);
+                if let Some(t) = exited.and_then(|x| x.tuple(func, e.resume, regs, host.kinds)) {
+                    host.exit_tuples.push(t);
+                }
+                Ok(e)
+            }
+            Err(t) => Err(t),
+        };
+        match exit {
+            Ok(e) if e.kind == ExitKind::Side => match host.jit.region_at(func, e.resume) {
+                Some(next) => slot = next,
+                None => break Ok(e),
+            },
+            other => break other,
+        }
+    };
+    *fuel = f.left;
+    match exit {
+        Ok(exit) => Ok(exit.resume),
+        Err(trap) => Err(trap.to_trap(&program)),
+    }
+}
