@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use toyvm_lab::output;
 use toyvm_vm::asm;
 
-use crate::inputs::{load, load_runnable, parse_args, parse_profile_specs, read, read_input};
+use crate::inputs::{
+    load, load_runnable, parse_args, parse_profile_specs, read, read_input, resolve,
+};
 use crate::status::{Failure, Status};
 use crate::streams::{finish, note, out};
 
@@ -84,7 +86,7 @@ pub(crate) fn verify(v: VerifyArgs) -> Result<u8, Failure> {
     if let Some(path) = v.reference.as_ref().filter(|p| !p.exists()) {
         output::check_writable(path, "the reference")?;
     }
-    let file = &v.file;
+    let file = &resolve(v.file.clone())?;
     let program = load_runnable(file)?;
     let args = parse_args(&v.args)?;
     let input_bytes = read_input(v.input.as_deref(), &program)?;

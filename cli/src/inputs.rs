@@ -76,25 +76,21 @@ pub(crate) fn load_runnable(path: &Path) -> Result<Program, Failure> {
     Ok(program)
 }
 
-/// The program's arguments: integers, with `_`, `0x` and `1e7` forms.
+/// The program's arguments: integers in any form
+/// [`toyvm_vm::parse_int`] reads (`_`, `0x`, `0b`, `1e7`), as profiler specs
+/// and assembly read them.
 pub(crate) fn parse_args(args: &[String]) -> Result<Vec<i64>, Failure> {
     args.iter()
         .enumerate()
         .map(|(i, a)| {
-            let t = a.replace('_', "");
-            let parsed = match t.strip_prefix("0x") {
-                Some(h) => i64::from_str_radix(h, 16).ok(),
-                None => t.parse::<i64>().ok().or_else(|| {
-                    // Accept `1e7` style sizes, as the benchmarks are written.
-                    t.parse::<f64>()
-                        .ok()
-                        .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e18)
-                        .map(|f| f as i64)
-                }),
-            };
-            parsed.ok_or_else(|| {
-                Failure::usage(format!("argument {} (`{a}`) is not an integer", i + 1))
-            })
+            toyvm_vm::parse_int(a)
+                .and_then(|v| i64::try_from(v).ok())
+                .ok_or_else(|| {
+                    Failure::usage(format!(
+                        "argument {} (`{a}`) is not an integer (or not within 64 bits)",
+                        i + 1
+                    ))
+                })
         })
         .collect()
 }

@@ -25,6 +25,10 @@
 //! - **Call** `<call-site pc, callee function index>`: one call.
 #![deny(missing_docs)]
 
+mod int;
+
+pub use int::parse_int;
+
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;

@@ -214,10 +214,12 @@ pub fn parse_header(source: &str) -> Result<Header, BadArgument> {
     let ints = |s: &str, line: usize| -> Result<Vec<i64>, BadArgument> {
         s.split_whitespace()
             .map(|a| {
-                a.replace('_', "").parse().map_err(|_| BadArgument {
-                    line,
-                    arg: a.to_owned(),
-                })
+                toyvm::vm::parse_int(a)
+                    .and_then(|v| i64::try_from(v).ok())
+                    .ok_or_else(|| BadArgument {
+                        line,
+                        arg: a.to_owned(),
+                    })
             })
             .collect()
     };

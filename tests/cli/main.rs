@@ -107,7 +107,10 @@ fn traps_and_bad_input_give_clear_errors_and_status() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("takes 1 argument, 0 given"));
 
     let o = toyvm(&["run", s(&src), "four"]);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("argument 1 (`four`) is not an integer"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("argument 1 (`four`) is not an integer (or not within 64 bits)")
+    );
 
     let junk = tmp("junk.bc");
     let mut bytes = toyvm_vm::bytecode::MAGIC.to_vec();

@@ -122,8 +122,9 @@ fn unescape(c: char) -> Option<char> {
     })
 }
 
-/// An integer literal: decimal, `0x` hex, `0b` binary, optionally negative,
-/// or a character literal like `'a'` or `'\n'`.
+/// An integer literal ([`toyvm_event::parse_int`]: decimal, `0x` hex, `0b`
+/// binary, `1e6`, `_` separators, optionally negative), or a character
+/// literal like `'a'` or `'\n'`.
 fn parse_int(s: &str) -> Option<i128> {
     let s = s.trim();
     if let Some(body) = s.strip_prefix('\'').and_then(|b| b.strip_suffix('\'')) {
@@ -134,21 +135,7 @@ fn parse_int(s: &str) -> Option<i128> {
         };
         return chars.next().is_none().then_some(c as i128);
     }
-    let (neg, body) = match s.strip_prefix('-') {
-        Some(b) => (true, b),
-        None => (false, s),
-    };
-    let body = body.replace('_', "");
-    let v = if let Some(h) = body.strip_prefix("0x") {
-        i128::from_str_radix(h, 16).ok()?
-    } else if let Some(b) = body.strip_prefix("0b") {
-        i128::from_str_radix(b, 2).ok()?
-    } else if !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()) {
-        body.parse().ok()?
-    } else {
-        return None;
-    };
-    Some(if neg { -v } else { v })
+    toyvm_event::parse_int(s)
 }
 
 fn parse_string(s: &str, line: usize) -> Result<Vec<i64>> {

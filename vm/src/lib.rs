@@ -52,4 +52,5 @@ pub mod verify;
 
 pub use error::{Error, Result};
 pub use program::{Function, Import, Pc, Program};
+pub use toyvm_event::parse_int;
 pub use tuple::{Candidate, Kind, KindSet, Tuple, TupleSink};

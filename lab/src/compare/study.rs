@@ -145,10 +145,8 @@ pub fn cases(grids: &[String], bench: bool) -> Result<(Vec<Case>, Vec<Workload>)
         let mut n = if bench { BENCH_ITERATIONS } else { 10_000 };
         for (k, v) in &point {
             if k == "n" {
-                n = v
-                    .replace('_', "")
-                    .parse()
-                    .ok()
+                n = toyvm::vm::parse_int(v)
+                    .and_then(|n| i64::try_from(n).ok())
                     .filter(|n| (1..=MAX_ITERATIONS).contains(n))
                     .ok_or_else(|| Error::SynthIterations { value: v.clone() })?;
             } else {

@@ -197,10 +197,12 @@ impl FuzzProgram {
                 args = a
                     .split_whitespace()
                     .map(|a| {
-                        a.parse().map_err(|_| crate::compare::BadArgument {
-                            line: i + 1,
-                            arg: a.to_owned(),
-                        })
+                        toyvm::vm::parse_int(a)
+                            .and_then(|v| i64::try_from(v).ok())
+                            .ok_or_else(|| crate::compare::BadArgument {
+                                line: i + 1,
+                                arg: a.to_owned(),
+                            })
                     })
                     .collect::<Result<_, _>>()?;
             }

@@ -159,10 +159,18 @@ impl Knobs {
     /// text; the knobs are checked when a program is generated.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
         let bad = || Error::Usage(format!("synth: `{key}={value}`: not a valid value"));
-        let int = || value.replace('_', "").parse::<u32>().map_err(|_| bad());
+        let int = || {
+            toyvm::vm::parse_int(value)
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(bad)
+        };
         let real = || value.parse::<f64>().map_err(|_| bad());
         match key {
-            "seed" => self.seed = value.replace('_', "").parse().map_err(|_| bad())?,
+            "seed" => {
+                self.seed = toyvm::vm::parse_int(value)
+                    .and_then(|v| u64::try_from(v).ok())
+                    .ok_or_else(bad)?;
+            }
             "functions" => self.functions = int()?,
             "blocks" => self.blocks = int()?,
             "hot" => self.hot = int()?,

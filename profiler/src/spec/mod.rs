@@ -513,12 +513,10 @@ fn validate(s: &str, model: &Model, spec: &ProfilerSpec) -> Result<()> {
     Ok(())
 }
 
+/// An unsigned integer in any form [`toyvm_event::parse_int`] reads
+/// (`1e6`, `0x`, `_`), as the command line's arguments are.
 fn parse_u64(v: &str) -> Option<u64> {
-    let v = v.replace('_', "");
-    match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
-        Some(h) => u64::from_str_radix(h, 16).ok(),
-        None => v.parse().ok(),
-    }
+    toyvm_event::parse_int(v).and_then(|n| u64::try_from(n).ok())
 }
 
 fn parse_fraction(v: &str) -> Option<f64> {
