@@ -152,11 +152,31 @@ pub(crate) fn lower(
     let interp_sig = region
         .calls_interpreter()
         .then(|| func.import_signature(calls::interp_signature(isa)));
+    // A `calli` that may call the interpreter first looks its value up in
+    // the natives' table (see `Lower::call_value`): the signatures of
+    // those calls, by arity.
+    let mut table_sigs = HashMap::new();
+    for s in &region.steps {
+        if let Step::Dispatch {
+            instr: Instr::Calli { n, .. },
+            ..
+        }
+        | Step::Interpreted {
+            instr: Instr::Calli { n, .. },
+            ..
+        } = s
+        {
+            table_sigs
+                .entry(*n)
+                .or_insert_with(|| func.import_signature(func::native_signature(isa, *n)));
+        }
+    }
     let exits = {
         let b = FunctionBuilder::new(&mut func, fctx);
         let mut l = Lower::new(region, b, isa.pointer_type(), refs, metering);
         l.host_sig = host_sig;
         l.interp_sig = interp_sig;
+        l.table_sigs = table_sigs;
         l.live = live;
         if let Err(e) = l.region() {
             // The builder context holds the half-built function's state.
@@ -299,6 +319,9 @@ struct Lower<'r, 'b> {
     /// The interpreter trampoline's signature, when the region may call
     /// the interpreter.
     interp_sig: Option<ir::SigRef>,
+    /// Native functions' signatures by arity, for the `calli`s that look
+    /// their value up in the natives' table.
+    table_sigs: HashMap<u8, ir::SigRef>,
 }
 
 /// Regions track known constants; a failed check leaves with an
@@ -393,6 +416,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             refunds: Vec::new(),
             host_sig: None,
             interp_sig: None,
+            table_sigs: HashMap::new(),
         }
     }
 

@@ -182,6 +182,19 @@ pub fn plan_regions_at(
                 totals.entry(c.pc).or_insert(w.weight(b));
             }
         }
+        // A call site's executions are its block's too: where only some of
+        // a site's callees clear the profile's threshold, their sum alone
+        // would make the heaviest look dominant (a megamorphic dispatch
+        // guarded as monomorphic, its guard failing on most trips).
+        for c in &profile.calls {
+            let at = c.site.offset() as usize;
+            if c.site.func() == f
+                && matches!(code.get(at), Some(Instr::Call { .. } | Instr::Calli { .. }))
+                && let Some(b) = w.cfg().block_at(at as u32)
+            {
+                totals.entry(c.site).or_insert(w.weight(b));
+            }
+        }
         wcfgs.push((f, w));
     }
     let spec = Specializations::decide(&profile.values, &profile.calls, &totals, &cfg.specialize);

@@ -265,6 +265,23 @@ impl Region {
         })
     }
 
+    /// Whether a `calli` of the region may look its function value up in
+    /// the natives' table (a [`Step::Dispatch`]'s miss, an
+    /// [`Step::Interpreted`] `calli`): natives compiled before the region
+    /// make those calls native.
+    pub fn calls_by_value(&self) -> bool {
+        self.steps.iter().any(|s| {
+            matches!(
+                s,
+                Step::Dispatch { .. }
+                    | Step::Interpreted {
+                        instr: Instr::Calli { .. },
+                        ..
+                    }
+            )
+        })
+    }
+
     /// The native calls the region makes, in step order: each
     /// [`Step::Call`]'s callee and each of a [`Step::Dispatch`]'s, with the
     /// call instruction.

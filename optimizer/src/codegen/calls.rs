@@ -63,6 +63,7 @@ impl Lower<'_, '_> {
         let interpret = self.exit(ExitKind::Interpret, pc);
         let trap = self.exit(ExitKind::Trap, pc);
         let fallback = self.b.create_block();
+        let lookup = self.b.create_block();
         let unwind = self.unwound(trap, fallback);
         let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
         let x = self.get(f);
@@ -90,14 +91,86 @@ impl Lower<'_, '_> {
             self.b.ins().jump(join, &[]);
             self.b.switch_to_block(miss);
         }
-        self.b.ins().jump(fallback, &[]);
-        // A value no callee has (or a callee that bailed: it is the value).
+        self.b.ins().jump(lookup, &[]);
+        // A value no callee has: natively through the natives' table, or
+        // the interpreter.
+        self.b.switch_to_block(lookup);
+        self.call_value(pc, d, x, &args, fallback, trap, join);
+        // A callee that bailed (it is the value), or no native code.
         self.b.switch_to_block(fallback);
         let v = self.interp_call(pc, x, &args, interpret, trap);
         self.set(d, v, None);
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
         Ok(())
+    }
+
+    /// In the current block, a `calli`'s function value `x` with no
+    /// profiled callee: looked up in the natives' table (`NativeCtx::table`,
+    /// every function with native code a bailing function may call: also
+    /// those whose whole-function code was installed after this region was
+    /// planned, and callees its profile did not rank) and, with an address
+    /// and the call's arity, called natively, `d` set and on to `join`; any
+    /// other value, and a callee that bails, goes to `interp` (which calls
+    /// the interpreter). A trap leaves through `trap`.
+    #[allow(clippy::too_many_arguments)]
+    fn call_value(
+        &mut self,
+        pc: u32,
+        d: Reg,
+        x: Value,
+        args: &[Value],
+        interp: Block,
+        trap: Block,
+        join: Block,
+    ) {
+        let n = args.len() as u8;
+        let Some(&sig) = self.table_sigs.get(&n) else {
+            self.b.ins().jump(interp, &[]);
+            return;
+        };
+        let ro = MemFlagsData::trusted().with_readonly();
+        let len = self
+            .b
+            .ins()
+            .load(types::I64, ro, self.ctx, ctx_offset::TABLE_LEN);
+        // Unsigned: a negative value is out of the table too.
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, x, len);
+        let look = self.b.create_block();
+        self.b.ins().brif(inside, look, &[], interp, &[]);
+        self.b.switch_to_block(look);
+        let ptr = self.b.func.dfg.value_type(self.ctx);
+        let table = self.b.ins().load(ptr, ro, self.ctx, ctx_offset::TABLE);
+        let index = if ptr == types::I64 {
+            x
+        } else {
+            self.b.ins().ireduce(ptr, x)
+        };
+        let offset = self.b.ins().imul_imm_u(index, 16);
+        let entry = self.b.ins().iadd(table, offset);
+        let addr = self.b.ins().load(ptr, ro, entry, 0);
+        let params = self.b.ins().load(types::I64, ro, entry, 8);
+        let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, addr, 0);
+        let fits = self.b.ins().icmp_imm_s(IntCC::Equal, params, i64::from(n));
+        let ok = self.b.ins().band(has, fits);
+        let call = self.b.create_block();
+        self.b.ins().brif(ok, call, &[], interp, &[]);
+        self.b.switch_to_block(call);
+        let unwind = self.unwound(trap, interp);
+        let v = func::emit_native_call(
+            &mut self.b,
+            self.ctx,
+            self.depth,
+            func::NativeTarget::Indirect(sig, addr),
+            args,
+            self.region.func,
+            pc,
+            unwind,
+            self.fuel,
+            Some(self.mem_len),
+        );
+        self.set(d, v, None);
+        self.b.ins().jump(join, &[]);
     }
 
     /// Where a native call goes when its callee unwinds: a bail (see
@@ -182,6 +255,18 @@ impl Lower<'_, '_> {
         let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
         let interpret = self.exit(ExitKind::Interpret, pc);
         let trap = self.exit(ExitKind::Trap, pc);
+        if f.is_some() {
+            // A `calli`: natively through the natives' table where it can.
+            let interp = self.b.create_block();
+            let join = self.b.create_block();
+            self.call_value(pc, d, value, &args, interp, trap, join);
+            self.b.switch_to_block(interp);
+            let v = self.interp_call(pc, value, &args, interpret, trap);
+            self.set(d, v, None);
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(join);
+            return Ok(());
+        }
         let v = self.interp_call(pc, value, &args, interpret, trap);
         self.set(d, v, None);
         Ok(())

@@ -363,6 +363,13 @@ impl CodeCache {
         Ok(true)
     }
 
+    /// Forgets the native functions (after [`compile_natives`](Self::compile_natives)
+    /// found that their recursion does not fit the thread's stack): regions
+    /// compiled from now on find none in the natives' table.
+    pub fn discard_natives(&mut self) {
+        self.natives = None;
+    }
+
     /// Compiles every closed and every bailing function of `program` (see
     /// [`crate::native::native_functions`]) to native code, once: regions
     /// with [`Step::Call`](crate::region::Step::Call)s need this first. Calling it again for the same

@@ -190,6 +190,13 @@ impl SharedCode {
         };
         if needs_natives {
             store.natives_for(program)?;
+        } else if matches!(job, Job::Region(r) if r.calls_by_value()) {
+            // Its `calli`s call natively what the natives' table has: the
+            // natives if they fit the stack, else none (not an error).
+            match store.natives_for(program) {
+                Ok(()) | Err(CompileError::Stack { .. }) => {}
+                Err(e) => return Err(e),
+            }
         }
         let code = match job {
             Job::Region(r) => store.cache.compile_in(program, r),
@@ -216,6 +223,10 @@ impl CodeStore {
                 let need = self.cache.native_stack_bytes(lazy.max_depth);
                 let fit = need.saturating_mul(2) <= lazy.stack_bytes;
                 lazy.fit = Some(fit);
+                if !fit {
+                    // No region may reach them through the natives' table.
+                    self.cache.discard_natives();
+                }
                 fit
             }
         };
