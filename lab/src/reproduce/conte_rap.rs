@@ -45,7 +45,7 @@ pub fn figures() -> Vec<Figure> {
         Figure {
             id: "004-2d",
             claim: "Section 4: a 2-D tree over <pc, value> ranges finds the hot pc-value regions",
-            run: rap_2d,
+            run: super::rap2d::rap_2d,
         },
     ]
 }
@@ -479,38 +479,6 @@ fn fig10(ctx: &Ctx) -> crate::Result<Outcome> {
         ours: format!("mean hot-range error {mean:.2}% over {k} streams at eps = 10%"),
         verdict,
         detail,
-        chart: None,
-    })
-}
-
-fn rap_2d(ctx: &Ctx) -> crate::Result<Outcome> {
-    let s = &ctx.values[2];
-    let n = ctx.sizes.short_len();
-    let specs = [format!(
-        "rap:eps=5%,dims=2,hot=10%,interval={n},threshold=1%,kinds=value"
-    )];
-    let tuples = prefix(s, n);
-    let r = run_specs(tuples, &specs)?;
-    let m = &r.models[0];
-    let ranges: usize = m.intervals.iter().map(|i| i.ranges.len()).sum();
-    let re = m.summary.range_error.unwrap_or_default();
-    let mut detail = String::new();
-    for i in m.intervals.iter().take(1) {
-        for h in &i.ranges {
-            let _ = writeln!(detail, "- {}", toyvm_profiler::report::describe_range(h));
-        }
-    }
-    Ok(Outcome {
-        ours: format!(
-            "{}: {ranges} hot 2-D ranges, mean estimate error {:.2}%, {} state bytes",
-            s.name, re.mean_percent, m.summary.state_bytes
-        ),
-        verdict: Verdict::check(ranges > 0, || "no hot 2-D range found".to_owned()),
-        detail: if detail.is_empty() {
-            "No ranges.\n".into()
-        } else {
-            format!("The first interval's hot ranges:\n\n{detail}")
-        },
         chart: None,
     })
 }

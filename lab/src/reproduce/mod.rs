@@ -33,6 +33,7 @@ use std::time::Instant;
 
 mod conte_rap;
 mod multihash;
+mod rap2d;
 mod report;
 mod stratified;
 pub mod streams;
