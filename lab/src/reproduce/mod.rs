@@ -34,6 +34,7 @@ use std::time::Instant;
 mod conte_rap;
 mod multihash;
 mod rap2d;
+mod rap_hot;
 mod report;
 mod stratified;
 pub mod streams;
