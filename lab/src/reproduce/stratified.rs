@@ -25,7 +25,7 @@ pub fn figures() -> Vec<Figure> {
         },
         Figure {
             id: "001-fig7",
-            claim: "Figs 7-9: H[P_256]_2048 reaches 5% error sooner than R_256; the tagged compressor is the most accurate at almost 3x the overhead",
+            claim: "Figs 7-9: H[P_256]_2048 gets under 5% error to stay sooner than R_256 (300K against 7M events); the tagged compressor is the most accurate at almost 3x the overhead",
             run: fig7,
         },
         Figure {
@@ -217,7 +217,7 @@ fn convergence(
 fn fig7(ctx: &Ctx) -> crate::Result<Outcome> {
     let stream = &ctx.values[2];
     let n = ctx.sizes.long_len().min(stream.tuples.len());
-    let lengths: Vec<usize> = (1..=8).map(|k| n * k / 8).filter(|&l| l > 0).collect();
+    let lengths = log_grid(n);
     let specs = [
         "stratified:sampler=R_256,second=none",
         "stratified:sampler=P_256,second=none",
@@ -226,28 +226,22 @@ fn fig7(ctx: &Ctx) -> crate::Result<Outcome> {
     ];
     let names = ["R_256", "P_256", "H[P_256]_2048", "tagged"];
     let res = convergence(&stream.tuples, &specs, &lengths)?;
-    let reach = |k: usize| {
-        lengths
-            .iter()
-            .zip(&res[k])
-            .find(|(_, (e, _))| *e < 0.05)
-            .map(|(&l, _)| l)
-    };
-    let (r, h) = (reach(0), reach(2));
-    let sooner = match (h, r) {
-        (Some(a), Some(b)) => a <= b,
-        (Some(_), None) => true,
-        _ => false,
-    };
+    let errs = |k: usize| res[k].iter().map(|x| x.0).collect::<Vec<_>>();
+    let (r, h) = (
+        stays_under(&lengths, &errs(0), 0.05),
+        stays_under(&lengths, &errs(2), 0.05),
+    );
+    let sooner = sooner_or_alone(h, r);
     let last = |k: usize| res[k].last().copied().unwrap_or((0.0, 0));
     let tagged_best = (0..3).all(|k| last(3).0 <= last(k).0);
     let ratio = last(3).1 as f64 / last(2).1.max(1) as f64;
     let word = |x: Option<usize>| x.map_or_else(|| format!("never within {n}"), |v| v.to_string());
     let ours = format!(
-        "{}: 5% reached by H[P_256]_2048 at {} events, by R_256 at {}; final error {}; tagged/stratified messages {ratio:.2}x",
+        "{}: under 5% and staying there from {} events for H[P_256]_2048, from {} for R_256 ({} log-spaced lengths from 50K); final error {}; tagged/stratified messages {ratio:.2}x",
         stream.name,
         word(h),
         word(r),
+        lengths.len(),
         names
             .iter()
             .enumerate()
@@ -284,7 +278,7 @@ fn fig7(ctx: &Ctx) -> crate::Result<Outcome> {
         verdict: Verdict::check(ok, || {
             let mut w = Vec::new();
             if !sooner {
-                w.push("H[P] does not reach 5% before R");
+                w.push("H[P] does not get under 5% to stay before R does");
             }
             if !tagged_best {
                 w.push("the tagged compressor is not the most accurate");
@@ -300,10 +294,45 @@ fn fig7(ctx: &Ctx) -> crate::Result<Outcome> {
         chart: Some(Chart {
             x: "events".into(),
             y: "error (%)".into(),
-            log_x: false,
+            log_x: true,
             series,
         }),
     })
+}
+
+/// Prefix lengths from 50,000 up to `n`, sqrt(2) apart, and `n` itself.
+fn log_grid(n: usize) -> Vec<usize> {
+    let mut v = Vec::new();
+    let mut x = 50_000.0f64;
+    while (x as usize) < n {
+        v.push(x as usize);
+        x *= std::f64::consts::SQRT_2;
+    }
+    v.push(n);
+    v
+}
+
+/// The first length from which the error is under `limit` at every later
+/// length too (001 5.4: "drop below 5% and stay below that limit").
+fn stays_under(lengths: &[usize], errs: &[f64], limit: f64) -> Option<usize> {
+    let mut from = None;
+    for (&l, &e) in lengths.iter().zip(errs) {
+        if e < limit {
+            from.get_or_insert(l);
+        } else {
+            from = None;
+        }
+    }
+    from
+}
+
+/// Whether `a` gets there no later than `b` (never counts as last).
+fn sooner_or_alone(a: Option<usize>, b: Option<usize>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a <= b,
+        (Some(_), None) => true,
+        _ => false,
+    }
 }
 
 fn fig10(ctx: &Ctx) -> crate::Result<Outcome> {
@@ -519,6 +548,27 @@ mod tests {
             fig11_verdict(chatty, tuples.len()),
             Verdict::Differs(_)
         ));
+    }
+
+    #[test]
+    fn fig7_takes_the_error_that_stays_under_the_limit() {
+        let grid = log_grid(800_000);
+        assert_eq!(grid[0], 50_000);
+        assert_eq!(*grid.last().unwrap(), 800_000);
+        assert!(grid.len() >= 8 && grid.windows(2).all(|w| w[0] < w[1]));
+        let r = [0.09, 0.08, 0.07, 0.06, 0.049, 0.048, 0.045, 0.04, 0.03];
+        let good = [0.08, 0.045, 0.04, 0.04, 0.04, 0.035, 0.03, 0.03, 0.02];
+        // A stream on which H[P] dips under 5% early and climbs back above it
+        // until late: it reaches 5% first, but does not stay there first.
+        let dips = [0.08, 0.045, 0.06, 0.06, 0.06, 0.06, 0.04, 0.03, 0.02];
+        let g = &grid[..9];
+        let at = |e: &[f64]| stays_under(g, e, 0.05);
+        assert_eq!(at(&r), Some(g[4]));
+        assert_eq!(at(&good), Some(g[1]));
+        assert_eq!(at(&dips), Some(g[6]));
+        assert!(sooner_or_alone(at(&good), at(&r)));
+        assert!(!sooner_or_alone(at(&dips), at(&r)));
+        assert!(!sooner_or_alone(None, at(&r)));
     }
 
     #[test]
