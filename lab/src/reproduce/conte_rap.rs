@@ -1,8 +1,9 @@
 //! Paper 002 (Conte et al.): Table IV, the arc-weight error of the
 //! one-level, two-level and counter schemes by block-weight bucket
 //! (formula 2). Paper 004 (Mysore et al., RAP): Figs 2-3 (branching factor
-//! and merge period), Fig 4 (the merging event buffer), Fig 8 (nodes
-//! against eps), Fig 10 (hot-range error) and the 2-D tree (section 4).
+//! and merge period), Fig 4 (the merging event buffer) and Fig 8 (nodes
+//! against eps); Fig 10 is in `rap_hot`, the 2-D tree (section 4) in
+//! `rap2d`.
 
 use std::fmt::Write as _;
 use std::time::Instant;
