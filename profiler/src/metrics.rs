@@ -8,7 +8,8 @@
 //!   [`ErrorSummary`] also keeps precision, recall and F1 of the candidate sets, summed
 //!   over intervals (micro-averaged).
 //! - [`invariance_error`]: the stratified paper's value-profile error (001, section
-//!   5.3.1) with its selection rules.
+//!   5.3.1) with its selection rules, over edge and call tuples too (per pc, as its
+//!   Fig 11 uses it).
 //! - [`arc_weight_error`]: Conte's maximum arc-weight difference per block, summed per
 //!   block-weight bucket (002, section 3.5, formulas 1-2), with node weights as
 //!   max(flow in, flow out) (section 3.4).
@@ -178,40 +179,46 @@ impl Default for InvarianceRules {
     }
 }
 
-/// 001's invariance error over `Value` tuples: `sum f(v)/f * |I_i(v) - I_p(v)|` over the
-/// selected tuples, with `I(v) = n(v) / n(pc)`.  `ideal` holds exact counts, `estimate`
-/// the model's (a tuple it never reported counts 0).  `None` when no tuple is selected.
+/// 001's invariance error (section 5.3.1): `sum f(v)/f * |I_i(v) - I_p(v)|` over the
+/// selected tuples, with `I(v) = n(v) / n(pc)`.  The paper defines it on `<load, value>`
+/// tuples; its Fig 11 reports the same form for edge and call-target profiles, so every
+/// kind counts here, each tuple normalized by its own pc's count of that kind (a
+/// branch's edges by the branch's executions, a call site's targets by its calls), and
+/// the selection rules apply per `(kind, pc)` alike.  `ideal` holds exact counts,
+/// `estimate` the model's (a tuple it never reported counts 0).  `None` when no tuple
+/// is selected.
 pub fn invariance_error(
     ideal: &TupleMap<u64>,
     estimate: &TupleMap<u64>,
     rules: InvarianceRules,
 ) -> Option<f64> {
     let per_pc = |m: &TupleMap<u64>| {
-        let mut pcs: HashMap<u64, u64> = HashMap::new();
-        for (t, &n) in m.iter().filter(|(t, _)| t.kind == Kind::Value) {
-            *pcs.entry(t.a).or_default() += n;
+        let mut pcs: HashMap<(Kind, u64), u64> = HashMap::new();
+        for (t, &n) in m {
+            *pcs.entry((t.kind, t.a)).or_default() += n;
         }
         pcs
     };
     let (ideal_pc, est_pc) = (per_pc(ideal), per_pc(estimate));
     let invariant = |t: &Tuple, n: u64| {
-        let pc = ideal_pc[&t.a];
+        let pc = ideal_pc[&(t.kind, t.a)];
         pc >= rules.min_pc_count && n as f64 >= rules.min_tuple_share * pc as f64
     };
-    let mut cover: HashMap<u64, u64> = HashMap::new();
-    for (t, &n) in ideal.iter().filter(|(t, _)| t.kind == Kind::Value) {
+    let mut cover: HashMap<(Kind, u64), u64> = HashMap::new();
+    for (t, &n) in ideal {
         if invariant(t, n) {
-            *cover.entry(t.a).or_default() += n;
+            *cover.entry((t.kind, t.a)).or_default() += n;
         }
     }
     let (mut f, mut sum) = (0u64, 0.0);
-    for (t, &n) in ideal.iter().filter(|(t, _)| t.kind == Kind::Value) {
-        let pc = ideal_pc[&t.a];
-        if !invariant(t, n) || (cover[&t.a] as f64) < rules.min_cover * pc as f64 {
+    for (t, &n) in ideal {
+        let key = (t.kind, t.a);
+        let pc = ideal_pc[&key];
+        if !invariant(t, n) || (cover[&key] as f64) < rules.min_cover * pc as f64 {
             continue;
         }
         let ii = n as f64 / pc as f64;
-        let np_pc = est_pc.get(&t.a).copied().unwrap_or(0);
+        let np_pc = est_pc.get(&key).copied().unwrap_or(0);
         let ip = if np_pc == 0 {
             0.0
         } else {
@@ -470,6 +477,32 @@ mod tests {
                 InvarianceRules::default()
             ),
             None
+        );
+    }
+
+    #[test]
+    fn invariance_error_normalizes_edges_and_calls_per_pc_and_kind() {
+        // A branch at 0x10 taken to 0x20 70% of 2000 times; a call site at 0x10 too (a
+        // different kind: its own pc count) calling 0x100 all of 1500 times.
+        let ideal = map(&[
+            (Tuple::edge(0x10, 0x20), 1400),
+            (Tuple::edge(0x10, 0x11), 600),
+            (Tuple::call(0x10, 0x100), 1500),
+        ]);
+        // The estimate has the branch at 50/50 and the call exact.
+        let est = map(&[
+            (Tuple::edge(0x10, 0x20), 50),
+            (Tuple::edge(0x10, 0x11), 50),
+            (Tuple::call(0x10, 0x100), 6),
+        ]);
+        let e = invariance_error(&ideal, &est, InvarianceRules::default()).unwrap();
+        // Edges: both selected, each off by 0.2; the call is exact.
+        let want = (1400.0 * 0.2 + 600.0 * 0.2) / (1400.0 + 600.0 + 1500.0);
+        assert!((e - want).abs() < 1e-12, "{e} vs {want}");
+        // Were calls and edges pooled per pc, the call's share would be wrong.
+        assert_eq!(
+            invariance_error(&ideal, &ideal, InvarianceRules::default()),
+            Some(0.0)
         );
     }
 

@@ -5,7 +5,7 @@
 //! Every model is paired with the oracle of its own interval length and kinds (models
 //! with the same ones share one).  The summary holds the multi-hash paper's error split by
 //! category, precision/recall/F1, the modeled state and overhead and, where they apply,
-//! the stratified paper's invariance error (value tuples), Conte's arc-weight error
+//! the stratified paper's invariance error (each kind per pc), Conte's arc-weight error
 //! (edges; Table IV's two buckets at 10^4) and RAP's per-range error.  The run-level
 //! estimates behind the invariance and arc-weight errors are the sums of each model's
 //! full per-interval profiles ([`Profiler::end_interval_with`]: every estimate the model
@@ -78,7 +78,8 @@ pub struct Summary {
     pub messages: u64,
     /// Modeled software cycles.
     pub cycles: u64,
-    /// 001's invariance error, when value tuples were profiled and selected.
+    /// 001's invariance error over the profiled kinds (values per load, edges per
+    /// branch, call targets per call site), when some tuple was selected.
     pub invariance_error: Option<f64>,
     /// 002's arc-weight error per block-weight bucket, when edges were profiled.
     pub arc_weight_error: Option<Vec<BucketError>>,
@@ -163,11 +164,8 @@ impl Group {
         }
         for l in &mut self.lanes {
             let run_estimates = &mut l.estimates;
-            // Only value and edge estimates feed a run-level metric.
             let cands = l.model.end_interval_with(&mut |t, n| {
-                if t.kind != Kind::Call {
-                    *run_estimates.entry(t).or_insert(0) += n;
-                }
+                *run_estimates.entry(t).or_insert(0) += n;
             });
             let err = metrics::interval_error(&exact, l.threshold, &cands);
             l.errors.add(&err);
@@ -349,11 +347,8 @@ fn summarize(l: &Lane, run_exact: &TupleMap<u64>) -> ModelReport {
     let e = l.errors.finish();
     let o = l.model.overhead();
     let has_kind = |k: Kind| l.spec.kinds.contains(k) && run_exact.keys().any(|t| t.kind == k);
-    let invariance_error = if has_kind(Kind::Value) {
-        metrics::invariance_error(run_exact, &l.estimates, InvarianceRules::default())
-    } else {
-        None
-    };
+    let invariance_error =
+        metrics::invariance_error(run_exact, &l.estimates, InvarianceRules::default());
     let arc_weight_error =
         has_kind(Kind::Edge).then(|| metrics::arc_weight_error(run_exact, &l.estimates, &[10_000]));
     let mut intervals = l.intervals.clone();
@@ -531,7 +526,8 @@ the model's own interval length and threshold):
                     over the selected values, weighted by their counts
                     (selected: loads executed at least 1000 times whose
                     values of 10% or more cover 40% of them, and those
-                    values); value tuples only
+                    values); edges and call targets likewise, per branch
+                    and per call site (001's Fig 11)
   arc-weight error  Conte's error (002, 3.5): per block, the largest
                     difference between exact and estimated arc weights
                     (each normalized to the block's out-flow); the mean in

@@ -371,14 +371,21 @@ fn the_paper_estimator_sums_counts_and_is_noisier_than_p() {
 // 004 sections 2.2 and 5.2: with batched merges the tree's size stays independent of the
 // stream's length, within O(log_b(R)/eps) nodes, measured as the paper does (the largest
 // tree just before a merge, from the first merge with a split threshold of one event)
-// over 32-bit code keys (R = 2^32, h = 16). The paper gives the order, not a constant:
-// 2b (b nodes per split, twice for the growth between merges) is ours. Without merges
-// the same stream exceeds it (the hot code moves, and without merges the paths to code
-// that went cold stay), so the bound binds.
+// over 32-bit code keys (R = 2^32, h = 16). The paper gives the order, not a constant;
+// ours is b: b h / eps is what the splits between two merges alone can add (b nodes per
+// split, one split per eps m / h events over the at most m events of a doubling period).
+// Since RAP merges interior nodes as the paper does (004 3.3, Fig 1), the tree just after
+// a merge keeps few nodes beside that growth: on this stream the largest tree before a
+// merge is 5,621 nodes (mean 4,214) against a bound of 6,400. The constant was 2b while
+// merges took only nodes whose children were all leaves; with it the bound passed the
+// interior-merge tree with 2.3x to spare and sat 10% under the unmerged tree, so it
+// hardly tested the merge. Without merges the same stream grows to 14,213 nodes (the hot
+// code moves, and without merges the paths to code that went cold stay), so the bound
+// binds.
 #[test]
 fn rap_memory_within_the_papers_order() {
     let (b, eps) = (4u32, 0.01);
-    let bound = 2.0 * f64::from(b) * 16.0 / eps;
+    let bound = f64::from(b) * 16.0 / eps;
     let keys: Vec<u128> = {
         let mut rng = SplitMix64::new(9);
         let mut z = toyvm_profiler::synth::Zipf::new(200_000, 0.8, 4);
@@ -404,6 +411,7 @@ fn rap_memory_within_the_papers_order() {
     };
     let merged = run(1024);
     let (max, mean) = merged.nodes_before_merges().expect("merges ran");
+    eprintln!("bound {bound}: max {max}, mean {mean:.0} nodes before a merge");
     assert!(
         (max as f64) <= bound,
         "{max} nodes before a merge > {bound}"
@@ -411,6 +419,7 @@ fn rap_memory_within_the_papers_order() {
     assert!(mean <= max as f64);
     let unmerged = run(1 << 40);
     assert!(unmerged.nodes_before_merges().is_none());
+    eprintln!("without merges: {} nodes", unmerged.nodes());
     assert!(
         unmerged.nodes() as f64 > bound,
         "without merges {} nodes: the bound does not bind on this stream",

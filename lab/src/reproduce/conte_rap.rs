@@ -1,8 +1,9 @@
 //! Paper 002 (Conte et al.): Table IV, the arc-weight error of the
 //! one-level, two-level and counter schemes by block-weight bucket
 //! (formula 2). Paper 004 (Mysore et al., RAP): Figs 2-3 (branching factor
-//! and merge period), Fig 4 (the merging event buffer), Fig 8 (nodes
-//! against eps), Fig 10 (hot-range error) and the 2-D tree (section 4).
+//! and merge period), Fig 4 (the merging event buffer) and Fig 8 (nodes
+//! against eps); Fig 10 is in `rap_hot`, the 2-D tree (section 4) in
+//! `rap2d`.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -39,13 +40,13 @@ pub fn figures() -> Vec<Figure> {
         },
         Figure {
             id: "004-fig10",
-            claim: "Fig 10: hot ranges (10% of events) are estimated within about 2% on average at eps = 10%",
-            run: fig10,
+            claim: "Fig 10 (code profiles): hot ranges (10% of events) are estimated within about 2% on average at eps = 10%, better at eps = 1%",
+            run: super::rap_hot::fig10,
         },
         Figure {
             id: "004-2d",
             claim: "Section 4: a 2-D tree over <pc, value> ranges finds the hot pc-value regions",
-            run: rap_2d,
+            run: super::rap2d::rap_2d,
         },
     ]
 }
@@ -131,7 +132,7 @@ fn code_stream(ctx: &Ctx) -> (&Stream, usize) {
 /// bits, offset in the low 16), in the tree key's top 32 bits. A 128-bit
 /// tuple key (what `rap` profiles) has four times the levels, and a hot
 /// key needs b nodes on each.
-fn code_keys(s: &[toyvm_profiler::Tuple]) -> Vec<u128> {
+pub(super) fn code_keys(s: &[toyvm_profiler::Tuple]) -> Vec<u128> {
     s.iter()
         .map(|t| {
             let pc = toyvm_vm::Pc(t.a);
@@ -155,7 +156,7 @@ struct Memory {
 
 /// The first merge time of the code-key trees (the paper's "at least a thousand (2^10)
 /// events before our first merge", 3.3.1).
-const FIRST_MERGE: u64 = 1024;
+pub(super) const FIRST_MERGE: u64 = 1024;
 
 fn rap_code(keys: &[u128], b: u32, eps: f64, q: u64) -> Memory {
     let mut t = toyvm_profiler::rap::RapTree::with_key_bits(b, eps, q, FIRST_MERGE, 32);
@@ -436,81 +437,5 @@ fn fig8(ctx: &Ctx) -> crate::Result<Outcome> {
             log_x: true,
             series,
         }),
-    })
-}
-
-fn fig10(ctx: &Ctx) -> crate::Result<Outcome> {
-    let mut detail =
-        String::from("| stream | hot ranges | mean error | max error |\n|---|---|---|---|\n");
-    let (mut sum, mut k) = (0.0, 0);
-    for s in ctx.edges.iter().chain(&ctx.values) {
-        let n = ctx.sizes.long_len();
-        let kinds = if s
-            .tuples
-            .first()
-            .is_some_and(|t| t.kind == toyvm_profiler::Kind::Edge)
-        {
-            "edge"
-        } else {
-            "value"
-        };
-        let specs = [format!(
-            "rap:eps=10%,hot=10%,interval={n},threshold=1%,kinds={kinds}"
-        )];
-        let r = run_specs(prefix(s, n), &specs)?;
-        let re = r.models[0].summary.range_error.unwrap_or_default();
-        let _ = writeln!(
-            detail,
-            "| {} | {} | {:.2}% | {:.2}% |",
-            s.name, re.ranges, re.mean_percent, re.max_percent
-        );
-        if re.ranges > 0 {
-            sum += re.mean_percent;
-            k += 1;
-        }
-    }
-    let mean = if k == 0 { f64::NAN } else { sum / f64::from(k) };
-    let verdict = if k == 0 {
-        Verdict::NotApplicable("no stream had a hot range".into())
-    } else {
-        Verdict::check(mean <= 3.5, || format!("mean error {mean:.2}%"))
-    };
-    Ok(Outcome {
-        ours: format!("mean hot-range error {mean:.2}% over {k} streams at eps = 10%"),
-        verdict,
-        detail,
-        chart: None,
-    })
-}
-
-fn rap_2d(ctx: &Ctx) -> crate::Result<Outcome> {
-    let s = &ctx.values[2];
-    let n = ctx.sizes.short_len();
-    let specs = [format!(
-        "rap:eps=5%,dims=2,hot=10%,interval={n},threshold=1%,kinds=value"
-    )];
-    let tuples = prefix(s, n);
-    let r = run_specs(tuples, &specs)?;
-    let m = &r.models[0];
-    let ranges: usize = m.intervals.iter().map(|i| i.ranges.len()).sum();
-    let re = m.summary.range_error.unwrap_or_default();
-    let mut detail = String::new();
-    for i in m.intervals.iter().take(1) {
-        for h in &i.ranges {
-            let _ = writeln!(detail, "- {}", toyvm_profiler::report::describe_range(h));
-        }
-    }
-    Ok(Outcome {
-        ours: format!(
-            "{}: {ranges} hot 2-D ranges, mean estimate error {:.2}%, {} state bytes",
-            s.name, re.mean_percent, m.summary.state_bytes
-        ),
-        verdict: Verdict::check(ranges > 0, || "no hot 2-D range found".to_owned()),
-        detail: if detail.is_empty() {
-            "No ranges.\n".into()
-        } else {
-            format!("The first interval's hot ranges:\n\n{detail}")
-        },
-        chart: None,
     })
 }

@@ -19,8 +19,9 @@
 //!   `conte_rap`.
 //! - **004** (RAP, Mysore et al.): Figs 2-3 (branching factor and merge
 //!   period: memory and error), Fig 4 (the merging event buffer's speedup),
-//!   Fig 8 (nodes against eps), Fig 10 (hot-range error), the 2-D tree on
-//!   `<pc, value>` ranges: `conte_rap`.
+//!   Fig 8 (nodes against eps): `conte_rap`; Fig 10 (hot-range error over
+//!   32-bit code keys, a phased stream among them): `rap_hot`; the 2-D tree
+//!   on `<pc, value>` ranges against the oracle's hot boxes: `rap2d`.
 //!
 //! Streams are synthetic ones with known distributions, the recorded
 //! streams of generated workloads (`toyvm synth`), and any `--trace` given
@@ -33,6 +34,8 @@ use std::time::Instant;
 
 mod conte_rap;
 mod multihash;
+mod rap2d;
+mod rap_hot;
 mod report;
 mod stratified;
 pub mod streams;
