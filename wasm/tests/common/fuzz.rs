@@ -3,6 +3,10 @@
 //! on a fresh instance under wasmi (with fuel) and under toyvm's
 //! interpreter (with a fuel limit); the result, the trap kind, the memory
 //! and the mutable globals afterwards must agree.
+//!
+//! This file is the one place the generator's configuration and the
+//! comparison live: the lab's JIT campaign (`lab/examples/wasm_campaign.rs`)
+//! includes it and adds its runs through [`fuzz_with`].
 
 use std::collections::BTreeMap;
 
@@ -35,6 +39,70 @@ pub struct Stats {
 impl Stats {
     fn skip(&mut self, why: &'static str) {
         *self.skipped.entry(why).or_default() += 1;
+    }
+
+    /// Adds another campaign's figures to these.
+    pub fn add(&mut self, o: Stats) {
+        self.modules += o.modules;
+        self.compared += o.compared;
+        for (why, n) in o.skipped {
+            *self.skipped.entry(why).or_default() += n;
+        }
+        self.mismatches.extend(o.mismatches);
+    }
+}
+
+/// One export's run under toyvm's interpreter, for a further engine (the
+/// JIT) to be compared with: how it ended, exactly, and the whole toyvm
+/// memory afterwards.
+pub struct Case<'a> {
+    pub seed: u64,
+    pub wasm: &'a [u8],
+    /// The module translated with this export as the entry.
+    pub translation: &'a toyvm_wasm::Translation,
+    pub export: &'a str,
+    pub args: &'a [i64],
+    /// The interpreter's run.
+    pub interpreted: &'a Exact,
+}
+
+/// How a toyvm run ended, exactly (a trap with its kind, function and pc),
+/// and its memory afterwards, word by word.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Exact {
+    pub ending: Result<i64, String>,
+    pub memory: Vec<i64>,
+}
+
+impl Exact {
+    /// From a run's result and its memory.
+    pub fn new(result: Result<i64, &toyvm_vm::Error>, memory: &[i64]) -> Exact {
+        let ending = result.map_err(|e| match e {
+            toyvm_vm::Error::Trap(t) => {
+                format!("trap `{}` in `{}` at {}", t.kind, t.function, t.pc)
+            }
+            e => format!("error: {e}"),
+        });
+        Exact {
+            ending,
+            memory: memory.to_vec(),
+        }
+    }
+
+    /// The first difference from `o`, in one line.
+    pub fn difference(&self, o: &Exact) -> Option<String> {
+        if self.ending != o.ending {
+            return Some(format!("{:?} / {:?}", self.ending, o.ending));
+        }
+        if self.memory != o.memory {
+            let at = self.memory.iter().zip(&o.memory).position(|(a, b)| a != b);
+            return Some(format!(
+                "memory differs (first at word {at:?}; {} / {} words)",
+                self.memory.len(),
+                o.memory.len()
+            ));
+        }
+        None
     }
 }
 
@@ -92,6 +160,11 @@ impl Rng {
     }
 }
 
+/// The seed of module `k` of a campaign with seed `campaign`.
+pub fn module_seed(campaign: u64, k: u64) -> u64 {
+    campaign.wrapping_mul(1_000_003).wrapping_add(k)
+}
+
 /// The module for `seed`, if the generator makes one.
 pub fn module_for(seed: u64) -> Option<Vec<u8>> {
     let mut rng = Rng(seed);
@@ -132,6 +205,13 @@ struct Outcome {
 
 /// Fuzzes the module of `seed`, adding to `stats`.
 pub fn fuzz(seed: u64, stats: &mut Stats) {
+    fuzz_with(seed, stats, &mut |_| Vec::new());
+}
+
+/// [`fuzz`], and for every export run the interpreter finished (within its
+/// fuel), `more` runs it again its own ways and returns the differences it
+/// found from the interpreter's run (each a mismatch).
+pub fn fuzz_with(seed: u64, stats: &mut Stats, more: &mut dyn FnMut(&Case<'_>) -> Vec<String>) {
     stats.modules += 1;
     let Some(wasm) = module_for(seed) else {
         stats.skip("generator gave no module");
@@ -185,13 +265,29 @@ pub fn fuzz(seed: u64, stats: &mut Stats) {
             stats.skip("run: wasmi failed to instantiate");
             continue;
         };
-        let mut ours = run_toyvm(
+        let (mut ours, exact) = run_toyvm(
             &wasm,
             &t,
             &args,
             !export.results.is_empty(),
             oracle.memory.len(),
         );
+        if ours.ending != Err(WasmTrap::OutOfFuel) {
+            let case = Case {
+                seed,
+                wasm: &wasm,
+                translation: &t,
+                export: &export.name,
+                args: &args,
+                interpreted: &exact,
+            };
+            for m in more(&case) {
+                stats.mismatches.push(format!(
+                    "seed {seed}: export `{}` {args:?}: {m}",
+                    export.name
+                ));
+            }
+        }
         if !oracle.instantiated {
             // Nothing of a failed instantiation is observable but its trap.
             ours.memory.clear();
@@ -322,7 +418,7 @@ fn run_toyvm(
     args: &[i64],
     has_result: bool,
     wasm_len: usize,
-) -> Outcome {
+) -> (Outcome, Exact) {
     let mut mem = interp::memory(&t.program, &[]).expect("memory");
     let call = Call {
         func: t.program.entry,
@@ -344,6 +440,7 @@ fn run_toyvm(
         &cfg,
     )
     .0;
+    let exact = Exact::new(result.as_ref().map(|o| o.value), &mem);
     let ending = match result {
         Ok(o) => Ok(has_result.then_some(o.value)),
         Err(toyvm_vm::Error::Trap(trap)) => Err(WasmTrap::from_toyvm(&trap.kind)),
@@ -359,12 +456,15 @@ fn run_toyvm(
             Some((name, mem[(addr / 8) as usize]))
         })
         .collect();
-    Outcome {
-        ending,
-        memory,
-        globals,
-        instantiated: true,
-    }
+    (
+        Outcome {
+            ending,
+            memory,
+            globals,
+            instantiated: true,
+        },
+        exact,
+    )
 }
 
 /// The module's exported globals: (name, global index).
