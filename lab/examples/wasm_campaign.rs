@@ -119,10 +119,11 @@ fn main() {
     });
     let (stats, t) = all.into_inner().unwrap();
     println!(
-        "{} modules; {} export runs compared wasmi / interpreter; {} JIT runs ({} models) \
-         compared with the interpreter, {} of them entered compiled code ({} compiles, \
+        "{} modules ({} with bulk memory operators); {} export runs compared wasmi / interpreter; \
+         {} JIT runs ({} models) compared with the interpreter, {} of them entered compiled code ({} compiles, \
          {} region entries); {} fuel-limited Runtime::run runs; {} mismatches; {:.0} s",
         stats.modules,
+        stats.bulk,
         stats.compared,
         t.runs,
         configs.len(),

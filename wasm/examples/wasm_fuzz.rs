@@ -29,8 +29,9 @@ fn main() {
         fuzz(module_seed(seed, i), &mut stats);
     }
     println!(
-        "{} modules, {} export runs compared, {} mismatches, {:.1} s",
+        "{} modules ({} with bulk memory operators), {} export runs compared, {} mismatches, {:.1} s",
         stats.modules,
+        stats.bulk,
         stats.compared,
         stats.mismatches.len(),
         start.elapsed().as_secs_f64()

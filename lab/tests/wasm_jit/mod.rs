@@ -126,9 +126,12 @@ fn before_deadline<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) ->
 /// Calls the program's entry again this many times on the same instance
 /// after its first run: the profile and the compiled code carry over from
 /// call to call, so code compiled in one call runs in the next. (The entry
-/// instantiates again each time, rewriting the segments and globals, then
-/// calls the export: a call, where the interpreter enters compiled code;
-/// a function the host calls directly starts interpreted.)
+/// runs the instantiation function again each time, which checks the
+/// segments and runs the start function (the memory image is the
+/// program's, placed once), then calls the export: a call, where the
+/// interpreter enters compiled code; a function the host calls directly
+/// starts interpreted.) Memory and globals carry over from call to call,
+/// alike under every engine.
 pub const REPEATS: usize = 8;
 
 /// The calls of one sequence: the program's entry, `1 + REPEATS` times.

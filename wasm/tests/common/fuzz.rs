@@ -31,6 +31,9 @@ pub struct Stats {
     pub modules: u64,
     /// Runs of an export under both engines, compared.
     pub compared: u64,
+    /// Modules with a bulk memory operator (`memory.fill`, `memory.copy`,
+    /// `memory.init`, `data.drop`).
+    pub bulk: u64,
     /// Runs and modules not compared, by reason.
     pub skipped: BTreeMap<&'static str, u64>,
     pub mismatches: Vec<String>,
@@ -45,6 +48,7 @@ impl Stats {
     pub fn add(&mut self, o: Stats) {
         self.modules += o.modules;
         self.compared += o.compared;
+        self.bulk += o.bulk;
         for (why, n) in o.skipped {
             *self.skipped.entry(why).or_default() += n;
         }
@@ -111,7 +115,10 @@ impl Exact {
 pub fn smith_config() -> wasm_smith::Config {
     wasm_smith::Config {
         allow_floats: false,
-        bulk_memory_enabled: false,
+        // memory.fill, memory.copy, memory.init, data.drop and passive
+        // segments; its table operators are `Reference` instructions, left
+        // out below (the translator refuses them).
+        bulk_memory_enabled: true,
         exceptions_enabled: false,
         gc_enabled: false,
         compact_imports_enabled: false,
@@ -143,6 +150,13 @@ pub fn smith_config() -> wasm_smith::Config {
         max_elements: 16,
         max_nesting_depth: 8,
         export_everything: true,
+        allowed_instructions: wasm_smith::InstructionKinds::new(&[
+            wasm_smith::InstructionKind::Numeric,
+            wasm_smith::InstructionKind::Parametric,
+            wasm_smith::InstructionKind::Variable,
+            wasm_smith::InstructionKind::Memory,
+            wasm_smith::InstructionKind::Control,
+        ]),
         ..wasm_smith::Config::default()
     }
 }
@@ -217,6 +231,7 @@ pub fn fuzz_with(seed: u64, stats: &mut Stats, more: &mut dyn FnMut(&Case<'_>) -
         stats.skip("generator gave no module");
         return;
     };
+    stats.bulk += u64::from(has_bulk_memory(&wasm));
     let base = match translate(
         &wasm,
         &Options {
@@ -334,6 +349,51 @@ pub fn fuzz_with(seed: u64, stats: &mut Stats, more: &mut dyn FnMut(&Case<'_>) -
             ));
         }
     }
+}
+
+/// Runs `export` of `wasm` with `args` on fresh instances under wasmi and
+/// toyvm's interpreter, and compares the result or trap kind, the memory
+/// and the mutable globals afterwards: how the run ended, or the
+/// difference.
+pub fn compare_run(
+    wasm: &[u8],
+    export: &str,
+    args: &[i64],
+) -> Result<Result<Option<i64>, WasmTrap>, String> {
+    let opts = Options {
+        entry: Entry::Export(export.to_owned()),
+        ..Options::default()
+    };
+    let t = translate(wasm, &opts).map_err(|e| format!("translation: {e}"))?;
+    let e = t.export(export).ok_or("no such export")?;
+    let oracle = run_wasmi(wasm, export, &e.params, args).ok_or("wasmi failed")?;
+    let (ours, _) = run_toyvm(wasm, &t, args, !e.results.is_empty(), oracle.memory.len());
+    if oracle.ending != ours.ending {
+        return Err(format!(
+            "wasmi {:?}, toyvm {:?}",
+            oracle.ending, ours.ending
+        ));
+    }
+    if oracle.memory != ours.memory {
+        let at = oracle
+            .memory
+            .iter()
+            .zip(&ours.memory)
+            .position(|(a, b)| a != b);
+        return Err(format!(
+            "{:?} under both, but memory differs (first at {at:?}; lengths {} / {})",
+            oracle.ending,
+            oracle.memory.len(),
+            ours.memory.len()
+        ));
+    }
+    if oracle.globals != ours.globals {
+        return Err(format!(
+            "globals: wasmi {:?}, toyvm {:?}",
+            oracle.globals, ours.globals
+        ));
+    }
+    Ok(oracle.ending)
 }
 
 fn run_wasmi(wasm: &[u8], name: &str, params: &[ValKind], args: &[i64]) -> Option<Outcome> {
@@ -465,6 +525,31 @@ fn run_toyvm(
         },
         exact,
     )
+}
+
+/// Whether a function of the module has a bulk memory operator.
+fn has_bulk_memory(wasm: &[u8]) -> bool {
+    use wasmparser::Operator as O;
+    wasmparser::Parser::new(0)
+        .parse_all(wasm)
+        .flatten()
+        .any(|payload| {
+            let wasmparser::Payload::CodeSectionEntry(body) = payload else {
+                return false;
+            };
+            let Ok(ops) = body.get_operators_reader() else {
+                return false;
+            };
+            ops.into_iter().flatten().any(|op| {
+                matches!(
+                    op,
+                    O::MemoryFill { .. }
+                        | O::MemoryCopy { .. }
+                        | O::MemoryInit { .. }
+                        | O::DataDrop { .. }
+                )
+            })
+        })
 }
 
 /// The module's exported globals: (name, global index).
