@@ -179,6 +179,30 @@ pub fn module_seed(campaign: u64, k: u64) -> u64 {
     campaign.wrapping_mul(1_000_003).wrapping_add(k)
 }
 
+/// The modules of `wasm/tests/corpus` (the WebAssembly text ones
+/// assembled), by file name: what campaigns found, minimized.
+pub fn corpus() -> Vec<(String, Vec<u8>)> {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../wasm/tests/corpus");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wat" || e == "wasm"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let bytes = if p.extension().is_some_and(|e| e == "wat") {
+                wat::parse_file(&p).unwrap_or_else(|e| panic!("{name}: {e}"))
+            } else {
+                std::fs::read(&p).unwrap()
+            };
+            (name, bytes)
+        })
+        .collect()
+}
+
 /// The module for `seed`, if the generator makes one.
 pub fn module_for(seed: u64) -> Option<Vec<u8>> {
     let mut rng = Rng(seed);
@@ -226,14 +250,27 @@ pub fn fuzz(seed: u64, stats: &mut Stats) {
 /// fuel), `more` runs it again its own ways and returns the differences it
 /// found from the interpreter's run (each a mismatch).
 pub fn fuzz_with(seed: u64, stats: &mut Stats, more: &mut dyn FnMut(&Case<'_>) -> Vec<String>) {
+    match module_for(seed) {
+        Some(wasm) => fuzz_module(seed, &wasm, stats, more),
+        None => {
+            stats.modules += 1;
+            stats.skip("generator gave no module");
+        }
+    }
+}
+
+/// [`fuzz_with`] on a given module (a corpus's), its arguments drawn from
+/// `seed`.
+pub fn fuzz_module(
+    seed: u64,
+    wasm: &[u8],
+    stats: &mut Stats,
+    more: &mut dyn FnMut(&Case<'_>) -> Vec<String>,
+) {
     stats.modules += 1;
-    let Some(wasm) = module_for(seed) else {
-        stats.skip("generator gave no module");
-        return;
-    };
-    stats.bulk += u64::from(has_bulk_memory(&wasm));
+    stats.bulk += u64::from(has_bulk_memory(wasm));
     let base = match translate(
-        &wasm,
+        wasm,
         &Options {
             entry: Entry::InstantiateOnly,
             ..Options::default()
@@ -266,7 +303,7 @@ pub fn fuzz_with(seed: u64, stats: &mut Stats, more: &mut dyn FnMut(&Case<'_>) -
             entry: Entry::Export(export.name.clone()),
             ..Options::default()
         };
-        let t = match translate(&wasm, &opts) {
+        let t = match translate(wasm, &opts) {
             Ok(t) => t,
             Err(e) => {
                 stats.mismatches.push(format!(
@@ -276,12 +313,12 @@ pub fn fuzz_with(seed: u64, stats: &mut Stats, more: &mut dyn FnMut(&Case<'_>) -
                 continue;
             }
         };
-        let Some(oracle) = run_wasmi(&wasm, &export.name, &export.params, &args) else {
+        let Some(oracle) = run_wasmi(wasm, &export.name, &export.params, &args) else {
             stats.skip("run: wasmi failed to instantiate");
             continue;
         };
         let (mut ours, exact) = run_toyvm(
-            &wasm,
+            wasm,
             &t,
             &args,
             !export.results.is_empty(),
@@ -290,7 +327,7 @@ pub fn fuzz_with(seed: u64, stats: &mut Stats, more: &mut dyn FnMut(&Case<'_>) -
         if ours.ending != Err(WasmTrap::OutOfFuel) {
             let case = Case {
                 seed,
-                wasm: &wasm,
+                wasm,
                 translation: &t,
                 export: &export.name,
                 args: &args,
