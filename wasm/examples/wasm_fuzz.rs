@@ -6,7 +6,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::fuzz::{Stats, fuzz};
+use common::fuzz::{Stats, fuzz, module_seed};
 
 fn main() {
     let mut modules = 2000u64;
@@ -26,11 +26,12 @@ fn main() {
     let mut stats = Stats::default();
     let start = std::time::Instant::now();
     for i in 0..modules {
-        fuzz(seed.wrapping_mul(1_000_003).wrapping_add(i), &mut stats);
+        fuzz(module_seed(seed, i), &mut stats);
     }
     println!(
-        "{} modules, {} export runs compared, {} mismatches, {:.1} s",
+        "{} modules ({} with bulk memory operators), {} export runs compared, {} mismatches, {:.1} s",
         stats.modules,
+        stats.bulk,
         stats.compared,
         stats.mismatches.len(),
         start.elapsed().as_secs_f64()

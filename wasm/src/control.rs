@@ -594,8 +594,17 @@ impl Builder<'_, '_> {
         let a = self.pop()?;
         let k = self.stack.len();
         if let Val::Const(c) = c {
-            // A known condition picks one side.
-            return self.push(if c != 0 { a } else { b });
+            // A known condition picks one side. The second one, in its home
+            // register, moves down to the result's slot (found by the
+            // campaign: `ctz` read a result never written).
+            if c != 0 {
+                return self.push(a);
+            }
+            if b == Val::Home {
+                let (d, from) = (self.home(k)?, self.home(k + 1)?);
+                self.emit(Instr::Mov { d, a: from })?;
+            }
+            return self.push(b);
         }
         let (ra, rb, rc) = (
             self.reg_of(a, k)?,

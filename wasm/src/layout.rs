@@ -1,7 +1,10 @@
 //! Where things live in toyvm's memory, and its initial contents.
 //!
-//! Bytes `[0, base)` hold the mutable globals (one word each) and the
-//! table (one word per entry); WebAssembly address `x` is toyvm byte
+//! Bytes `[0, base)` hold the mutable globals (one word each), the
+//! table (one word per entry) and, in a module with a data count section
+//! (which `memory.init` and `data.drop` need), each data segment's current
+//! length (one word: 0 once dropped, as an active segment is at
+//! instantiation) and each passive segment's bytes; WebAssembly address `x` is toyvm byte
 //! `base + x`. The memory's length starts at `base + initial pages * 64 KiB`
 //! and may grow (`mgrow`) up to its capacity, `base + maximum pages * 64 KiB`.
 
@@ -31,6 +34,18 @@ pub struct Layout {
     pub table: u64,
     /// The table's entries.
     pub table_len: u64,
+    /// Each data segment's state, by data index (empty without a data
+    /// count section: then no operator reads them).
+    pub data: Vec<DataPlace>,
+}
+
+/// Where a data segment's state lives, in toyvm bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataPlace {
+    /// The word holding its current length (0 once dropped).
+    pub len: u64,
+    /// Its bytes (a passive segment's; an active one keeps none).
+    pub bytes: u64,
 }
 
 impl Layout {
@@ -49,6 +64,31 @@ impl Layout {
         let table = next;
         let table_len = m.table.unwrap_or(0);
         next += 8 * table_len;
+        let mut data = Vec::new();
+        if m.data_count.is_some() {
+            let passive: u64 = m
+                .data
+                .iter()
+                .filter(|d| d.offset.is_none())
+                .map(|d| d.bytes.len() as u64)
+                .sum();
+            if passive > crate::module::MAX_PASSIVE_DATA_BYTES {
+                return Err(Error::Limit {
+                    what: format!(
+                        "{passive} bytes of passive data segments (at most {})",
+                        crate::module::MAX_PASSIVE_DATA_BYTES
+                    ),
+                });
+            }
+            for d in &m.data {
+                let len = next;
+                next += 8;
+                data.push(DataPlace { len, bytes: next });
+                if d.offset.is_none() {
+                    next += (d.bytes.len() as u64).div_ceil(8) * 8;
+                }
+            }
+        }
         let base = next.div_ceil(64) * 64;
         let hard_limit = (MAX_MEMORY_WORDS * 8 - base) / PAGE;
         let limit = opts.max_memory_pages.min(hard_limit);
@@ -69,6 +109,7 @@ impl Layout {
             globals,
             table,
             table_len,
+            data,
         })
     }
 
@@ -106,19 +147,30 @@ pub fn image(m: &Module<'_>, layout: &Layout, func_value: &dyn Fn(u32) -> i64) -
             break;
         }
         let mut bytes = Vec::with_capacity(e.funcs.len() * 8);
-        for &f in &e.funcs {
-            bytes.extend_from_slice(&func_value(f).to_le_bytes());
+        for f in &e.funcs {
+            let value = f.map_or(0, func_value);
+            bytes.extend_from_slice(&value.to_le_bytes());
         }
         pieces.push((layout.table + 8 * e.offset as u64, bytes));
     }
     if trap.is_none() {
         for d in &m.data {
-            let end = d.offset as u64 + d.bytes.len() as u64;
+            let Some(offset) = d.offset else { continue };
+            let end = offset as u64 + d.bytes.len() as u64;
             if layout.base + end > layout.initial_len {
                 trap = Some(crate::trap_code::OUT_OF_BOUNDS);
                 break;
             }
-            pieces.push((layout.base + d.offset as u64, d.bytes.to_vec()));
+            pieces.push((layout.base + offset as u64, d.bytes.to_vec()));
+        }
+    }
+    // Passive segments: their length and bytes (an active one's length
+    // stays 0: it is dropped once placed).
+    for (d, place) in m.data.iter().zip(&layout.data) {
+        if d.offset.is_none() {
+            let len = d.bytes.len() as u64;
+            pieces.push((place.len, len.to_le_bytes().to_vec()));
+            pieces.push((place.bytes, d.bytes.to_vec()));
         }
     }
     Image {

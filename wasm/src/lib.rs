@@ -41,6 +41,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod bulk;
 mod cond;
 mod control;
 mod dispatch;
@@ -55,7 +56,7 @@ mod translate;
 pub mod wasi;
 
 pub use error::{Error, Result};
-pub use layout::{Layout, PAGE};
+pub use layout::{DataPlace, Layout, PAGE};
 pub use module::{MAX_DEFINED_FUNCTIONS, MAX_MUTABLE_GLOBALS, MAX_TABLE_ENTRIES};
 pub use translate::translate;
 pub use wasi::{Clock, Randomness, WASI_MODULE, Wasi, WasiFn};

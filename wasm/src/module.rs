@@ -23,11 +23,19 @@ pub const MAX_DEFINED_FUNCTIONS: u32 = (toyvm_vm::program::MAX_FUNCTIONS as u32)
 
 /// The features the validator accepts: WebAssembly 1.0 (with floats, which
 /// translate into traps where they compute), mutable globals, the
-/// sign-extension operators and the saturating float-to-int conversions
-/// (floats again).
+/// sign-extension operators, the saturating float-to-int conversions
+/// (floats again) and bulk memory (its table operators are refused at
+/// translation).
 pub fn features() -> WasmFeatures {
-    WasmFeatures::WASM1 | WasmFeatures::SIGN_EXTENSION | WasmFeatures::SATURATING_FLOAT_TO_INT
+    WasmFeatures::WASM1
+        | WasmFeatures::SIGN_EXTENSION
+        | WasmFeatures::SATURATING_FLOAT_TO_INT
+        | WasmFeatures::BULK_MEMORY
 }
+
+/// Most bytes of passive data segments a module may have (they are kept
+/// in toyvm memory below WebAssembly address 0 for `memory.init`).
+pub const MAX_PASSIVE_DATA_BYTES: u64 = 64 << 20;
 
 /// An imported function.
 #[derive(Clone, Debug)]
@@ -47,17 +55,19 @@ pub(crate) struct Global {
     pub init: i64,
 }
 
-/// An active element segment: function indices from `offset` on.
+/// An active element segment: function indices (`None`: a null entry)
+/// from `offset` on.
 #[derive(Clone, Debug)]
 pub(crate) struct Elem {
     pub offset: u32,
-    pub funcs: Vec<u32>,
+    pub funcs: Vec<Option<u32>>,
 }
 
-/// An active data segment.
+/// A data segment: active (placed at `offset` at instantiation, then
+/// dropped) or passive (`offset` is `None`: kept for `memory.init`).
 #[derive(Clone, Debug)]
 pub(crate) struct Data<'a> {
-    pub offset: u32,
+    pub offset: Option<u32>,
     pub bytes: &'a [u8],
 }
 
@@ -86,6 +96,9 @@ pub(crate) struct Module<'a> {
     pub start: Option<u32>,
     pub elems: Vec<Elem>,
     pub data: Vec<Data<'a>>,
+    /// The data count section's count: `memory.init` and `data.drop` need
+    /// one, so without it no segment is kept after instantiation.
+    pub data_count: Option<u32>,
     pub bodies: Vec<Body<'a>>,
     pub names: HashMap<u32, &'a str>,
 }
@@ -219,22 +232,34 @@ impl<'a> Module<'a> {
                 }
             }
             Payload::StartSection { func, .. } => self.start = Some(func),
+            Payload::DataCountSection { count, .. } => self.data_count = Some(count),
             Payload::ElementSection(s) => {
                 for e in s {
                     let e = e.map_err(invalid)?;
                     let at = e.range.start as usize;
+                    // A passive segment serves only `table.init` (refused
+                    // at translation), a declared one only `ref.func`
+                    // (reference types): neither places anything.
                     let ElementKind::Active { offset_expr, .. } = e.kind else {
-                        return Err(unsupported(at, "a passive or declared element segment"));
+                        continue;
                     };
                     let offset = self.const_value(&offset_expr, at)? as u32;
-                    let ElementItems::Functions(items) = e.items else {
-                        return Err(unsupported(at, "an element segment of expressions"));
-                    };
                     // Bounded by the section's size: each item is one byte at least.
-                    let funcs = items
-                        .into_iter()
-                        .collect::<Result<Vec<u32>, _>>()
-                        .map_err(invalid)?;
+                    let funcs = match e.items {
+                        ElementItems::Functions(items) => items
+                            .into_iter()
+                            .map(|f| f.map(Some))
+                            .collect::<Result<Vec<_>, _>>()
+                            .map_err(invalid)?,
+                        ElementItems::Expressions(_, exprs) => {
+                            let mut funcs = Vec::new();
+                            for expr in exprs {
+                                let expr = expr.map_err(invalid)?;
+                                funcs.push(element_expr(&expr, at)?);
+                            }
+                            funcs
+                        }
+                    };
                     self.elems.push(Elem { offset, funcs });
                 }
             }
@@ -242,10 +267,12 @@ impl<'a> Module<'a> {
                 for d in s {
                     let d = d.map_err(invalid)?;
                     let at = d.range.start as usize;
-                    let DataKind::Active { offset_expr, .. } = d.kind else {
-                        return Err(unsupported(at, "a passive data segment"));
+                    let offset = match d.kind {
+                        DataKind::Active { offset_expr, .. } => {
+                            Some(self.const_value(&offset_expr, at)? as u32)
+                        }
+                        DataKind::Passive => None,
                     };
-                    let offset = self.const_value(&offset_expr, at)? as u32;
                     self.data.push(Data {
                         offset,
                         bytes: d.data,
@@ -290,6 +317,17 @@ impl<'a> Module<'a> {
             }
             _ => return Err(unsupported(at, "this constant expression")),
         })
+    }
+}
+
+/// An element segment's item written as an expression: `ref.func f`, or
+/// `ref.null` (a null entry).
+fn element_expr(expr: &ConstExpr<'_>, at: usize) -> Result<Option<u32>> {
+    let mut ops = expr.get_operators_reader();
+    match ops.read().map_err(invalid)? {
+        Operator::RefFunc { function_index } => Ok(Some(function_index)),
+        Operator::RefNull { .. } => Ok(None),
+        _ => Err(unsupported(at, "this element segment expression")),
     }
 }
 

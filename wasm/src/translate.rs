@@ -104,7 +104,7 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
     let mut thunk_of = std::collections::HashMap::new();
     let mut thunks = Vec::new();
     for e in &m.elems {
-        for &f in &e.funcs {
+        for &f in e.funcs.iter().flatten() {
             if f < n_imports && !thunk_of.contains_key(&f) {
                 thunk_of.insert(f, defined + thunks.len() as u32);
                 thunks.push(f);

@@ -15,4 +15,6 @@ fn generated_modules_run_alike_under_wasmi_and_toyvm() {
     assert!(stats.mismatches.is_empty(), "{:#?}", stats.mismatches);
     // The subset is what the generator makes: most runs compare.
     assert!(stats.compared >= 300, "{stats:?}");
+    // Bulk memory is in the configuration, and in the modules.
+    assert!(stats.bulk >= 30, "{stats:?}");
 }

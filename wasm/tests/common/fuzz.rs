@@ -3,6 +3,10 @@
 //! on a fresh instance under wasmi (with fuel) and under toyvm's
 //! interpreter (with a fuel limit); the result, the trap kind, the memory
 //! and the mutable globals afterwards must agree.
+//!
+//! This file is the one place the generator's configuration and the
+//! comparison live: the lab's JIT campaign (`lab/examples/wasm_campaign.rs`)
+//! includes it and adds its runs through [`fuzz_with`].
 
 use std::collections::BTreeMap;
 
@@ -27,6 +31,9 @@ pub struct Stats {
     pub modules: u64,
     /// Runs of an export under both engines, compared.
     pub compared: u64,
+    /// Modules with a bulk memory operator (`memory.fill`, `memory.copy`,
+    /// `memory.init`, `data.drop`).
+    pub bulk: u64,
     /// Runs and modules not compared, by reason.
     pub skipped: BTreeMap<&'static str, u64>,
     pub mismatches: Vec<String>,
@@ -36,6 +43,71 @@ impl Stats {
     fn skip(&mut self, why: &'static str) {
         *self.skipped.entry(why).or_default() += 1;
     }
+
+    /// Adds another campaign's figures to these.
+    pub fn add(&mut self, o: Stats) {
+        self.modules += o.modules;
+        self.compared += o.compared;
+        self.bulk += o.bulk;
+        for (why, n) in o.skipped {
+            *self.skipped.entry(why).or_default() += n;
+        }
+        self.mismatches.extend(o.mismatches);
+    }
+}
+
+/// One export's run under toyvm's interpreter, for a further engine (the
+/// JIT) to be compared with: how it ended, exactly, and the whole toyvm
+/// memory afterwards.
+pub struct Case<'a> {
+    pub seed: u64,
+    pub wasm: &'a [u8],
+    /// The module translated with this export as the entry.
+    pub translation: &'a toyvm_wasm::Translation,
+    pub export: &'a str,
+    pub args: &'a [i64],
+    /// The interpreter's run.
+    pub interpreted: &'a Exact,
+}
+
+/// How a toyvm run ended, exactly (a trap with its kind, function and pc),
+/// and its memory afterwards, word by word.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Exact {
+    pub ending: Result<i64, String>,
+    pub memory: Vec<i64>,
+}
+
+impl Exact {
+    /// From a run's result and its memory.
+    pub fn new(result: Result<i64, &toyvm_vm::Error>, memory: &[i64]) -> Exact {
+        let ending = result.map_err(|e| match e {
+            toyvm_vm::Error::Trap(t) => {
+                format!("trap `{}` in `{}` at {}", t.kind, t.function, t.pc)
+            }
+            e => format!("error: {e}"),
+        });
+        Exact {
+            ending,
+            memory: memory.to_vec(),
+        }
+    }
+
+    /// The first difference from `o`, in one line.
+    pub fn difference(&self, o: &Exact) -> Option<String> {
+        if self.ending != o.ending {
+            return Some(format!("{:?} / {:?}", self.ending, o.ending));
+        }
+        if self.memory != o.memory {
+            let at = self.memory.iter().zip(&o.memory).position(|(a, b)| a != b);
+            return Some(format!(
+                "memory differs (first at word {at:?}; {} / {} words)",
+                self.memory.len(),
+                o.memory.len()
+            ));
+        }
+        None
+    }
 }
 
 /// The generator's configuration: integers only, one memory with a small
@@ -43,7 +115,10 @@ impl Stats {
 pub fn smith_config() -> wasm_smith::Config {
     wasm_smith::Config {
         allow_floats: false,
-        bulk_memory_enabled: false,
+        // memory.fill, memory.copy, memory.init, data.drop and passive
+        // segments; its table operators are `Reference` instructions, left
+        // out below (the translator refuses them).
+        bulk_memory_enabled: true,
         exceptions_enabled: false,
         gc_enabled: false,
         compact_imports_enabled: false,
@@ -75,6 +150,13 @@ pub fn smith_config() -> wasm_smith::Config {
         max_elements: 16,
         max_nesting_depth: 8,
         export_everything: true,
+        allowed_instructions: wasm_smith::InstructionKinds::new(&[
+            wasm_smith::InstructionKind::Numeric,
+            wasm_smith::InstructionKind::Parametric,
+            wasm_smith::InstructionKind::Variable,
+            wasm_smith::InstructionKind::Memory,
+            wasm_smith::InstructionKind::Control,
+        ]),
         ..wasm_smith::Config::default()
     }
 }
@@ -90,6 +172,35 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
+}
+
+/// The seed of module `k` of a campaign with seed `campaign`.
+pub fn module_seed(campaign: u64, k: u64) -> u64 {
+    campaign.wrapping_mul(1_000_003).wrapping_add(k)
+}
+
+/// The modules of `wasm/tests/corpus` (the WebAssembly text ones
+/// assembled), by file name: what campaigns found, minimized.
+pub fn corpus() -> Vec<(String, Vec<u8>)> {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../wasm/tests/corpus");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wat" || e == "wasm"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let bytes = if p.extension().is_some_and(|e| e == "wat") {
+                wat::parse_file(&p).unwrap_or_else(|e| panic!("{name}: {e}"))
+            } else {
+                std::fs::read(&p).unwrap()
+            };
+            (name, bytes)
+        })
+        .collect()
 }
 
 /// The module for `seed`, if the generator makes one.
@@ -132,13 +243,34 @@ struct Outcome {
 
 /// Fuzzes the module of `seed`, adding to `stats`.
 pub fn fuzz(seed: u64, stats: &mut Stats) {
+    fuzz_with(seed, stats, &mut |_| Vec::new());
+}
+
+/// [`fuzz`], and for every export run the interpreter finished (within its
+/// fuel), `more` runs it again its own ways and returns the differences it
+/// found from the interpreter's run (each a mismatch).
+pub fn fuzz_with(seed: u64, stats: &mut Stats, more: &mut dyn FnMut(&Case<'_>) -> Vec<String>) {
+    match module_for(seed) {
+        Some(wasm) => fuzz_module(seed, &wasm, stats, more),
+        None => {
+            stats.modules += 1;
+            stats.skip("generator gave no module");
+        }
+    }
+}
+
+/// [`fuzz_with`] on a given module (a corpus's), its arguments drawn from
+/// `seed`.
+pub fn fuzz_module(
+    seed: u64,
+    wasm: &[u8],
+    stats: &mut Stats,
+    more: &mut dyn FnMut(&Case<'_>) -> Vec<String>,
+) {
     stats.modules += 1;
-    let Some(wasm) = module_for(seed) else {
-        stats.skip("generator gave no module");
-        return;
-    };
+    stats.bulk += u64::from(has_bulk_memory(wasm));
     let base = match translate(
-        &wasm,
+        wasm,
         &Options {
             entry: Entry::InstantiateOnly,
             ..Options::default()
@@ -171,7 +303,7 @@ pub fn fuzz(seed: u64, stats: &mut Stats) {
             entry: Entry::Export(export.name.clone()),
             ..Options::default()
         };
-        let t = match translate(&wasm, &opts) {
+        let t = match translate(wasm, &opts) {
             Ok(t) => t,
             Err(e) => {
                 stats.mismatches.push(format!(
@@ -181,17 +313,33 @@ pub fn fuzz(seed: u64, stats: &mut Stats) {
                 continue;
             }
         };
-        let Some(oracle) = run_wasmi(&wasm, &export.name, &export.params, &args) else {
+        let Some(oracle) = run_wasmi(wasm, &export.name, &export.params, &args) else {
             stats.skip("run: wasmi failed to instantiate");
             continue;
         };
-        let mut ours = run_toyvm(
-            &wasm,
+        let (mut ours, exact) = run_toyvm(
+            wasm,
             &t,
             &args,
             !export.results.is_empty(),
             oracle.memory.len(),
         );
+        if ours.ending != Err(WasmTrap::OutOfFuel) {
+            let case = Case {
+                seed,
+                wasm,
+                translation: &t,
+                export: &export.name,
+                args: &args,
+                interpreted: &exact,
+            };
+            for m in more(&case) {
+                stats.mismatches.push(format!(
+                    "seed {seed}: export `{}` {args:?}: {m}",
+                    export.name
+                ));
+            }
+        }
         if !oracle.instantiated {
             // Nothing of a failed instantiation is observable but its trap.
             ours.memory.clear();
@@ -238,6 +386,51 @@ pub fn fuzz(seed: u64, stats: &mut Stats) {
             ));
         }
     }
+}
+
+/// Runs `export` of `wasm` with `args` on fresh instances under wasmi and
+/// toyvm's interpreter, and compares the result or trap kind, the memory
+/// and the mutable globals afterwards: how the run ended, or the
+/// difference.
+pub fn compare_run(
+    wasm: &[u8],
+    export: &str,
+    args: &[i64],
+) -> Result<Result<Option<i64>, WasmTrap>, String> {
+    let opts = Options {
+        entry: Entry::Export(export.to_owned()),
+        ..Options::default()
+    };
+    let t = translate(wasm, &opts).map_err(|e| format!("translation: {e}"))?;
+    let e = t.export(export).ok_or("no such export")?;
+    let oracle = run_wasmi(wasm, export, &e.params, args).ok_or("wasmi failed")?;
+    let (ours, _) = run_toyvm(wasm, &t, args, !e.results.is_empty(), oracle.memory.len());
+    if oracle.ending != ours.ending {
+        return Err(format!(
+            "wasmi {:?}, toyvm {:?}",
+            oracle.ending, ours.ending
+        ));
+    }
+    if oracle.memory != ours.memory {
+        let at = oracle
+            .memory
+            .iter()
+            .zip(&ours.memory)
+            .position(|(a, b)| a != b);
+        return Err(format!(
+            "{:?} under both, but memory differs (first at {at:?}; lengths {} / {})",
+            oracle.ending,
+            oracle.memory.len(),
+            ours.memory.len()
+        ));
+    }
+    if oracle.globals != ours.globals {
+        return Err(format!(
+            "globals: wasmi {:?}, toyvm {:?}",
+            oracle.globals, ours.globals
+        ));
+    }
+    Ok(oracle.ending)
 }
 
 fn run_wasmi(wasm: &[u8], name: &str, params: &[ValKind], args: &[i64]) -> Option<Outcome> {
@@ -322,7 +515,7 @@ fn run_toyvm(
     args: &[i64],
     has_result: bool,
     wasm_len: usize,
-) -> Outcome {
+) -> (Outcome, Exact) {
     let mut mem = interp::memory(&t.program, &[]).expect("memory");
     let call = Call {
         func: t.program.entry,
@@ -344,6 +537,7 @@ fn run_toyvm(
         &cfg,
     )
     .0;
+    let exact = Exact::new(result.as_ref().map(|o| o.value), &mem);
     let ending = match result {
         Ok(o) => Ok(has_result.then_some(o.value)),
         Err(toyvm_vm::Error::Trap(trap)) => Err(WasmTrap::from_toyvm(&trap.kind)),
@@ -359,12 +553,40 @@ fn run_toyvm(
             Some((name, mem[(addr / 8) as usize]))
         })
         .collect();
-    Outcome {
-        ending,
-        memory,
-        globals,
-        instantiated: true,
-    }
+    (
+        Outcome {
+            ending,
+            memory,
+            globals,
+            instantiated: true,
+        },
+        exact,
+    )
+}
+
+/// Whether a function of the module has a bulk memory operator.
+fn has_bulk_memory(wasm: &[u8]) -> bool {
+    use wasmparser::Operator as O;
+    wasmparser::Parser::new(0)
+        .parse_all(wasm)
+        .flatten()
+        .any(|payload| {
+            let wasmparser::Payload::CodeSectionEntry(body) = payload else {
+                return false;
+            };
+            let Ok(ops) = body.get_operators_reader() else {
+                return false;
+            };
+            ops.into_iter().flatten().any(|op| {
+                matches!(
+                    op,
+                    O::MemoryFill { .. }
+                        | O::MemoryCopy { .. }
+                        | O::MemoryInit { .. }
+                        | O::DataDrop { .. }
+                )
+            })
+        })
 }
 
 /// The module's exported globals: (name, global index).
