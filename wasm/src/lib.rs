@@ -181,6 +181,9 @@ pub struct FunctionInfo {
     pub origin: Origin,
     /// The WebAssembly code offset each instruction was translated from.
     pub offsets: Vec<u32>,
+    /// The WebAssembly operators its body holds (the final `end`
+    /// included; 0 for a function that is not the module's).
+    pub operators: u32,
 }
 
 /// What an import of the program is.
@@ -234,7 +237,46 @@ pub struct Unsupported {
     pub offset: u32,
 }
 
+/// What the translation made of the module's code: its static cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// The module's defined functions.
+    pub functions: u32,
+    /// WebAssembly operators in their bodies, every one counted once
+    /// (`local.get`, `block` and `end` too, and operators in dead code).
+    pub operators: u64,
+    /// toyvm instructions the translation emitted for those bodies (their
+    /// out-of-line code and locals' zeroing included; not the import
+    /// thunks, the instantiation or the entry).
+    pub instructions: u64,
+}
+
+impl Counts {
+    /// toyvm instructions per WebAssembly operator (0 without operators).
+    pub fn per_operator(&self) -> f64 {
+        if self.operators == 0 {
+            0.0
+        } else {
+            self.instructions as f64 / self.operators as f64
+        }
+    }
+}
+
 impl Translation {
+    /// The static cost: operators read against instructions emitted, over
+    /// the module's own functions.
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for (info, f) in self.functions.iter().zip(&self.program.functions) {
+            if let Origin::Wasm { .. } = info.origin {
+                c.functions += 1;
+                c.operators += info.operators as u64;
+                c.instructions += f.code.len() as u64;
+            }
+        }
+        c
+    }
+
     /// The WebAssembly code offset an instruction was translated from.
     pub fn wasm_offset(&self, function: u32, pc: u32) -> Option<u32> {
         self.functions

@@ -151,6 +151,7 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
             name: names[i].clone(),
             origin: Origin::Wasm { index, offset },
             offsets: built.offsets,
+            operators: built.operators,
         });
     }
     for &f in &thunks {
@@ -177,6 +178,7 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
             name: name.clone(),
             origin: Origin::ImportThunk { index: f },
             offsets: vec![imp.offset as u32; code.len()],
+            operators: 0,
         });
         functions.push(Function {
             name,
@@ -206,6 +208,7 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
         name: init_name.clone(),
         origin: Origin::Init,
         offsets: vec![0; init.len()],
+        operators: 0,
     });
     functions.push(Function {
         name: init_name,
@@ -294,6 +297,7 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
         name: entry_name.clone(),
         origin: Origin::Entry,
         offsets: vec![0; entry.len()],
+        operators: 0,
     });
     functions.push(Function {
         name: entry_name,
