@@ -126,6 +126,8 @@ fn stats_give_the_translations_cost() {
     };
     let t = &stats(&path)["translation"];
     assert_eq!(t["module_bytes"], module.len());
+    // The body: no locals (1 byte), nop, end.
+    assert_eq!(t["code_bytes"], 3);
     assert_eq!((&t["functions"], &t["operators"]), (&1.into(), &2.into()));
     // At least a `ret`; the translation's own functions do not count.
     let n = t["instructions"].as_u64().unwrap();

@@ -184,6 +184,9 @@ pub struct FunctionInfo {
     /// The WebAssembly operators its body holds (the final `end`
     /// included; 0 for a function that is not the module's).
     pub operators: u32,
+    /// The size of its body in the module's code section, in bytes (0
+    /// for a function that is not the module's).
+    pub body_bytes: u32,
 }
 
 /// What an import of the program is.
@@ -242,6 +245,9 @@ pub struct Unsupported {
 pub struct Counts {
     /// The module's defined functions.
     pub functions: u32,
+    /// Their bodies' bytes: the code section without its header (a
+    /// module's other sections, debug information say, are not code).
+    pub code_bytes: u64,
     /// WebAssembly operators in their bodies, every one counted once
     /// (`local.get`, `block` and `end` too, and operators in dead code).
     pub operators: u64,
@@ -270,6 +276,7 @@ impl Translation {
         for (info, f) in self.functions.iter().zip(&self.program.functions) {
             if let Origin::Wasm { .. } = info.origin {
                 c.functions += 1;
+                c.code_bytes += info.body_bytes as u64;
                 c.operators += info.operators as u64;
                 c.instructions += f.code.len() as u64;
             }

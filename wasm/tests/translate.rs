@@ -141,5 +141,9 @@ fn counts_give_operators_read_against_instructions_emitted() {
     assert_eq!((c.functions, c.operators), (2, 12));
     assert_eq!(c.instructions, 5 + g);
     assert_eq!(t.functions[0].operators, 8);
+    // $f's body: its locals declaration (3 bytes), then 13 bytes of
+    // operators; $g's: 1 + 6 (the size before each body is not counted).
+    assert_eq!(t.functions[0].body_bytes, 16);
+    assert_eq!(c.code_bytes, 16 + 7);
     assert!((c.per_operator() - (5 + g) as f64 / 12.0).abs() < 1e-12);
 }
