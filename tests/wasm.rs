@@ -95,3 +95,46 @@ fn a_modules_trap_names_the_webassembly_trap_and_dis_prints_the_translation() {
     assert!(text.contains("trap 0"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--stats` gives what translating the module cost: its size, and the
+/// operators read against the instructions emitted; null for a program
+/// that was not a module.
+#[test]
+fn stats_give_the_translations_cost() {
+    let dir = std::env::temp_dir().join(format!("toyvm-wasm-stats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // (module (func (export "_start") nop)), by hand: two operators.
+    let module: &[u8] = &[
+        0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, // magic, version
+        1, 4, 1, 0x60, 0, 0, // type: () -> ()
+        3, 2, 1, 0, // function 0 has type 0
+        7, 10, 1, 6, b'_', b's', b't', b'a', b'r', b't', 0, 0, // export "_start"
+        10, 5, 1, 3, 0, 0x01, 0x0b, // code: nop, end
+    ];
+    let path = dir.join("nop.wasm");
+    std::fs::write(&path, module).unwrap();
+    let stats = |file: &std::path::Path| -> serde_json::Value {
+        let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
+            .arg("run")
+            .arg(file)
+            .args(["--stats", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        serde_json::from_str(text.lines().last().unwrap()).unwrap()
+    };
+    let t = &stats(&path)["translation"];
+    assert_eq!(t["module_bytes"], module.len());
+    // The body: no locals (1 byte), nop, end.
+    assert_eq!(t["code_bytes"], 3);
+    assert_eq!((&t["functions"], &t["operators"]), (&1.into(), &2.into()));
+    // At least a `ret`; the translation's own functions do not count.
+    let n = t["instructions"].as_u64().unwrap();
+    assert!((1..=3).contains(&n), "{t}");
+    assert!(t["translate_seconds"].as_f64().unwrap() > 0.0);
+    let tasm = dir.join("one.tasm");
+    std::fs::write(&tasm, ".func main()\n li r0, 1\n ret r0\n.end\n").unwrap();
+    assert!(stats(&tasm)["translation"].is_null());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

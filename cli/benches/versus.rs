@@ -13,11 +13,16 @@
 //! to each Lua interpreter, the JIT to the interpreter, LuaJIT and Rust:
 //! robust to a host whose speed drifts over the run). Peers that are not
 //! installed (`apt-get install lua5.4 luajit`) are skipped with a note.
+//! The rounds and statistics are `common`'s, shared with `wasm_versus`.
+
+mod common;
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
+
+use common::{Spread, geomean, paired_rows, rotated, time};
 
 struct Bench {
     name: &'static str,
@@ -185,33 +190,9 @@ fn available(program: &str) -> bool {
     Command::new(program).arg("-v").output().is_ok()
 }
 
-fn time(cmd: &mut Command) -> (f64, String) {
-    let start = Instant::now();
-    let out = cmd.output().expect("command runs");
-    let secs = start.elapsed().as_secs_f64();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (secs, String::from_utf8_lossy(&out.stdout).trim().to_owned())
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn geomean(v: &[f64]) -> f64 {
-    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
-}
-
 fn main() {
-    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let runs: usize = std::env::var("TOYVM_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+    let filter = common::filter();
+    let runs = common::runs();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let peers_dir = root.join("../shared/peers");
     let toyvm = env!("CARGO_BIN_EXE_toyvm");
@@ -280,12 +261,9 @@ fn main() {
             }
             cmd
         };
-        // Each round runs every contender once, starting one further along
-        // each time, so no contender always runs first or right after
-        // another; per-round ratios then compare runs made moments apart.
+        // Each round runs every contender once, in a rotated order.
         for round in 0..runs {
-            for k in 0..columns.len() {
-                let c = (round + k) % columns.len();
+            for c in rotated(round, columns.len()) {
                 if let Some((label, flags)) = MODES.get(c) {
                     let (t, out) = time(&mut toyvm_run(flags));
                     times[c].push(t);
@@ -312,28 +290,8 @@ fn main() {
                 }
             }
         }
-        // Per-round ratios of the pairs the targets are stated in: each
-        // round's two runs were made moments apart, so a host whose speed
-        // drifts over the run moves both.
-        for &(num, den) in ROUND_PAIRS {
-            let (Some(i), Some(j)) = (
-                columns.iter().position(|c| c == num),
-                columns.iter().position(|c| c == den),
-            ) else {
-                continue;
-            };
-            let mut r: Vec<f64> = times[i].iter().zip(&times[j]).map(|(t, u)| t / u).collect();
-            if !r.is_empty() {
-                paired.push(format!(
-                    "{:<8} {num:>19} / {den:<19} median {:.2}, range {:.2}-{:.2} over {} rounds",
-                    b.name,
-                    median(&mut r),
-                    r[0],
-                    r[r.len() - 1],
-                    r.len()
-                ));
-            }
-        }
+        // Per-round ratios of the pairs the targets are stated in.
+        paired.extend(paired_rows(b.name, &columns, &times, ROUND_PAIRS));
         // One more run per JIT mode with `--stats --json`: the compiler's
         // time per region and its share of the run.
         for (label, flags) in MODES.iter().filter(|m| !m.1.is_empty()) {
@@ -363,23 +321,16 @@ fn main() {
                 100.0 * secs / wall
             ));
         }
-        let medians: Vec<Option<f64>> = times
-            .iter_mut()
-            .map(|t| (!t.is_empty()).then(|| median(t)))
-            .collect();
+        let spreads: Vec<Option<Spread>> = times.iter().map(|t| Spread::of(t)).collect();
         print!("{:<8}", b.name);
-        for (m, t) in medians.iter().zip(&times) {
-            match m {
-                // `median` sorted the times: the range is first to last.
-                Some(m) => print!(
-                    " {:>24}",
-                    format!("{m:.3} [{:.3}-{:.3}]", t[0], t[t.len() - 1])
-                ),
-                None => print!(" {:>24}", "-"),
-            }
+        for s in &spreads {
+            print!(" {:>24}", s.map_or_else(|| "-".to_owned(), |s| s.cell()));
         }
         println!();
-        table.push((b.name, medians));
+        table.push((
+            b.name,
+            spreads.iter().map(|s| s.map(|s| s.median)).collect(),
+        ));
     }
 
     let col = |name: &str| columns.iter().position(|c| c == name);

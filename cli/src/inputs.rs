@@ -57,6 +57,7 @@ pub(crate) fn load_any(path: &Path) -> Result<crate::wasm::Loaded, Failure> {
         .map(|program| crate::wasm::Loaded {
             program,
             wasm: None,
+            cost: None,
         })
         .map_err(|e| Failure::of(path.display(), &e))
 }

@@ -55,6 +55,7 @@ pub(crate) fn run(a: RunArgs) -> Result<u8, Failure> {
     }
     let loaded = load_any(&file)?;
     let program = loaded.program;
+    let translation = loaded.cost;
     // Linked before it runs: a WebAssembly module's imports are its WASI
     // host's (a whole run of anything else has no host functions).
     let wasm = loaded.wasm.filter(|_| a.record.is_none());
@@ -98,7 +99,8 @@ pub(crate) fn run(a: RunArgs) -> Result<u8, Failure> {
     flushed.map_err(|e| Failure::write("standard output", &e))?;
     let mut text = text;
     if a.stats {
-        let s = StatsOut::new(&stats, Mode::of(&stats, a.record.is_some()), outcome.value);
+        let s = StatsOut::new(&stats, Mode::of(&stats, a.record.is_some()), outcome.value)
+            .translation(translation);
         let body = if a.json { s.json() } else { s.text() };
         match &a.stats_file {
             Some(p) => output::replace_file(p, body.as_bytes())

@@ -81,6 +81,64 @@ pub struct StatsOut<'a> {
     pub ns_per_interpreted_instruction: Option<f64>,
     /// The entry function's return value.
     pub result: i64,
+    /// What translating the WebAssembly module cost (null for a program
+    /// that was not one).
+    pub translation: Option<WasmStats>,
+}
+
+/// What translating a WebAssembly module cost: its time, and toyvm
+/// instructions emitted against WebAssembly operators read (the static
+/// side of the translation's cost; `toyvm_wasm::Counts`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct WasmStats {
+    /// The module's size.
+    pub module_bytes: u64,
+    /// Wall time of the translation (parsing, validation, translation and
+    /// the verifier).
+    pub translate_seconds: f64,
+    /// The module's defined functions.
+    pub functions: u32,
+    /// Their bodies' bytes (the code section's content; the rest of the
+    /// module, debug information say, is not code).
+    pub code_bytes: u64,
+    /// WebAssembly operators in their bodies, each counted once.
+    pub operators: u64,
+    /// toyvm instructions emitted for those bodies.
+    pub instructions: u64,
+}
+
+impl WasmStats {
+    /// The cost of translation `t` of a module of `module_bytes` bytes,
+    /// which took `seconds`.
+    pub fn new(module_bytes: usize, seconds: f64, t: &toyvm_wasm::Translation) -> WasmStats {
+        let c = t.counts();
+        WasmStats {
+            module_bytes: module_bytes as u64,
+            translate_seconds: seconds,
+            functions: c.functions,
+            code_bytes: c.code_bytes,
+            operators: c.operators,
+            instructions: c.instructions,
+        }
+    }
+
+    fn text(&self) -> String {
+        let per_op = if self.operators == 0 {
+            0.0
+        } else {
+            self.instructions as f64 / self.operators as f64
+        };
+        format!(
+            "{} bytes ({} of code) in {:.3} ms ({:.3} ms per KB of code); {} operators in {} functions -> {} instructions ({per_op:.2} per operator)",
+            self.module_bytes,
+            self.code_bytes,
+            self.translate_seconds * 1e3,
+            self.translate_seconds * 1e3 * 1024.0 / self.code_bytes.max(1) as f64,
+            self.operators,
+            self.functions,
+            self.instructions
+        )
+    }
 }
 
 impl<'a> StatsOut<'a> {
@@ -97,7 +155,15 @@ impl<'a> StatsOut<'a> {
                 && !(stats.fuel.is_some() && stats.jit.is_some()))
             .then(|| stats.interpreter_seconds * 1e9 / stats.instructions as f64),
             result,
+            translation: None,
         }
+    }
+
+    /// The same, for a program translated from a WebAssembly module at
+    /// this cost (`None`: it was not one).
+    pub fn translation(mut self, cost: Option<WasmStats>) -> StatsOut<'a> {
+        self.translation = cost;
+        self
     }
 
     /// One JSON line.
@@ -281,6 +347,14 @@ impl<'a> StatsOut<'a> {
                 }
             }
         }
+        line(
+            &mut t,
+            "translation",
+            self.translation.as_ref().map_or_else(
+                || "- (not a WebAssembly module)".to_owned(),
+                WasmStats::text,
+            ),
+        );
         line(&mut t, "result", self.result.to_string());
         t
     }
@@ -354,6 +428,25 @@ mod tests {
         let v: serde_json::Value =
             serde_json::from_str(&StatsOut::new(&plain, Mode::Interpreter, 1).json()).unwrap();
         assert!(v["jit"].is_null() && v["ns_per_interpreted_instruction"].is_null());
+        assert!(v["translation"].is_null());
         assert_eq!(v["mode"], "interpreter");
+        let cost = WasmStats {
+            module_bytes: 4096,
+            translate_seconds: 0.004,
+            functions: 3,
+            code_bytes: 2048,
+            operators: 100,
+            instructions: 150,
+        };
+        let out = StatsOut::new(&jit, Mode::Jit, 1).translation(Some(cost));
+        let w: serde_json::Value = serde_json::from_str(&out.json()).unwrap();
+        assert_eq!(w["translation"]["operators"], 100);
+        assert_eq!(w["translation"]["instructions"], 150);
+        assert!(
+            out.text()
+                .contains("4096 bytes (2048 of code) in 4.000 ms (2.000 ms per KB of code); 100 operators in 3 functions -> 150 instructions (1.50 per operator)"),
+            "{}",
+            out.text()
+        );
     }
 }

@@ -6,6 +6,7 @@
 //! deterministic unless `--real-time` is given.
 
 use std::path::Path;
+use std::time::Instant;
 
 use toyvm_vm::Program;
 
@@ -15,6 +16,8 @@ pub struct Loaded {
     pub program: Program,
     /// The translation, for a WebAssembly module.
     pub wasm: Option<Box<toyvm_wasm::Translation>>,
+    /// What translating it cost, for a WebAssembly module.
+    pub cost: Option<crate::runstats::WasmStats>,
 }
 
 /// Whether `bytes` are a WebAssembly module (its magic number).
@@ -25,11 +28,14 @@ pub fn is_module(bytes: &[u8]) -> bool {
 /// Translates a module; the error names the file (a module that does not
 /// translate is malformed input: status 3).
 pub fn translate(path: &Path, bytes: &[u8]) -> Result<Loaded, crate::status::Failure> {
+    let start = Instant::now();
     let t = toyvm_wasm::translate(bytes, &toyvm_wasm::Options::default())
         .map_err(|e| crate::status::Failure::io(format!("{}: {e}", path.display())))?;
+    let cost = crate::runstats::WasmStats::new(bytes.len(), start.elapsed().as_secs_f64(), &t);
     Ok(Loaded {
         program: t.program.clone(),
         wasm: Some(Box::new(t)),
+        cost: Some(cost),
     })
 }
 

@@ -65,6 +65,7 @@ pub fn translate(shared: &Shared<'_>, index: u32, name: &str, body: Body<'_>) ->
     while !ops.eof() {
         let (op, offset) = ops.read_with_offset().map_err(wasm_err)?;
         b.offset = offset as usize;
+        b.operators += 1;
         if operator(&mut b, op)? {
             break;
         }

@@ -103,6 +103,8 @@ pub struct Built {
     /// Instructions that trap because their WebAssembly operator is not
     /// supported: (pc, operator).
     pub unsupported: Vec<(u32, &'static str)>,
+    /// The WebAssembly operators of the body (the final `end` included).
+    pub operators: u32,
 }
 
 pub struct Builder<'s, 'a> {
@@ -132,6 +134,8 @@ pub struct Builder<'s, 'a> {
     max_reg: usize,
     /// The current operator's code offset.
     pub offset: usize,
+    /// The operators read so far.
+    pub operators: u32,
     unsupported: Vec<(Sec, u32, &'static str)>,
 }
 
@@ -163,6 +167,7 @@ impl<'s, 'a> Builder<'s, 'a> {
             bound_here: false,
             max_reg: params.len().max(1),
             offset: 0,
+            operators: 0,
             unsupported: Vec::new(),
         }
     }
@@ -518,6 +523,7 @@ impl<'s, 'a> Builder<'s, 'a> {
             function,
             offsets,
             unsupported,
+            operators: self.operators,
         })
     }
 }

@@ -182,6 +182,12 @@ pub struct FunctionInfo {
     pub origin: Origin,
     /// The WebAssembly code offset each instruction was translated from.
     pub offsets: Vec<u32>,
+    /// The WebAssembly operators its body holds (the final `end`
+    /// included; 0 for a function that is not the module's).
+    pub operators: u32,
+    /// The size of its body in the module's code section, in bytes (0
+    /// for a function that is not the module's).
+    pub body_bytes: u32,
 }
 
 /// What an import of the program is.
@@ -235,7 +241,50 @@ pub struct Unsupported {
     pub offset: u32,
 }
 
+/// What the translation made of the module's code: its static cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// The module's defined functions.
+    pub functions: u32,
+    /// Their bodies' bytes: the code section without its header (a
+    /// module's other sections, debug information say, are not code).
+    pub code_bytes: u64,
+    /// WebAssembly operators in their bodies, every one counted once
+    /// (`local.get`, `block` and `end` too, and operators in dead code).
+    pub operators: u64,
+    /// toyvm instructions the translation emitted for those bodies (their
+    /// out-of-line code and locals' zeroing included; not the import
+    /// thunks, the instantiation or the entry).
+    pub instructions: u64,
+}
+
+impl Counts {
+    /// toyvm instructions per WebAssembly operator (0 without operators).
+    pub fn per_operator(&self) -> f64 {
+        if self.operators == 0 {
+            0.0
+        } else {
+            self.instructions as f64 / self.operators as f64
+        }
+    }
+}
+
 impl Translation {
+    /// The static cost: operators read against instructions emitted, over
+    /// the module's own functions.
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for (info, f) in self.functions.iter().zip(&self.program.functions) {
+            if let Origin::Wasm { .. } = info.origin {
+                c.functions += 1;
+                c.code_bytes += info.body_bytes as u64;
+                c.operators += info.operators as u64;
+                c.instructions += f.code.len() as u64;
+            }
+        }
+        c
+    }
+
     /// The WebAssembly code offset an instruction was translated from.
     pub fn wasm_offset(&self, function: u32, pc: u32) -> Option<u32> {
         self.functions

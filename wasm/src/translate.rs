@@ -138,6 +138,7 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
     for (i, body) in bodies.into_iter().enumerate() {
         let index = n_imports + i as u32;
         let offset = body.body.range().start as u32;
+        let body_bytes = body.body.range().end as u32 - offset;
         let built = crate::dispatch::translate(&shared, index, &names[i], body)?;
         let f = functions.len() as u32;
         unsupported.extend(built.unsupported.iter().map(|&(pc, op)| Unsupported {
@@ -151,6 +152,8 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
             name: names[i].clone(),
             origin: Origin::Wasm { index, offset },
             offsets: built.offsets,
+            operators: built.operators,
+            body_bytes,
         });
     }
     for &f in &thunks {
@@ -177,6 +180,8 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
             name: name.clone(),
             origin: Origin::ImportThunk { index: f },
             offsets: vec![imp.offset as u32; code.len()],
+            operators: 0,
+            body_bytes: 0,
         });
         functions.push(Function {
             name,
@@ -206,6 +211,8 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
         name: init_name.clone(),
         origin: Origin::Init,
         offsets: vec![0; init.len()],
+        operators: 0,
+        body_bytes: 0,
     });
     functions.push(Function {
         name: init_name,
@@ -294,6 +301,8 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
         name: entry_name.clone(),
         origin: Origin::Entry,
         offsets: vec![0; entry.len()],
+        operators: 0,
+        body_bytes: 0,
     });
     functions.push(Function {
         name: entry_name,

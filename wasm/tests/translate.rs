@@ -124,3 +124,26 @@ fn every_instruction_knows_its_webassembly_offset() {
         f.offsets
     );
 }
+
+#[test]
+fn counts_give_operators_read_against_instructions_emitted() {
+    let t = module(
+        r#"(module (func $f (param i32 i32) (result i32) (local i32)
+             (local.set 2 (i32.add (local.get 0) (local.get 1)))
+             (i32.mul (local.get 2) (i32.const 3)))
+           (func $g (result i32) (block (result i32) (i32.const 1))))"#,
+    );
+    // $f: 7 operators and its `end`, into the 5 instructions of the first
+    // test; $g: block, i32.const, end, end. The instantiation and entry
+    // functions are not the module's and do not count.
+    let c = t.counts();
+    let g = code(&t, "g").len() as u64;
+    assert_eq!((c.functions, c.operators), (2, 12));
+    assert_eq!(c.instructions, 5 + g);
+    assert_eq!(t.functions[0].operators, 8);
+    // $f's body: its locals declaration (3 bytes), then 13 bytes of
+    // operators; $g's: 1 + 6 (the size before each body is not counted).
+    assert_eq!(t.functions[0].body_bytes, 16);
+    assert_eq!(c.code_bytes, 16 + 7);
+    assert!((c.per_operator() - (5 + g) as f64 / 12.0).abs() < 1e-12);
+}
