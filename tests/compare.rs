@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use toyvm_lab::compare::Progress;
 use toyvm_lab::compare::report::COLUMNS;
-use toyvm_lab::compare::specs::Config;
+use toyvm_lab::compare::specs::Choice;
 use toyvm_lab::compare::{self, CompareArgs, Run, Runner, RuntimeRunner, Status, render, specs};
 use toyvm_lab::suite::Case;
 
@@ -120,7 +120,7 @@ struct Tamper {
 }
 
 impl Runner for Tamper {
-    fn run(&self, case: &Case, config: &Config) -> compare::Result<Run> {
+    fn run(&self, case: &Case, config: &Choice) -> compare::Result<Run> {
         let mut r = RuntimeRunner.run(case, config)?;
         if config.model_name() == self.model {
             std::io::Write::write_all(&mut r.output, b"!").unwrap();
@@ -261,7 +261,7 @@ fn baselines_charts_and_interval_views_are_written() {
 struct MustNotRun;
 
 impl Runner for MustNotRun {
-    fn run(&self, _: &Case, _: &Config) -> compare::Result<Run> {
+    fn run(&self, _: &Case, _: &Choice) -> compare::Result<Run> {
         panic!("a run started although an output path is bad");
     }
     fn errors(
@@ -405,9 +405,9 @@ fn an_error_pass_runs_at_most_the_models_one_pass_may_hold() {
             .join("|")
     ))
     .unwrap();
-    let configs: Vec<Config> = grid
+    let configs: Vec<Choice> = grid
         .iter()
-        .map(|s| Config::Model(toyvm_profiler::parse_spec(s).unwrap()))
+        .map(|s| Choice::Model(toyvm_profiler::parse_spec(s).unwrap()))
         .collect();
     let work = jobs(1, &configs, 1, 1);
     let passes: Vec<usize> = work
@@ -441,7 +441,7 @@ fn profile_lists_in_the_help_texts_plan_their_columns() {
         ),
     ] {
         let p = specs::plan(&[list.to_owned()], &[]).unwrap();
-        let names: Vec<&str> = p.iter().map(Config::model_name).collect();
+        let names: Vec<&str> = p.iter().map(Choice::model_name).collect();
         assert_eq!(names, models, "{list}");
     }
 }

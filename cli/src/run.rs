@@ -205,7 +205,7 @@ fn recorded(
                     edge: o.tuples[1],
                     call: o.tuples[2],
                 },
-                profile: "none".into(),
+                profile: toyvm_profiler::spec::NONE.into(),
                 ..Default::default()
             };
             return Ok(Ran {
@@ -239,8 +239,9 @@ fn profiled(
         .map_err(|e| RunError::Other(e.into()))?
         .as_slice()
     {
-        [none] if none == "none" => None,
-        [one] => Some(toyvm_profiler::parse_spec(one).map_err(|e| RunError::Other(e.into()))?),
+        [one] => toyvm_profiler::Choice::parse(one)
+            .map_err(|e| RunError::Other(e.into()))?
+            .into_spec(),
         _ => {
             return Err(RunError::Other(Failure::usage(
                 "run takes one --profile spec",

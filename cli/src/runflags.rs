@@ -118,7 +118,7 @@ pub fn check(f: &RunFlags<'_>) -> Result<(), FlagError> {
         (f.threads, "--threads", "places the model's work on threads"),
     ];
     let jit_flag = jit_flags.iter().find(|j| j.0);
-    if f.profile == "none" {
+    if toyvm_profiler::spec::is_none(f.profile) {
         if f.candidates {
             return Err(FlagError::CandidatesWithoutModel);
         }

@@ -42,7 +42,7 @@ impl Mode {
             Mode::Record
         } else if stats.jit.is_some() {
             Mode::Jit
-        } else if stats.profile != "none" {
+        } else if !toyvm_profiler::spec::is_none(&stats.profile) {
             Mode::Model
         } else {
             Mode::Interpreter
@@ -275,7 +275,7 @@ impl<'a> StatsOut<'a> {
                 }
             ),
         );
-        if s.profile == "none" {
+        if toyvm_profiler::spec::is_none(&s.profile) {
             for name in ["intervals", "model state", "messages"] {
                 line(&mut t, name, "- (no model)".to_owned());
             }

@@ -147,10 +147,9 @@ impl Classify for toyvm_lab::compare::Error {
         use toyvm_lab::compare::Error as E;
         match self {
             E::Spec(e) | E::Sweep { source: e, .. } => e.status(),
-            E::Run(e) | E::Synth(e) | E::Workload { source: e, .. } | E::Link { source: e, .. } => {
-                e.status()
-            }
-            E::Program { source: e, .. } | E::Record(e) => e.status(),
+            E::Run(e) | E::Synth(e) | E::Workload { source: e, .. } => e.status(),
+            E::Record(e) => e.status(),
+            E::Suite(e) => e.status(),
             E::GridOption { .. }
             | E::GridKey { .. }
             | E::TooManyPoints { .. }
@@ -160,11 +159,7 @@ impl Classify for toyvm_lab::compare::Error {
             | E::BaselinePrograms { .. }
             | E::UnknownIntervalModel(_)
             | E::Usage(_) => Status::Usage,
-            E::NoPrograms { .. }
-            | E::UnknownProgram { .. }
-            | E::Read { .. }
-            | E::Input { .. }
-            | E::Header { .. }
+            E::Read { .. }
             | E::BaselineTooLarge { .. }
             | E::BaselineJson { .. }
             | E::Output(_)
@@ -172,6 +167,19 @@ impl Classify for toyvm_lab::compare::Error {
             | E::Stdout(_)
             | E::Chart { .. }
             | E::Parts(_) => Status::Io,
+        }
+    }
+}
+
+impl Classify for toyvm_lab::suite::Error {
+    fn status(&self) -> Status {
+        use toyvm_lab::suite::Error as E;
+        match self {
+            E::Program { source: e, .. } => e.status(),
+            E::Link { source: e, .. } => e.status(),
+            // `#[non_exhaustive]`: a new failure to find or read a program
+            // is an input error until it says otherwise.
+            _ => Status::Io,
         }
     }
 }

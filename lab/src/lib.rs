@@ -21,7 +21,7 @@
 //! let header = suite::parse_header("# args: 10\n# bench-args: 1_000\n#> 55\n.func main(n)\n ret n\n.end\n")?;
 //! assert_eq!(header.args, vec![10]);
 //! assert_eq!(header.bench_args, Some(vec![1000]));
-//! # Ok::<(), toyvm_lab::compare::BadArgument>(())
+//! # Ok::<(), toyvm_lab::suite::BadArgument>(())
 //! ```
 #![deny(missing_docs)]
 

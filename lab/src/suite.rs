@@ -12,7 +12,91 @@ use std::path::{Path, PathBuf};
 
 use toyvm_vm::Program;
 
-use crate::compare::{BadArgument, Error, Result};
+/// What can keep a program of the suite from running: it cannot be found,
+/// read or loaded, its header is malformed, or its input is missing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A program named on the command line is neither a file nor a
+    /// program of the program folder.
+    #[error(
+        "`{name}` is neither a file nor a program in {} (there: {})",
+        .dir.display(),
+        .known.join(", ")
+    )]
+    UnknownProgram {
+        /// The name given.
+        name: String,
+        /// The program folder.
+        dir: PathBuf,
+        /// The programs the folder has.
+        known: Vec<String>,
+    },
+    /// The program folder holds no program.
+    #[error("{}: no .tasm or .bc programs", .dir.display())]
+    NoPrograms {
+        /// The program folder.
+        dir: PathBuf,
+    },
+    /// A program or the program folder could not be read.
+    #[error("{}: {source}", .path.display())]
+    Read {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
+    /// The input file a program's header names could not be read.
+    #[error("{}: input {}: {source}", .program.display(), .input.display())]
+    Input {
+        /// The program.
+        program: PathBuf,
+        /// The input file, as resolved.
+        input: PathBuf,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
+    /// A program does not load (not bytecode, not valid assembly, or it
+    /// does not verify).
+    #[error("{}: {source}", .path.display())]
+    Program {
+        /// The program's file.
+        path: PathBuf,
+        /// What the loader said.
+        source: toyvm_vm::Error,
+    },
+    /// A program imports host functions: the suite has no host to offer
+    /// them, so it is refused before any run.
+    #[error("{}: {source}", .path.display())]
+    Link {
+        /// The program file.
+        path: PathBuf,
+        /// The link error.
+        source: toyvm::Error,
+    },
+    /// A program's header gives an argument that is not an integer.
+    #[error("{}: {source}", .path.display())]
+    Header {
+        /// The program's file.
+        path: PathBuf,
+        /// The line and the argument.
+        source: BadArgument,
+    },
+}
+
+/// The suite's result, with [`Error`] by default.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An argument of a program's header (`# args:`, `# bench-args:`) that is
+/// not an integer.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: argument `{arg}` is not an integer")]
+pub struct BadArgument {
+    /// The header's line, from 1.
+    pub line: usize,
+    /// The argument as written.
+    pub arg: String,
+}
 
 /// One program, loaded and ready to run.
 #[derive(Clone, Debug)]

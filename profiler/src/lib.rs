@@ -68,6 +68,6 @@ pub use driver::{IntervalDriver, IntervalEnd};
 pub use error::{Error, Result};
 pub use profiler::{Candidate, HotRange, Overhead, Profiler};
 pub use report::{ProfileReport, StreamProfiler, profile_stream};
-pub use spec::{ProfilerSpec, parse_spec, parse_specs};
+pub use spec::{Choice, ProfilerSpec, parse_spec, parse_specs};
 pub use trace::{TraceReader, TraceWriter};
 pub use tuple::{Kind, KindSet, Tuple};

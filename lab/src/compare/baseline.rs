@@ -9,64 +9,8 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use super::error::{Error, Result, SizeChange};
-use super::report::{CompareReport, ProgramInfo, Status};
-
-/// One pair against an earlier report.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Change {
-    /// The program's name.
-    pub program: String,
-    /// The configuration as given in the new report (`multihash:tables=2`).
-    pub label: String,
-    /// The new report's canonical spec (every key).
-    pub spec: String,
-    /// The baseline's spec when it differs from `spec` (the pair was
-    /// matched by its label): the change mixes a spec change in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spec_before: Option<String>,
-    /// How the pair's runs went in the baseline.
-    pub status_before: Status,
-    /// How the pair's runs went now.
-    pub status_after: Status,
-    /// The baseline's speedup over the interpreter (interpreter time over
-    /// this time); absent when that pair failed.
-    pub speedup_before: Option<f64>,
-    /// The speedup over the interpreter now; absent when the pair failed.
-    pub speedup_after: Option<f64>,
-    /// Relative change of the speedup over the interpreter, in percent.
-    pub speedup_change_percent: Option<f64>,
-    /// The baseline's error E against the perfect profiler (a fraction);
-    /// absent when that pair's error was not measured.
-    pub error_before: Option<f64>,
-    /// Error E now (a fraction); absent when it was not measured.
-    pub error_after: Option<f64>,
-    /// Change of E in percentage points.
-    pub error_change_points: Option<f64>,
-}
-
-/// What changed since an earlier report.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BaselineDiff {
-    /// The baseline report's path, as given to `--baseline`.
-    pub file: String,
-    /// The toyvm version that wrote the baseline.
-    pub toyvm_version: String,
-    /// When the baseline was taken (its report's date).
-    pub date: String,
-    /// One entry per pair both reports have, in the new report's row order.
-    pub changes: Vec<Change>,
-    /// Pairs only the baseline has (dropped programs or configurations).
-    pub only_before: u64,
-    /// Pairs only the new report has (added programs or configurations).
-    pub only_after: u64,
-    /// What differs between the two runs besides the code: specs, machine,
-    /// repeat count. Each makes the changes less about the code.
-    #[serde(default)]
-    pub warnings: Vec<String>,
-}
+use super::report::{BaselineDiff, Change, CompareReport, ProgramInfo};
 
 /// A program's arguments and input file name, as the sizes to compare.
 fn size_of(p: &ProgramInfo) -> String {

@@ -187,7 +187,7 @@ fn drawn_models(report: &CompareReport) -> Vec<&str> {
     report
         .summary
         .iter()
-        .filter(|s| s.model != "none")
+        .filter(|s| !toyvm_profiler::spec::is_none(&s.model))
         .map(|s| s.label.as_str())
         .collect()
 }
@@ -309,7 +309,7 @@ fn error_vs_state<DB: DrawingBackend>(
     let pts: Vec<(f64, f64, &str, bool, usize)> = report
         .summary
         .iter()
-        .filter(|s| s.model != "none")
+        .filter(|s| !toyvm_profiler::spec::is_none(&s.model))
         .filter_map(|s| {
             let i = models.iter().position(|m| *m == s.label)?;
             Some((

@@ -9,12 +9,12 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::specs::MAX_CONFIGS;
-use super::study::MAX_ITERATIONS;
-
 /// Everything that can go wrong in a comparison.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A program of the suite could not be found, read or loaded.
+    #[error(transparent)]
+    Suite(#[from] crate::suite::Error),
     /// A `--profile` spec, or the spec list, does not parse.
     #[error(transparent)]
     Spec(#[from] toyvm_profiler::Error),
@@ -45,10 +45,11 @@ pub enum Error {
         /// The key without values.
         key: String,
     },
-    /// A grid has more points than a comparison runs ([`MAX_CONFIGS`]);
+    /// A grid has more points than a comparison runs
+    /// ([`MAX_CONFIGS`](super::specs::MAX_CONFIGS));
     /// refused before it is expanded.
     #[error(
-        "{grid} has {} {points}; at most {MAX_CONFIGS} are compared \
+        "{grid} has {} {points}; at most {limit} are compared \
          (each runs on every program): split it or give fewer values",
         count(.total)
     )]
@@ -59,37 +60,19 @@ pub enum Error {
         total: usize,
         /// What a point is: `configurations` or `workloads`.
         points: &'static str,
+        /// The most a comparison runs.
+        limit: usize,
     },
     /// `--profile` and `--sweep` together give more configurations than
-    /// [`MAX_CONFIGS`].
-    #[error("{count} configurations to compare; at most {MAX_CONFIGS}")]
+    /// [`MAX_CONFIGS`](super::specs::MAX_CONFIGS).
+    #[error("{count} configurations to compare; at most {limit}")]
     TooManyConfigs {
         /// The configurations asked for.
         count: usize,
+        /// The most a comparison runs.
+        limit: usize,
     },
-    /// A program named on the command line is neither a file nor a
-    /// program of the program folder.
-    #[error(
-        "`{name}` is neither a file nor a program in {} (there: {})",
-        .dir.display(),
-        .known.join(", ")
-    )]
-    UnknownProgram {
-        /// The name given.
-        name: String,
-        /// The program folder.
-        dir: PathBuf,
-        /// The programs the folder has.
-        known: Vec<String>,
-    },
-    /// The program folder holds no program.
-    #[error("{}: no .tasm or .bc programs", .dir.display())]
-    NoPrograms {
-        /// The program folder.
-        dir: PathBuf,
-    },
-    /// A file or folder could not be read: a program, the program folder,
-    /// a baseline report.
+    /// A file could not be read: a baseline report, a cells file.
     #[error("{}: {source}", .path.display())]
     Read {
         /// The file or folder.
@@ -97,51 +80,18 @@ pub enum Error {
         /// Why it could not be read.
         source: std::io::Error,
     },
-    /// The input file a program's header names could not be read.
-    #[error("{}: input {}: {source}", .program.display(), .input.display())]
-    Input {
-        /// The program.
-        program: PathBuf,
-        /// The input file, as resolved.
-        input: PathBuf,
-        /// Why it could not be read.
-        source: std::io::Error,
-    },
-    /// A program does not load (not bytecode, not valid assembly, or it
-    /// does not verify).
-    #[error("{}: {source}", .path.display())]
-    Program {
-        /// The program's file.
-        path: PathBuf,
-        /// What the loader said.
-        source: toyvm_vm::Error,
-    },
-    /// A program imports host functions: no comparison has a host to
-    /// offer them, so it is refused before any run.
-    #[error("{}: {source}", .path.display())]
-    Link {
-        /// The program file.
-        path: PathBuf,
-        /// The link error.
-        source: toyvm::Error,
-    },
-    /// A program's header gives an argument that is not an integer.
-    #[error("{}: {source}", .path.display())]
-    Header {
-        /// The program's file.
-        path: PathBuf,
-        /// The line and the argument.
-        source: BadArgument,
-    },
     /// `--synth`: a knob is unknown or out of range, or the generator
     /// refused the knobs.
     #[error("--synth: {0}")]
     Synth(#[source] toyvm::Error),
     /// `--synth`: the iterations (`n=`) are not a number in range.
-    #[error("--synth: `n={value}`: iterations must be in 1..={MAX_ITERATIONS}")]
+    #[error("--synth: `n={value}`: iterations must be in 1..={limit}")]
     SynthIterations {
         /// The value given.
         value: String,
+        /// The most iterations a workload runs
+        /// ([`MAX_ITERATIONS`](super::study::MAX_ITERATIONS)).
+        limit: i64,
     },
     /// A generated workload does not assemble, or its stream could not be
     /// measured.
@@ -245,17 +195,6 @@ pub enum Error {
 
 /// The result of a comparison's steps, with [`Error`] by default.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// An argument of a program's header (`# args:`, `# bench-args:`) that is
-/// not an integer.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}: argument `{arg}` is not an integer")]
-pub struct BadArgument {
-    /// The header's line, from 1.
-    pub line: usize,
-    /// The argument as written.
-    pub arg: String,
-}
 
 /// A program a baseline ran with other arguments or input than this
 /// comparison does.

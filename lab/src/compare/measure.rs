@@ -19,7 +19,7 @@ use toyvm_vm::Tuple;
 use toyvm_vm::interp::{self, Input};
 
 use super::error::{Error, Result};
-use super::specs::Config;
+use super::specs::Choice;
 use crate::suite::Case;
 use toyvm::Stats;
 use toyvm::runtime::link::Link;
@@ -41,8 +41,8 @@ pub struct Run {
 /// Runs programs for the comparison.
 pub trait Runner: Sync {
     /// Runs `case` once under `config`: the interpreter alone for
-    /// [`Config::Interpreter`], the model driving the JIT otherwise.
-    fn run(&self, case: &Case, config: &Config) -> Result<Run>;
+    /// [`Choice::None`], the model driving the JIT otherwise.
+    fn run(&self, case: &Case, config: &Choice) -> Result<Run>;
 
     /// Every model of `specs` against the perfect profiler over the
     /// interpreter's tuple stream, in the order given.
@@ -56,10 +56,10 @@ pub trait Runner: Sync {
 pub struct RuntimeRunner;
 
 impl Runner for RuntimeRunner {
-    fn run(&self, case: &Case, config: &Config) -> Result<Run> {
+    fn run(&self, case: &Case, config: &Choice) -> Result<Run> {
         let (spec, jit) = match config {
-            Config::Interpreter => (None, None),
-            Config::Model(s) => (Some(s.clone()), Some(JitOptions::default())),
+            Choice::None => (None, None),
+            Choice::Model(s) => (Some(s.clone()), Some(JitOptions::default())),
         };
         let rt = toyvm::Runtime::builder(case.program.clone())
             .profile(spec)
@@ -180,7 +180,7 @@ pub enum Done {
     Errors {
         /// Index of the program in the comparison's cases.
         case: usize,
-        /// Config index and its report.
+        /// Choice index and its report.
         result: Result<Vec<(usize, ModelReport)>>,
     },
 }
@@ -212,7 +212,7 @@ pub enum Job {
 /// (rounds rather than runs in a row, so slow drift of the machine spreads
 /// over all configurations). With `jobs > 1` the error pass is split in
 /// `jobs` parts that run side by side.
-pub fn jobs(cases: usize, configs: &[Config], repeat: usize, jobs: usize) -> Vec<Job> {
+pub fn jobs(cases: usize, configs: &[Choice], repeat: usize, jobs: usize) -> Vec<Job> {
     let models: Vec<usize> = (0..configs.len())
         .filter(|&i| configs[i].spec().is_some())
         .collect();
@@ -246,7 +246,7 @@ pub fn jobs(cases: usize, configs: &[Config], repeat: usize, jobs: usize) -> Vec
 }
 
 /// Does one unit of work.
-pub fn execute(job: &Job, cases: &[Case], configs: &[Config], runner: &dyn Runner) -> Done {
+pub fn execute(job: &Job, cases: &[Case], configs: &[Choice], runner: &dyn Runner) -> Done {
     match job {
         Job::Time { case, config, rep } => {
             let result = runner.run(&cases[*case], &configs[*config]).map(|r| {

@@ -40,6 +40,7 @@ use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
+pub mod assemble;
 pub mod baseline;
 pub mod cells;
 pub mod chart;
@@ -54,7 +55,7 @@ pub mod study;
 pub mod tidy;
 pub use crate::suite;
 
-pub use error::{BadArgument, Error, Result, SizeChange};
+pub use error::{Error, Result, SizeChange};
 pub use measure::{Run, Runner, RuntimeRunner};
 pub use report::{Column, CompareReport, IntervalSeries, Row, Status, SummaryRow};
 
@@ -217,7 +218,7 @@ pub fn columns(args: &CompareArgs) -> Result<Vec<Column>> {
     let configs = specs::plan(&args.profiles, &args.sweep)?;
     let mut labels: Vec<String> = Vec::new();
     if !args.profiles.is_empty() || !args.sweep.is_empty() {
-        labels.push("none".into());
+        labels.push(toyvm_profiler::spec::NONE.into());
         if args.profiles.is_empty() {
             labels.push("perfect".into());
         }
@@ -236,7 +237,7 @@ pub fn columns(args: &CompareArgs) -> Result<Vec<Column>> {
             let canonical = config.spec_string();
             let label = labels
                 .iter()
-                .find(|l| specs::parse_config(l).is_ok_and(|c| c.spec_string() == canonical))
+                .find(|l| specs::Choice::parse(l).is_ok_and(|c| c.spec_string() == canonical))
                 .cloned()
                 .unwrap_or_else(|| config.model_name().to_owned());
             Column { label, config }
@@ -267,7 +268,10 @@ fn suite_cases(args: &CompareArgs) -> Result<Vec<suite::Case>> {
             .map(|p| suite::resolve(p, &dir))
             .collect::<Result<_, _>>()?
     };
-    paths.iter().map(|p| suite::load(p, args.bench)).collect()
+    paths
+        .iter()
+        .map(|p| suite::load(p, args.bench).map_err(Error::from))
+        .collect()
 }
 
 /// How a comparison shows its progress.
@@ -372,7 +376,7 @@ pub fn compare(
     progress: &Progress,
 ) -> (Vec<Row>, Vec<IntervalSeries>) {
     let finished = run_all(cases, columns, repeat, jobs, runner, progress);
-    report::assemble(cases, columns, finished)
+    assemble::assemble(cases, columns, finished)
 }
 
 /// Every job of the comparison, run in memory, as finished cells.
@@ -384,7 +388,7 @@ fn run_all(
     runner: &dyn Runner,
     progress: &Progress,
 ) -> Vec<cells::Finished> {
-    let configs: Vec<specs::Config> = columns.iter().map(|c| c.config.clone()).collect();
+    let configs: Vec<specs::Choice> = columns.iter().map(|c| c.config.clone()).collect();
     let work = measure::jobs(cases.len(), &configs, repeat.max(1), jobs);
     let done = execute_jobs(
         cases,
@@ -415,7 +419,7 @@ pub fn execute_jobs(
     progress: &Progress,
     sink: &(dyn Fn(usize, &measure::Done) + Sync),
 ) -> Vec<measure::Done> {
-    let configs: Vec<specs::Config> = columns.iter().map(|c| c.config.clone()).collect();
+    let configs: Vec<specs::Choice> = columns.iter().map(|c| c.config.clone()).collect();
     let labels: Vec<String> = columns.iter().map(|c| c.label.clone()).collect();
     let repeat = repeat.max(1);
     let log = PairLog {
@@ -607,7 +611,7 @@ pub fn build(args: &CompareArgs, runner: &dyn Runner, progress: &Progress) -> Re
         (None, None) => run_all(&cases, &columns, args.repeat, jobs, runner, progress),
     };
     let jobs = parts.as_ref().map_or(jobs, |p| p.header.jobs as usize);
-    let (rows, series) = report::assemble(&cases, &columns, finished.clone());
+    let (rows, series) = assemble::assemble(&cases, &columns, finished.clone());
     let summary = report::summarize(&columns, &rows);
     let failures = rows.iter().filter(|r| r.status != Status::Ok).count() as u64;
     let mut report = CompareReport {
@@ -630,10 +634,10 @@ pub fn build(args: &CompareArgs, runner: &dyn Runner, progress: &Progress) -> Re
         study: None,
     };
     if !workloads.is_empty() {
-        report.study = Some(study::study(workloads, &columns, &report.rows));
+        report.study = Some(assemble::study(workloads, &columns, &report.rows));
     }
     if let Some((file, old)) = baseline {
-        report.baseline = Some(report::diff(&old, &report, &file));
+        report.baseline = Some(baseline::diff(&old, &report, &file));
     }
     Ok(Comparison {
         report,
@@ -649,7 +653,12 @@ fn interval_models(args: &CompareArgs, columns: &[Column]) -> Result<[String; 2]
         Some(s) => specs::split_specs(std::slice::from_ref(s))?,
         None => columns
             .iter()
-            .filter(|c| !matches!(c.config.model_name(), "none" | "perfect"))
+            .filter(|c| {
+                !matches!(
+                    c.config.model_name(),
+                    toyvm_profiler::spec::NONE | "perfect"
+                )
+            })
             .map(|c| c.label.clone())
             .collect(),
     };

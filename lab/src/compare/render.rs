@@ -84,7 +84,7 @@ fn row_cells(r: &Row) -> Vec<String> {
         (Some(p), Some(q)) => format!("{p:.2}/{q:.2}"),
         _ => "-".to_owned(),
     };
-    let model = r.model != "none";
+    let model = !toyvm_profiler::spec::is_none(&r.model);
     vec![
         r.program.clone(),
         r.label.clone(),
@@ -194,7 +194,7 @@ fn summary_cells(s: &SummaryRow) -> Vec<String> {
         (Some(p), Some(q)) => format!("{p:.2}/{q:.2}"),
         _ => "-".to_owned(),
     };
-    let model = s.model != "none";
+    let model = !toyvm_profiler::spec::is_none(&s.model);
     vec![
         s.label.clone(),
         if s.failures > 0 {

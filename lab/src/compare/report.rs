@@ -2,14 +2,10 @@
 //! summary per configuration with its Pareto mark, what a report records to
 //! be reproduced, and the changes against an earlier report.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
-use super::cells::{Finished, ModelErrors, TimeOut};
-use super::measure::median;
 use super::meta::Machine;
-use super::specs::Config;
+use super::specs::Choice;
 use super::suite::Case;
 
 /// How a pair's runs went.
@@ -346,210 +342,7 @@ pub struct Column {
     /// The name it was given on the command line.
     pub label: String,
     /// What it runs: the interpreter alone, or a model driving the JIT.
-    pub config: Config,
-}
-
-fn series(case: &str, col: &Column, m: &ModelErrors) -> IntervalSeries {
-    IntervalSeries {
-        program: case.to_owned(),
-        label: col.label.clone(),
-        spec: m.spec.clone(),
-        points: m.points.clone(),
-    }
-}
-
-/// Builds the rows from every finished cell (in any order).
-pub fn assemble(
-    cases: &[Case],
-    columns: &[Column],
-    done: Vec<Finished>,
-) -> (Vec<Row>, Vec<IntervalSeries>) {
-    // Errors are the rows' details here: the cells keep their text.
-    type Runs = Vec<(usize, Result<TimeOut, String>)>;
-    let mut times: HashMap<(usize, usize), Runs> = HashMap::new();
-    let mut errors: HashMap<(usize, usize), Result<ModelErrors, String>> = HashMap::new();
-    for d in done {
-        match d {
-            Finished::Time {
-                case,
-                config,
-                rep,
-                result,
-            } => times.entry((case, config)).or_default().push((rep, result)),
-            Finished::Errors { case, result } => match result {
-                Ok(models) => {
-                    for (config, m) in models {
-                        errors.insert((case, config), Ok(m));
-                    }
-                }
-                Err(e) => {
-                    for (config, c) in columns.iter().enumerate() {
-                        if c.config.spec().is_some() {
-                            errors
-                                .entry((case, config))
-                                .or_insert_with(|| Err(e.clone()));
-                        }
-                    }
-                }
-            },
-        }
-    }
-    for runs in times.values_mut() {
-        runs.sort_by_key(|r| r.0);
-    }
-    let interp = columns.iter().position(|c| c.config == Config::Interpreter);
-    let mut rows = Vec::new();
-    let mut all_series = Vec::new();
-    for (ci, case) in cases.iter().enumerate() {
-        let runs_of = |k: usize| times.get(&(ci, k)).map_or(&[][..], Vec::as_slice);
-        let reference: Result<&TimeOut, String> = match interp.map(runs_of) {
-            Some([(_, Ok(t)), ..]) => Ok(t),
-            Some([(_, Err(e)), ..]) => Err(format!("the interpreter failed: {e}")),
-            _ => Err("the interpreter did not run".to_owned()),
-        };
-        let mut case_rows: Vec<Row> = Vec::new();
-        // Per configuration, each successful run's (round, seconds).
-        let mut case_secs: Vec<Vec<(usize, f64)>> = Vec::new();
-        for (k, col) in columns.iter().enumerate() {
-            case_secs.push(Vec::new());
-            let runs = runs_of(k);
-            let mut row = Row::new(
-                case.name.clone(),
-                col.config.model_name().to_owned(),
-                col.label.clone(),
-                col.config.spec_string(),
-                runs.len() as u64,
-            );
-            let failed = runs.iter().find_map(|(_, r)| r.as_ref().err());
-            match (&reference, failed) {
-                (_, Some(e)) => {
-                    row.status = Status::Error;
-                    row.detail = Some(e.clone());
-                }
-                (Err(e), None) => {
-                    row.status = Status::Error;
-                    row.detail = Some(e.clone());
-                }
-                (Ok(want), None) => {
-                    let ok: Vec<&TimeOut> =
-                        runs.iter().filter_map(|(_, r)| r.as_ref().ok()).collect();
-                    let bad = ok
-                        .iter()
-                        .filter(|t| {
-                            (t.output_hash, t.output_len, t.value)
-                                != (want.output_hash, want.output_len, want.value)
-                        })
-                        .count();
-                    if bad > 0 {
-                        row.status = Status::Mismatch;
-                        row.detail = Some(format!(
-                            "output or result differs from the interpreter's in {bad} of {} runs",
-                            ok.len()
-                        ));
-                    } else if ok.is_empty() {
-                        row.status = Status::Error;
-                        row.detail = Some("no run".to_owned());
-                    }
-                    // Stats of the run nearest the median (runs are
-                    // deterministic, so only the timings differ).
-                    let secs: Vec<f64> = ok.iter().map(|t| t.wall_s).collect();
-                    let med = median(&secs);
-                    if let Some(t) = ok
-                        .iter()
-                        .min_by(|a, b| (a.wall_s - med).abs().total_cmp(&(b.wall_s - med).abs()))
-                    {
-                        row.state_bytes = t.state_bytes;
-                        row.messages = t.messages;
-                        row.cycles = t.cycles;
-                        row.model_seconds = t.model_s;
-                        row.intervals = t.intervals;
-                        if let Some(j) = &t.jit {
-                            row.compile_seconds = j.compile_s;
-                            row.compiles = j.compiles;
-                            row.recompiles = j.recompiles;
-                            row.drops = j.drops;
-                            row.side_exits = j.side_exits;
-                            row.guard_failures = j.guard_failures;
-                        }
-                    }
-                    if row.status == Status::Ok {
-                        case_secs[k] = runs
-                            .iter()
-                            .filter_map(|(rep, r)| Some((*rep, r.as_ref().ok()?.wall_s)))
-                            .collect();
-                        row.median_seconds = Some(med);
-                        row.min_seconds = secs.iter().copied().reduce(f64::min);
-                        row.max_seconds = secs.iter().copied().reduce(f64::max);
-                    }
-                }
-            }
-            match errors.get(&(ci, k)) {
-                Some(Ok(m)) => {
-                    let s = m;
-                    row.error = Some(s.error);
-                    row.false_positive = Some(s.false_positive);
-                    row.false_negative = Some(s.false_negative);
-                    row.neutral_positive = Some(s.neutral_positive);
-                    row.neutral_negative = Some(s.neutral_negative);
-                    row.precision = Some(s.precision);
-                    row.recall = Some(s.recall);
-                    row.f1 = Some(s.f1);
-                    all_series.push(series(&case.name, col, m));
-                }
-                Some(Err(e)) => {
-                    if row.status == Status::Ok {
-                        row.status = Status::Error;
-                    }
-                    let d = format!("error pass: {e}");
-                    row.detail = Some(match row.detail.take() {
-                        Some(x) => format!("{x}; {d}"),
-                        None => d,
-                    });
-                }
-                None => {}
-            }
-            case_rows.push(row);
-        }
-        let interp_time = interp.and_then(|k| case_rows[k].median_seconds);
-        let perfect_column = |spec: &Config| -> Option<usize> {
-            let oracle = spec.spec()?.oracle().to_string();
-            columns
-                .iter()
-                .position(|c| c.config.spec_string() == oracle)
-                .or_else(|| {
-                    columns
-                        .iter()
-                        .position(|c| c.config.model_name() == "perfect")
-                })
-        };
-        let perfect: Vec<Option<usize>> =
-            columns.iter().map(|c| perfect_column(&c.config)).collect();
-        let medians: Vec<Option<f64>> = case_rows.iter().map(|r| r.median_seconds).collect();
-        for (k, row) in case_rows.iter_mut().enumerate() {
-            if let Some(t) = row.median_seconds.filter(|t| *t > 0.0) {
-                row.speedup_vs_interpreter = interp_time.map(|i| i / t);
-                if let Some(i) = interp.filter(|&i| i != k) {
-                    let (lo, hi, _) = noise_against(&case_secs[k], &case_secs[i]);
-                    (
-                        row.speedup_vs_interpreter_low,
-                        row.speedup_vs_interpreter_high,
-                    ) = (lo, hi);
-                }
-                let Some(p) = perfect[k] else { continue };
-                row.speedup_vs_perfect = medians[p].map(|m| m / t);
-                if p != k {
-                    let noise = noise_against(&case_secs[k], &case_secs[p]);
-                    (
-                        row.speedup_vs_perfect_low,
-                        row.speedup_vs_perfect_high,
-                        row.within_noise,
-                    ) = noise;
-                }
-            }
-        }
-        rows.extend(case_rows);
-    }
-    (rows, all_series)
+    pub config: Choice,
 }
 
 /// The per-round ratio range of `reference` time over `mine` (rounds both
@@ -631,7 +424,13 @@ pub fn summarize(columns: &[Column], rows: &[Row]) -> Vec<SummaryRow> {
         })
         .collect();
     let candidates: Vec<usize> = (0..out.len())
-        .filter(|&i| out[i].error.is_some() && !matches!(out[i].model.as_str(), "none" | "perfect"))
+        .filter(|&i| {
+            out[i].error.is_some()
+                && !matches!(
+                    out[i].model.as_str(),
+                    toyvm_profiler::spec::NONE | "perfect"
+                )
+        })
         .collect();
     let points: Vec<(f64, f64)> = candidates
         .iter()
@@ -656,7 +455,61 @@ pub fn programs(cases: &[Case]) -> Vec<ProgramInfo> {
         .collect()
 }
 
-pub use super::baseline::{BaselineDiff, Change, diff};
+// What changed since a baseline report (`--baseline`; computed by
+// `baseline::diff`).
+/// One pair against an earlier report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// The program's name.
+    pub program: String,
+    /// The configuration as given in the new report (`multihash:tables=2`).
+    pub label: String,
+    /// The new report's canonical spec (every key).
+    pub spec: String,
+    /// The baseline's spec when it differs from `spec` (the pair was
+    /// matched by its label): the change mixes a spec change in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_before: Option<String>,
+    /// How the pair's runs went in the baseline.
+    pub status_before: Status,
+    /// How the pair's runs went now.
+    pub status_after: Status,
+    /// The baseline's speedup over the interpreter (interpreter time over
+    /// this time); absent when that pair failed.
+    pub speedup_before: Option<f64>,
+    /// The speedup over the interpreter now; absent when the pair failed.
+    pub speedup_after: Option<f64>,
+    /// Relative change of the speedup over the interpreter, in percent.
+    pub speedup_change_percent: Option<f64>,
+    /// The baseline's error E against the perfect profiler (a fraction);
+    /// absent when that pair's error was not measured.
+    pub error_before: Option<f64>,
+    /// Error E now (a fraction); absent when it was not measured.
+    pub error_after: Option<f64>,
+    /// Change of E in percentage points.
+    pub error_change_points: Option<f64>,
+}
+
+/// What changed since an earlier report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BaselineDiff {
+    /// The baseline report's path, as given to `--baseline`.
+    pub file: String,
+    /// The toyvm version that wrote the baseline.
+    pub toyvm_version: String,
+    /// When the baseline was taken (its report's date).
+    pub date: String,
+    /// One entry per pair both reports have, in the new report's row order.
+    pub changes: Vec<Change>,
+    /// Pairs only the baseline has (dropped programs or configurations).
+    pub only_before: u64,
+    /// Pairs only the new report has (added programs or configurations).
+    pub only_after: u64,
+    /// What differs between the two runs besides the code: specs, machine,
+    /// repeat count. Each makes the changes less about the code.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,45 +1,10 @@
 //! Which configurations a comparison runs: `--profile` lists and
 //! `--sweep` grids, both expanded to canonical spec strings.
 
-use toyvm_profiler::ProfilerSpec;
+pub use toyvm_profiler::Choice;
 use toyvm_profiler::spec::MODEL_NAMES;
 
 use super::error::{Error, Result};
-
-/// The configuration of one column of the comparison.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Config {
-    /// Interpreter only, the JIT off: the baseline and the output oracle.
-    Interpreter,
-    /// A profiler model driving the JIT.
-    Model(ProfilerSpec),
-}
-
-impl Config {
-    /// `none`, or the canonical spec.
-    pub fn spec_string(&self) -> String {
-        match self {
-            Config::Interpreter => "none".to_owned(),
-            Config::Model(s) => s.to_string(),
-        }
-    }
-
-    /// `none`, or the model's name.
-    pub fn model_name(&self) -> &'static str {
-        match self {
-            Config::Interpreter => "none",
-            Config::Model(s) => s.model.name(),
-        }
-    }
-
-    /// The model's spec; `None` for the interpreter alone.
-    pub fn spec(&self) -> Option<&ProfilerSpec> {
-        match self {
-            Config::Interpreter => None,
-            Config::Model(s) => Some(s),
-        }
-    }
-}
 
 /// Splits `--profile` values with the one spec-list grammar of
 /// [`toyvm_profiler::spec::split_spec_list`] (`none` included).
@@ -47,19 +12,11 @@ pub fn split_specs(values: &[String]) -> Result<Vec<String>, toyvm_profiler::Err
     toyvm_profiler::spec::split_spec_list(values)
 }
 
-/// Parses one spec string; `none` is the interpreter.
-pub fn parse_config(s: &str) -> Result<Config, toyvm_profiler::Error> {
-    if s.trim() == "none" {
-        return Ok(Config::Interpreter);
-    }
-    toyvm_profiler::parse_spec(s).map(Config::Model)
-}
-
 /// Every model at its paper defaults, after the interpreter.
-pub fn defaults() -> Vec<Config> {
-    std::iter::once(Config::Interpreter)
+pub fn defaults() -> Vec<Choice> {
+    std::iter::once(Choice::None)
         .chain(MODEL_NAMES.iter().map(|m| {
-            Config::Model(toyvm_profiler::parse_spec(m).expect("every model parses bare"))
+            Choice::Model(toyvm_profiler::parse_spec(m).expect("every model parses bare"))
         }))
         .collect()
 }
@@ -147,6 +104,7 @@ pub fn too_many(what: String, total: usize, points: &'static str) -> Error {
         grid: what,
         total,
         points,
+        limit: MAX_CONFIGS,
     }
 }
 
@@ -175,29 +133,32 @@ pub fn odometer(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
 /// duplicates (two spellings of one canonical spec are one column). The
 /// interpreter always comes first; with a sweep and no `--profile`, the
 /// perfect profiler is added as the reference of "speedup over perfect".
-pub fn plan(profiles: &[String], sweeps: &[String]) -> Result<Vec<Config>> {
+pub fn plan(profiles: &[String], sweeps: &[String]) -> Result<Vec<Choice>> {
     let mut configs = if profiles.is_empty() && sweeps.is_empty() {
         defaults()
     } else {
-        let mut v = vec![Config::Interpreter];
+        let mut v = vec![Choice::None];
         if profiles.is_empty() {
-            v.push(parse_config("perfect")?);
+            v.push(Choice::parse("perfect")?);
         }
         if !profiles.is_empty() {
             for s in split_specs(profiles)? {
-                v.push(parse_config(&s)?);
+                v.push(Choice::parse(&s)?);
             }
         }
         for grid in sweeps {
             for s in expand_sweep(grid)? {
-                v.push(parse_config(&s).map_err(|source| Error::Sweep {
+                v.push(Choice::parse(&s).map_err(|source| Error::Sweep {
                     grid: grid.clone(),
                     source,
                 })?);
             }
         }
         if v.len() > MAX_CONFIGS {
-            return Err(Error::TooManyConfigs { count: v.len() });
+            return Err(Error::TooManyConfigs {
+                count: v.len(),
+                limit: MAX_CONFIGS,
+            });
         }
         v
     };
@@ -283,11 +244,11 @@ mod tests {
     fn plans_start_with_the_interpreter_and_drop_duplicates() {
         let p = plan(&[], &[]).unwrap();
         assert_eq!(p.len(), 1 + MODEL_NAMES.len());
-        assert_eq!(p[0], Config::Interpreter);
+        assert_eq!(p[0], Choice::None);
         let p = plan(&["perfect,perfect:interval=10000,none".into()], &[]).unwrap();
         assert_eq!(p.len(), 2);
         let p = plan(&[], &["singlehash:entries=512|1024".into()]).unwrap();
-        let names: Vec<&str> = p.iter().map(Config::model_name).collect();
+        let names: Vec<&str> = p.iter().map(Choice::model_name).collect();
         assert_eq!(names, ["none", "perfect", "singlehash", "singlehash"]);
         assert!(matches!(plan(&["nosuch".into()], &[]), Err(Error::Spec(_))));
     }

@@ -24,7 +24,6 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::error::{Error, Result};
-use super::report::{Column, Row, Status};
 use super::specs;
 use super::suite::Case;
 use crate::synth::{self, Knobs};
@@ -148,7 +147,10 @@ pub fn cases(grids: &[String], bench: bool) -> Result<(Vec<Case>, Vec<Workload>)
                 n = toyvm::vm::parse_int(v)
                     .and_then(|n| i64::try_from(n).ok())
                     .filter(|n| (1..=MAX_ITERATIONS).contains(n))
-                    .ok_or_else(|| Error::SynthIterations { value: v.clone() })?;
+                    .ok_or_else(|| Error::SynthIterations {
+                        value: v.clone(),
+                        limit: MAX_ITERATIONS,
+                    })?;
             } else {
                 knobs.set(k, v).map_err(Error::Synth)?;
             }
@@ -186,54 +188,6 @@ pub fn cases(grids: &[String], bench: bool) -> Result<(Vec<Case>, Vec<Workload>)
         });
     }
     Ok((cases, workloads))
-}
-
-/// The study's points: every model row on a workload.
-pub fn study(workloads: Vec<Workload>, columns: &[Column], rows: &[Row]) -> Study {
-    let mut points = Vec::new();
-    for w in &workloads {
-        for c in columns {
-            let Some(spec) = c.config.spec() else {
-                continue;
-            };
-            if c.config.model_name() == "perfect" {
-                continue;
-            }
-            let canonical = c.config.spec_string();
-            let Some(r) = rows
-                .iter()
-                .find(|r| r.program == w.name && r.spec == canonical)
-            else {
-                continue;
-            };
-            let capacity = spec.model.capacity(spec.interval);
-            let ok = r.status == Status::Ok;
-            points.push(StudyPoint {
-                workload: w.name.clone(),
-                label: c.label.clone(),
-                spec: canonical,
-                capacity,
-                load: capacity.map(|c| w.distinct_per_interval / c as f64),
-                error: r.error,
-                false_positive: r.false_positive,
-                false_negative: r.false_negative,
-                speedup_vs_perfect: r.speedup_vs_perfect.filter(|_| ok),
-                speedup_vs_perfect_low: r.speedup_vs_perfect_low.filter(|_| ok),
-                speedup_vs_perfect_high: r.speedup_vs_perfect_high.filter(|_| ok),
-                within_noise: r.within_noise.filter(|_| ok),
-                state_bytes: r.state_bytes,
-                compiles: r.compiles,
-                side_exits: r.side_exits,
-                guard_failures: r.guard_failures,
-            });
-        }
-    }
-    Study {
-        interval: DESCRIBE_INTERVAL,
-        threshold: DESCRIBE_THRESHOLD,
-        workloads,
-        points,
-    }
 }
 
 /// Where a configuration's error starts to show and to cost.

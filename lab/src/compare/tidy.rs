@@ -96,7 +96,7 @@ pub fn csv(c: &Comparison) -> String {
     let interp = c
         .columns
         .iter()
-        .position(|col| col.config == super::specs::Config::Interpreter);
+        .position(|col| col.config == super::specs::Choice::None);
     let reference = |case: usize| {
         runs.iter()
             .filter(|r| r.0 == case && Some(r.2) == interp)

@@ -278,7 +278,7 @@ pub fn run(
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let builder = match config {
             None => Runtime::builder(program.clone())
-                .profile_str("none")
+                .profile_str(toyvm_profiler::spec::NONE)
                 .map(|b| b.jit(None).fuel(fuel)),
             Some(c) => Runtime::builder(program.clone())
                 .profile_str(&c.spec)
@@ -342,7 +342,7 @@ fn run_hosted(
     let output = SharedOutput::default();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let (spec, jit) = match config {
-            None => ("none", None),
+            None => (toyvm_profiler::spec::NONE, None),
             Some(c) => (c.spec.as_str(), Some(c.jit.clone())),
         };
         let limits = toyvm::runtime::Limits {
@@ -543,7 +543,7 @@ fn oracle_steps(program: &toyvm_vm::Program, args: &[i64]) -> (Option<i64>, Opti
         return (None, None);
     }
     let rt = Runtime::builder(program.clone())
-        .profile_str("none")
+        .profile_str(toyvm_profiler::spec::NONE)
         .map(|b| b.jit(None).fuel(Some(ORACLE_FUEL)).count_instructions(true));
     match rt.and_then(|b| {
         b.build()

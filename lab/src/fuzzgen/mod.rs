@@ -190,7 +190,7 @@ impl FuzzProgram {
     }
 
     /// Reads a corpus file: its `# args:` header and its text.
-    pub fn from_corpus(text: &str) -> Result<Self, crate::compare::BadArgument> {
+    pub fn from_corpus(text: &str) -> Result<Self, crate::suite::BadArgument> {
         let mut args = Vec::new();
         for (i, l) in text.lines().enumerate() {
             if let Some(a) = l.trim().strip_prefix("# args:") {
@@ -199,7 +199,7 @@ impl FuzzProgram {
                     .map(|a| {
                         toyvm::vm::parse_int(a)
                             .and_then(|v| i64::try_from(v).ok())
-                            .ok_or_else(|| crate::compare::BadArgument {
+                            .ok_or_else(|| crate::suite::BadArgument {
                                 line: i + 1,
                                 arg: a.to_owned(),
                             })

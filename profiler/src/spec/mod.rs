@@ -43,7 +43,10 @@ use crate::profiler::Profiler;
 use crate::tuple::{Kind, KindSet};
 use std::fmt;
 
+mod choice;
 mod model;
+
+pub use choice::{Choice, NONE, is_none};
 
 pub use model::{
     ConteOptions, ConteScheme, Estimator, Model, MultiHashOptions, RapOptions, SamplerExpr,
@@ -228,7 +231,7 @@ pub fn split_spec_list<S: AsRef<str>>(values: &[S]) -> Result<Vec<String>> {
                 _ => None,
             };
             match name.map(str::trim) {
-                Some(name) if name == "none" || MODEL_NAMES.contains(&name) => {
+                Some(name) if is_none(name) || MODEL_NAMES.contains(&name) => {
                     if !current.is_empty() {
                         specs.push(std::mem::take(&mut current));
                     }
@@ -239,7 +242,7 @@ pub fn split_spec_list<S: AsRef<str>>(values: &[S]) -> Result<Vec<String>> {
                         v,
                         format!(
                             "`{part}` is neither key=value nor a spec: unknown model `{name}`; \
-                             valid models: none, {}",
+                             valid models: {NONE}, {}",
                             MODEL_NAMES.join(", ")
                         ),
                     ));

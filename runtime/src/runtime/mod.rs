@@ -136,10 +136,7 @@ impl Limits {
 
 /// A profiler spec, or `none` for no model (what `profile_str` takes).
 pub fn parse_profile(spec: &str) -> crate::Result<Option<ProfilerSpec>> {
-    if spec.trim() == "none" {
-        return Ok(None);
-    }
-    Ok(Some(toyvm_profiler::parse_spec(spec)?))
+    Ok(toyvm_profiler::Choice::parse(spec)?.into_spec())
 }
 
 /// A link error if `program` imports host functions: a whole run (this
@@ -586,7 +583,7 @@ impl Runtime {
                     wall_seconds: wall,
                     fuel: self.limits.fuel,
                     interpreter_seconds: wall,
-                    profile: "none".to_owned(),
+                    profile: toyvm_profiler::spec::NONE.to_owned(),
                     ..Stats::from_outcome(&outcome)
                 },
                 outcome,
