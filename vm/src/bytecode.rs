@@ -1,4 +1,5 @@
-//! The binary `.bc` format (documented in `docs/bytecode.md`).
+//! The binary `.bc` format (documented in `docs/isa.md`, "The `.bc` binary
+//! format").
 //!
 //! ```text
 //! header   magic "TOYVMBC\x1a" (8 bytes) | version u16 | reserved u16 = 0 | section count u32

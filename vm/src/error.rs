@@ -1,6 +1,6 @@
 //! The crate's one error type.
 
-use crate::interp::Trap;
+use crate::trap::Trap;
 
 /// Everything that can go wrong loading or running a program.
 #[derive(Debug, thiserror::Error)]

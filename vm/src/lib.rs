@@ -44,9 +44,11 @@ pub mod dataflow;
 pub mod error;
 pub mod interp;
 pub mod isa;
+mod load;
 pub mod name;
 pub mod program;
 pub mod semantics;
+mod trap;
 pub mod tuple;
 pub mod verify;
 

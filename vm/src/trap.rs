@@ -96,7 +96,7 @@ pub enum TrapKind {
     },
     /// A `trap` instruction, of the kind its code names.
     Trap(TrapCode),
-    /// A call nested deeper than [`Config::max_depth`](super::Config::max_depth).
+    /// A call nested deeper than [`Config::max_depth`](crate::interp::Config::max_depth).
     StackOverflow {
         /// The configured depth limit that was exceeded.
         depth: usize,
@@ -111,7 +111,7 @@ pub enum TrapKind {
         /// The register stack's size, in words.
         words: usize,
     },
-    /// The run executed [`Config::fuel`](super::Config::fuel) instructions
+    /// The run executed [`Config::fuel`](crate::interp::Config::fuel) instructions
     /// without finishing.
     OutOfFuel {
         /// The step limit that was reached, in executed instructions.

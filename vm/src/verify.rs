@@ -23,11 +23,11 @@
 use std::collections::HashSet;
 
 use crate::dataflow::{RegSet, reads_and_write, successors};
-use crate::interp::TrapCode;
 use crate::isa::{Instr, Operand};
 use crate::program::{
     MAX_CODE_LEN, MAX_FUNCTIONS, MAX_IMPORTS, MAX_MEMORY_WORDS, MAX_REGS, Program,
 };
+use crate::trap::TrapCode;
 use crate::{Error, Result};
 
 /// Checks a program; the error names the function, instruction and problem.

@@ -27,10 +27,10 @@ mod frames;
 mod host;
 mod memory;
 mod reentry;
-mod trap;
 
 use std::io::Write;
 
+pub use crate::trap::{Trap, TrapCode, TrapKind};
 pub use entry::{
     Call, Config, HostFunctions, Input, NoHostFunctions, Outcome, call_with_host, memory, run,
     run_hosted, run_with_host, run_with_sink,
@@ -38,7 +38,6 @@ pub use entry::{
 pub use host::{Host, NoJit};
 pub use memory::{HUGE_PAGE_MIN_BYTES, Memory};
 pub use reentry::{CallSite, Reentry};
-pub use trap::{Trap, TrapCode, TrapKind};
 
 use frames::{
     Calls, FnView, Frame, SPARE_STACK, SPARE_STACK_WORDS, fn_views, grow_for_call, window,
@@ -227,8 +226,9 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 }
             };
         }
-        // Appends a tuple; a full buffer goes to the sink at once, so
-        // batches are exactly as `Emitter::push` makes them.
+        // Appends a tuple; a full buffer goes to the sink at once, so every
+        // batch but the last holds exactly `BATCH` tuples (the
+        // `TupleSink` contract).
         macro_rules! push {
             ($kind:expr, $a:expr, $b:expr) => {{
                 buf[tlen % BATCH] = Tuple {
