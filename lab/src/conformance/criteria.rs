@@ -80,6 +80,132 @@ fn ensure_matches(spec: &ProfilerSpec, reference: &Reference) -> crate::Result<(
     Ok(())
 }
 
+/// One criterion's tally over the intervals: how many it checked, how many
+/// conformed, and the evidence of those that did not (worst first once
+/// sorted by its weight).
+struct Tally {
+    name: &'static str,
+    checked: u64,
+    conforming: u64,
+    evidence: Vec<(f64, String)>,
+}
+
+impl Tally {
+    fn new(name: &'static str) -> Self {
+        Tally {
+            name,
+            checked: 0,
+            conforming: 0,
+            evidence: Vec::new(),
+        }
+    }
+
+    /// Counts one checked interval: conforming, or not with its evidence
+    /// and the weight that ranks it.
+    fn record(&mut self, violation: Option<(f64, String)>) {
+        self.checked += 1;
+        match violation {
+            None => self.conforming += 1,
+            Some(v) => self.evidence.push(v),
+        }
+    }
+
+    /// The criterion: passed when at least `quorum` of the checked
+    /// intervals conform, with the five worst pieces of evidence.
+    fn into_criterion(mut self, quorum: f64) -> Criterion {
+        self.evidence.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let passed = self.checked == 0 || self.conforming as f64 >= quorum * self.checked as f64;
+        let shown = self.evidence.len().min(5);
+        let mut evidence: Vec<String> =
+            self.evidence[..shown].iter().map(|e| e.1.clone()).collect();
+        if self.evidence.len() > shown {
+            evidence.push(format!(
+                "... and {} more intervals",
+                self.evidence.len() - shown
+            ));
+        }
+        Criterion {
+            name: self.name,
+            passed,
+            checked: self.checked,
+            conforming: self.conforming,
+            evidence,
+        }
+    }
+}
+
+/// What the criteria allow, from the model's guarantee and the
+/// reference's tolerances.
+struct Bounds<'g> {
+    tol: Tolerances,
+    /// The sampler's period (1: every event counted).
+    period: u64,
+    /// Below this exact count an entry is cold.
+    low: u64,
+    /// The reference's expected-entry bound, before the model's error.
+    expected: u64,
+    threshold: u64,
+    /// RAP's error bound, for RAP.
+    rap: Option<&'g RangeBound>,
+}
+
+impl Bounds<'_> {
+    /// A counter's allowed error on an exact count: the tolerance, or a
+    /// sampler's noise (period + 3 standard deviations) when larger.
+    fn allowed(&self, exact: u64) -> f64 {
+        let c = exact as f64;
+        let r = self.period as f64;
+        let sampling = if self.period > 1 {
+            r + 3.0 * (c * (r - 1.0)).sqrt()
+        } else {
+            0.0
+        };
+        (self.tol.tolerance * c).max(sampling)
+    }
+
+    /// RAP's error bound for `kind`: max(h, eps * n), n the tree's events.
+    fn rap_error(&self, kind: Kind, tree_events: &[u64; 3]) -> f64 {
+        self.rap
+            .map_or(0.0, |o| o.error(tree_events[kind as usize]))
+    }
+
+    /// The exact count above which an entry must be reported.
+    fn expected_bound(&self, kind: Kind, tree_events: &[u64; 3]) -> f64 {
+        let base = self.expected as f64;
+        if self.rap.is_some() {
+            base.max(self.threshold as f64 + self.rap_error(kind, tree_events))
+        } else {
+            base.max(2.0 * self.period as f64)
+        }
+    }
+}
+
+/// One interval as the criteria see it: the reference's exact entries and
+/// the model's report.
+struct View<'a> {
+    i: usize,
+    refi: &'a RefInterval,
+    reported: &'a [Candidate],
+    tree_events: [u64; 3],
+}
+
+impl View<'_> {
+    fn exact(&self, t: &Tuple) -> Option<u64> {
+        self.refi
+            .entries
+            .iter()
+            .find(|e| e.tuple() == *t)
+            .map(|e| e.count)
+    }
+
+    fn found(&self, t: &Tuple) -> Option<u64> {
+        self.reported
+            .iter()
+            .find(|c| c.tuple == *t)
+            .map(|c| c.count)
+    }
+}
+
 /// Pass 2: runs the model and checks it against the reference.
 ///
 /// An error, not a verdict, when the reference was recorded for another
@@ -111,7 +237,98 @@ pub fn check(
             )));
         }
     }
-    // The model's reports, interval for interval, on the stream pass 1 saw.
+    let report = model_intervals(program, input, spec, reference, rap.is_some())?;
+    let bounds = Bounds {
+        tol: reference.tolerances,
+        period: guarantee.period(),
+        low: reference.low_bound(),
+        expected: reference.expected_bound(),
+        threshold: reference.threshold,
+        rap,
+    };
+    let mut crit = [
+        Tally::new("hot entries found"),
+        Tally::new("counts within tolerance"),
+        Tally::new("no systematic false positives"),
+        Tally::new("hot ranges"),
+        Tally::new("overhead within budget"),
+    ];
+    let empty = RefInterval {
+        index: 0,
+        entries: Vec::new(),
+        events: [0; 3],
+        ranges: Vec::new(),
+    };
+    let intervals = reference.intervals.len().max(report.len());
+    // RAP's tree counts events over intervals (until a reset).
+    let mut tree_events = [0u64; 3];
+    let reset = rap.is_some_and(|o| o.reset);
+    for i in 0..intervals {
+        let refi = reference.intervals.get(i).unwrap_or(&empty);
+        let (reported, hot): (&[Candidate], &[HotRange]) = report
+            .get(i)
+            .map_or((&[], &[]), |r| (&r.candidates, &r.ranges));
+        for (n, added) in tree_events.iter_mut().zip(refi.events) {
+            *n = if reset { added } else { *n + added };
+        }
+        let view = View {
+            i,
+            refi,
+            reported,
+            tree_events,
+        };
+        let expected: Vec<&Entry> = refi
+            .entries
+            .iter()
+            .filter(|e| e.count as f64 >= bounds.expected_bound(e.kind, &tree_events))
+            .collect();
+        if !expected.is_empty() {
+            crit[0].record(missing_entries(&view, &expected));
+        }
+        // Counts: the expected entries reported; for RAP, whose bound holds
+        // for every tuple, every reported entry of the reference.
+        let counted: Vec<&Entry> = if rap.is_some() {
+            refi.entries.iter().collect()
+        } else {
+            expected
+        };
+        if counted.iter().any(|e| view.found(&e.tuple()).is_some()) {
+            crit[1].record(count_errors(&view, &bounds, &counted));
+        }
+        if !reported.is_empty() {
+            crit[2].record(false_positives(&view, &bounds));
+        }
+        if let Some(o) = rap {
+            check_ranges(i, o, refi, hot, &tree_events, &mut crit[3]);
+        }
+        if let Some(m) = report.get(i).filter(|m| m.events > 0) {
+            crit[4].record(overhead(i, m));
+        }
+    }
+    let criteria = crit
+        .into_iter()
+        .filter(|c| rap.is_some() || c.name != "hot ranges")
+        .map(|c| c.into_criterion(bounds.tol.quorum))
+        .collect();
+    Ok(Verdict {
+        spec: spec.to_string(),
+        intervals: intervals as u64,
+        tolerances: bounds.tol,
+        notes: Vec::new(),
+        criteria,
+    })
+}
+
+/// The model's reports, interval for interval, on the stream pass 1 saw;
+/// an error when the run does not make the reference's intervals and
+/// events.
+fn model_intervals(
+    program: &Program,
+    input: &[u8],
+    spec: &ProfilerSpec,
+    reference: &Reference,
+    ranges: bool,
+) -> crate::Result<Vec<ModelInterval>> {
     let mut report = Vec::new();
     let mut stream_agrees = true;
     let mut spent = toyvm_profiler::Overhead::default();
@@ -127,7 +344,7 @@ pub fn check(
             .is_some_and(|r| r.events.iter().sum::<u64>() == end.tuples);
         report.push(ModelInterval {
             candidates: end.candidates.to_vec(),
-            ranges: if rap.is_some() {
+            ranges: if ranges {
                 end.model.hot_ranges()
             } else {
                 Vec::new()
@@ -145,243 +362,140 @@ pub fn check(
             report.len()
         )));
     }
-    let tol = reference.tolerances;
-    let period = guarantee.period();
-    let low = reference.low_bound();
-    let allowed = |exact: u64| -> f64 {
-        let c = exact as f64;
-        let r = period as f64;
-        let sampling = if period > 1 {
-            r + 3.0 * (c * (r - 1.0)).sqrt()
-        } else {
-            0.0
-        };
-        (tol.tolerance * c).max(sampling)
-    };
-    // RAP's error bound per kind: max(h, eps * n), n the tree's events.
-    let mut tree_events = [0u64; 3];
-    let mut crit = [
-        ("hot entries found", 0u64, 0u64, Vec::<(f64, String)>::new()),
-        ("counts within tolerance", 0, 0, Vec::new()),
-        ("no systematic false positives", 0, 0, Vec::new()),
-        ("hot ranges", 0, 0, Vec::new()),
-        ("overhead within budget", 0, 0, Vec::new()),
-    ];
-    let empty = RefInterval {
-        index: 0,
-        entries: Vec::new(),
-        events: [0; 3],
-        ranges: Vec::new(),
-    };
-    let intervals = reference.intervals.len().max(report.len());
-    for i in 0..intervals {
-        let refi = reference.intervals.get(i).unwrap_or(&empty);
-        let reference_entries = &refi.entries;
-        let (reported, hot): (&[Candidate], &[HotRange]) = report
-            .get(i)
-            .map_or((&[], &[]), |r| (&r.candidates, &r.ranges));
-        let exact = |t: &Tuple| {
-            reference_entries
-                .iter()
-                .find(|e| e.tuple() == *t)
-                .map(|e| e.count)
-        };
-        let found = |t: &Tuple| reported.iter().find(|c| c.tuple == *t).map(|c| c.count);
-        let reset = rap.is_some_and(|o| o.reset);
-        for (n, added) in tree_events.iter_mut().zip(refi.events) {
-            *n = if reset { added } else { *n + added };
-        }
-        let rap_error =
-            |kind: Kind| -> f64 { rap.map_or(0.0, |o| o.error(tree_events[kind as usize])) };
-        let expected_bound = |kind: Kind| -> f64 {
-            let base = reference.expected_bound() as f64;
-            if rap.is_some() {
-                base.max(reference.threshold as f64 + rap_error(kind))
-            } else {
-                base.max(2.0 * period as f64)
-            }
-        };
+    Ok(report)
+}
 
-        let expected: Vec<&Entry> = reference_entries
-            .iter()
-            .filter(|e| e.count as f64 >= expected_bound(e.kind))
-            .collect();
-        if !expected.is_empty() {
-            let missing: Vec<&&Entry> = expected
-                .iter()
-                .filter(|e| found(&e.tuple()).is_none())
-                .collect();
-            crit[0].1 += 1;
-            if missing.is_empty() {
-                crit[0].2 += 1;
-            } else {
-                let worst = missing.iter().map(|e| e.count).max().unwrap_or(0);
-                crit[0].3.push((
-                    worst as f64,
-                    format!(
-                        "interval {i}: {} of {} expected entries missing, e.g. {} (exact count {worst})",
-                        missing.len(),
-                        expected.len(),
-                        show(&missing[0].tuple())
-                    ),
-                ));
-            }
-        }
-        // Counts: the expected entries reported; for RAP, whose bound holds
-        // for every tuple, every reported entry of the reference.
-        let counted: Vec<&Entry> = if rap.is_some() {
-            reference_entries.iter().collect()
-        } else {
-            expected.clone()
+/// Criterion 1: every expected entry reported.
+fn missing_entries(v: &View<'_>, expected: &[&Entry]) -> Option<(f64, String)> {
+    let missing: Vec<&&Entry> = expected
+        .iter()
+        .filter(|e| v.found(&e.tuple()).is_none())
+        .collect();
+    let worst = missing.iter().map(|e| e.count).max()?;
+    Some((
+        worst as f64,
+        format!(
+            "interval {}: {} of {} expected entries missing, e.g. {} (exact count {worst})",
+            v.i,
+            missing.len(),
+            expected.len(),
+            show(&missing[0].tuple())
+        ),
+    ))
+}
+
+/// Criterion 2: the reported counts of `counted` within what the model
+/// allows; the worst relative error over its bound.
+fn count_errors(v: &View<'_>, b: &Bounds<'_>, counted: &[&Entry]) -> Option<(f64, String)> {
+    let mut worst: Option<(f64, Tuple, u64, u64, f64)> = None;
+    for e in counted {
+        let Some(est) = v.found(&e.tuple()) else {
+            continue;
         };
-        let mut worst: Option<(f64, Tuple, u64, u64, f64)> = None;
-        let mut any = false;
-        for e in &counted {
-            if let Some(est) = found(&e.tuple()) {
-                any = true;
-                let diff = est as f64 - e.count as f64;
-                let (bad, limit) = if rap.is_some() {
-                    let limit = rap_error(e.kind);
-                    (diff > 0.0 || -diff > limit, limit)
-                } else {
-                    let limit = allowed(e.count);
-                    (diff.abs() > limit, limit)
-                };
-                let err = diff.abs() / e.count as f64;
-                if bad && worst.is_none_or(|w| err > w.0) {
-                    worst = Some((err, e.tuple(), e.count, est, limit));
-                }
-            }
-        }
-        if any {
-            crit[1].1 += 1;
-            match worst {
-                None => crit[1].2 += 1,
-                Some((err, t, exact, est, limit)) => crit[1].3.push((
-                    err,
-                    format!(
-                        "interval {i}: {} estimated {est}, exact {exact} ({:+.1}%; {})",
-                        show(&t),
-                        (est as f64 - exact as f64) * 100.0 / exact as f64,
-                        if rap.is_some() {
-                            format!("RAP allows 0 over and {limit:.0} under")
-                        } else {
-                            format!("allowed +-{limit:.0}")
-                        }
-                    ),
-                )),
-            }
-        }
-        if !reported.is_empty() {
-            crit[2].1 += 1;
-            let fps: Vec<&Candidate> = reported
-                .iter()
-                .filter(|c| exact(&c.tuple).is_none_or(|n| n < low))
-                .collect();
-            let violation = if period > 1 {
-                // A sampler's cold reports are expected noise: only estimates
-                // no count below the low bound explains, or more reports than
-                // the cold events' samples can make, are systematic.
-                let c_hi = low - 1;
-                let implausible: Vec<&&Candidate> = fps
-                    .iter()
-                    .filter(|c| c.count as f64 - c_hi as f64 > allowed(c_hi))
-                    .collect();
-                let hot_events: u64 = reference_entries.iter().map(|e| e.count).sum();
-                let cold = refi.events.iter().sum::<u64>().saturating_sub(hot_events);
-                let mu = cold as f64 / period as f64;
-                let most = mu + 3.0 * mu.sqrt() + 1.0;
-                if let Some(c) = implausible.first() {
-                    Some((
-                        implausible.len() as f64,
-                        format!(
-                            "interval {i}: {} false positives beyond sampling noise, e.g. {} reported {} times (exact count below {low}; a 1-in-{period} sampler allows at most {:.0})",
-                            implausible.len(),
-                            show(&c.tuple),
-                            c.count,
-                            c_hi as f64 + allowed(c_hi)
-                        ),
-                    ))
-                } else if fps.len() as f64 > most {
-                    Some((
-                        fps.len() as f64,
-                        format!(
-                            "interval {i}: {} false positives, e.g. {} reported {} times (exact count below {low}); {cold} cold events sampled 1 in {period} explain at most {most:.0}",
-                            fps.len(),
-                            show(&fps[0].tuple),
-                            fps[0].count
-                        ),
-                    ))
-                } else {
-                    None
-                }
-            } else {
-                fps.first().map(|c| {
-                    (
-                        fps.len() as f64,
-                        format!(
-                            "interval {i}: {} false positives, e.g. {} reported {} times (exact count below {low})",
-                            fps.len(),
-                            show(&c.tuple),
-                            c.count
-                        ),
-                    )
-                })
-            };
-            match violation {
-                None => crit[2].2 += 1,
-                Some(v) => crit[2].3.push(v),
-            }
-        }
-        if let Some(o) = rap {
-            check_ranges(i, o, refi, hot, &tree_events, &mut crit[3]);
-        }
-        if let Some(m) = report.get(i).filter(|m| m.events > 0) {
-            let c = &mut crit[4];
-            c.1 += 1;
-            let budget = OVERHEAD_CYCLES_PER_EVENT * m.events as f64;
-            if m.cycles as f64 <= budget {
-                c.2 += 1;
-            } else {
-                c.3.push((
-                    m.cycles as f64 / m.events as f64,
-                    format!(
-                        "interval {i}: {} messages, {} cycles for {} events ({:.2} cycles per event; the budget is {OVERHEAD_CYCLES_PER_EVENT})",
-                        m.messages,
-                        m.cycles,
-                        m.events,
-                        m.cycles as f64 / m.events as f64
-                    ),
-                ));
-            }
+        let diff = est as f64 - e.count as f64;
+        let (bad, limit) = if b.rap.is_some() {
+            let limit = b.rap_error(e.kind, &v.tree_events);
+            (diff > 0.0 || -diff > limit, limit)
+        } else {
+            let limit = b.allowed(e.count);
+            (diff.abs() > limit, limit)
+        };
+        let err = diff.abs() / e.count as f64;
+        if bad && worst.is_none_or(|w| err > w.0) {
+            worst = Some((err, e.tuple(), e.count, est, limit));
         }
     }
-    let criteria = crit
-        .into_iter()
-        .filter(|c| rap.is_some() || c.0 != "hot ranges")
-        .map(|(name, checked, conforming, mut ev)| {
-            ev.sort_by(|a, b| b.0.total_cmp(&a.0));
-            let passed = checked == 0 || conforming as f64 >= tol.quorum * checked as f64;
-            let shown = ev.len().min(5);
-            let mut evidence: Vec<String> = ev.iter().take(shown).map(|e| e.1.clone()).collect();
-            if ev.len() > shown {
-                evidence.push(format!("... and {} more intervals", ev.len() - shown));
+    let (err, t, exact, est, limit) = worst?;
+    Some((
+        err,
+        format!(
+            "interval {}: {} estimated {est}, exact {exact} ({:+.1}%; {})",
+            v.i,
+            show(&t),
+            (est as f64 - exact as f64) * 100.0 / exact as f64,
+            if b.rap.is_some() {
+                format!("RAP allows 0 over and {limit:.0} under")
+            } else {
+                format!("allowed +-{limit:.0}")
             }
-            Criterion {
-                name,
-                passed,
-                checked,
-                conforming,
-                evidence,
-            }
-        })
+        ),
+    ))
+}
+
+/// Criterion 3: no systematic false positives (reports of entries whose
+/// exact count is below the low bound).
+fn false_positives(v: &View<'_>, b: &Bounds<'_>) -> Option<(f64, String)> {
+    let (i, low, period) = (v.i, b.low, b.period);
+    let fps: Vec<&Candidate> = v
+        .reported
+        .iter()
+        .filter(|c| v.exact(&c.tuple).is_none_or(|n| n < low))
         .collect();
-    Ok(Verdict {
-        spec: spec.to_string(),
-        intervals: intervals as u64,
-        tolerances: tol,
-        notes: Vec::new(),
-        criteria,
+    if period <= 1 {
+        return fps.first().map(|c| {
+            (
+                fps.len() as f64,
+                format!(
+                    "interval {i}: {} false positives, e.g. {} reported {} times (exact count below {low})",
+                    fps.len(),
+                    show(&c.tuple),
+                    c.count
+                ),
+            )
+        });
+    }
+    // A sampler's cold reports are expected noise: only estimates no count
+    // below the low bound explains, or more reports than the cold events'
+    // samples can make, are systematic.
+    let c_hi = low - 1;
+    let implausible: Vec<&&Candidate> = fps
+        .iter()
+        .filter(|c| c.count as f64 - c_hi as f64 > b.allowed(c_hi))
+        .collect();
+    let hot_events: u64 = v.refi.entries.iter().map(|e| e.count).sum();
+    let cold = v.refi.events.iter().sum::<u64>().saturating_sub(hot_events);
+    let mu = cold as f64 / period as f64;
+    let most = mu + 3.0 * mu.sqrt() + 1.0;
+    if let Some(c) = implausible.first() {
+        Some((
+            implausible.len() as f64,
+            format!(
+                "interval {i}: {} false positives beyond sampling noise, e.g. {} reported {} times (exact count below {low}; a 1-in-{period} sampler allows at most {:.0})",
+                implausible.len(),
+                show(&c.tuple),
+                c.count,
+                c_hi as f64 + b.allowed(c_hi)
+            ),
+        ))
+    } else if fps.len() as f64 > most {
+        Some((
+            fps.len() as f64,
+            format!(
+                "interval {i}: {} false positives, e.g. {} reported {} times (exact count below {low}); {cold} cold events sampled 1 in {period} explain at most {most:.0}",
+                fps.len(),
+                show(&fps[0].tuple),
+                fps[0].count
+            ),
+        ))
+    } else {
+        None
+    }
+}
+
+/// Criterion 5: the interval's modeled software cost within the budget.
+fn overhead(i: usize, m: &ModelInterval) -> Option<(f64, String)> {
+    let budget = OVERHEAD_CYCLES_PER_EVENT * m.events as f64;
+    (m.cycles as f64 > budget).then(|| {
+        (
+            m.cycles as f64 / m.events as f64,
+            format!(
+                "interval {i}: {} messages, {} cycles for {} events ({:.2} cycles per event; the budget is {OVERHEAD_CYCLES_PER_EVENT})",
+                m.messages,
+                m.cycles,
+                m.events,
+                m.cycles as f64 / m.events as f64
+            ),
+        )
     })
 }
 
@@ -393,12 +507,11 @@ fn check_ranges(
     refi: &RefInterval,
     hot: &[HotRange],
     tree_events: &[u64; 3],
-    crit: &mut (&'static str, u64, u64, Vec<(f64, String)>),
+    crit: &mut Tally,
 ) {
     if hot.is_empty() && refi.ranges.is_empty() {
         return;
     }
-    crit.1 += 1;
     let dims = o.dims;
     let exact_of =
         |kind: Kind, p: u128, bits: u32| refi.ranges.iter().find_map(|r| r.count_of(kind, p, bits));
@@ -450,10 +563,7 @@ fn check_ranges(
             );
         }
     }
-    match bad {
-        None => crit.2 += 1,
-        Some(v) => crit.3.push(v),
-    }
+    crit.record(bad);
 }
 
 fn parse_kinds_of(oracle: &str) -> crate::Result<toyvm_profiler::tuple::KindSet> {

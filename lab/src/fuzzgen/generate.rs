@@ -501,6 +501,38 @@ impl Gen<'_> {
     }
 }
 
+/// The functions generated so far (leaves first) and the function-value
+/// cells, with what `main` needs to pick from them.
+struct Funcs {
+    all: Vec<Func>,
+    /// How many of `all` are leaves.
+    leaves: usize,
+    /// Function-value cells: address and the arity of the leaf they hold.
+    cells: Vec<(i64, u8)>,
+}
+
+impl Funcs {
+    /// Any function of `arity`.
+    fn same_arity(&self, g: &mut Gen<'_>, arity: u8) -> String {
+        let fs: Vec<&Func> = self.all.iter().filter(|f| f.arity == arity).collect();
+        fs[g.below(fs.len() as u64) as usize].name.clone()
+    }
+
+    /// A leaf of `arity`.
+    fn leaf_of(&self, g: &mut Gen<'_>, arity: u8) -> String {
+        let fs: Vec<&Func> = self.all[..self.leaves]
+            .iter()
+            .filter(|f| f.arity == arity)
+            .collect();
+        fs[g.below(fs.len() as u64) as usize].name.clone()
+    }
+
+    /// Any function at all.
+    fn any(&self, g: &mut Gen<'_>) -> &Func {
+        &self.all[g.below(self.all.len() as u64) as usize]
+    }
+}
+
 /// Builds one program from `src`'s choices. Every program assembles,
 /// verifies and terminates: loops are counted with counters nothing else
 /// writes, branches go forward, calls go to earlier functions, and the
@@ -519,9 +551,24 @@ pub fn generate(src: &mut dyn Source) -> FuzzProgram {
     if !data.is_empty() {
         let _ = writeln!(text, ".data {}: {}", g.range(0, 40), data.join(", "));
     }
+    let mut funcs = leaves(&mut g, &mut text, traps, host);
+    recursive(&mut g, &mut text);
+    funcs.all.push(Func {
+        name: "rec".into(),
+        arity: 1,
+    });
+    helpers(&mut g, &mut text, &mut funcs, traps, host);
+    let n = main_func(&mut g, &mut text, &funcs, traps, host);
+    FuzzProgram {
+        text,
+        args: vec![n],
+    }
+}
 
-    // Leaves: no calls; arities 0..=3.
-    let mut funcs: Vec<Func> = Vec::new();
+/// Leaves: no calls; arities 0..=3. Then the function-value cells, which
+/// hold leaves, chosen by arity.
+fn leaves(g: &mut Gen<'_>, text: &mut String, traps: bool, host: bool) -> Funcs {
+    let mut all: Vec<Func> = Vec::new();
     let leaves = g.range(2, 4);
     for k in 0..leaves {
         let arity = g.range(0, 3) as u8;
@@ -548,28 +595,25 @@ pub fn generate(src: &mut dyn Source) -> FuzzProgram {
             host,
         };
         let n = g.range(1, 5) as u64;
-        g.body(&ctx, &mut text, n);
+        g.body(&ctx, text, n);
         let r = g.pick(&locals);
         let _ = writeln!(text, "  ret r{r}\n.end");
-        funcs.push(f);
+        all.push(f);
     }
-    // Function-value cells hold leaves, chosen by arity.
     let cells: Vec<(i64, u8)> = (0..g.range(0, 2))
-        .map(|c| {
-            (
-                FN_CELLS + c,
-                funcs[g.below(funcs.len() as u64) as usize].arity,
-            )
-        })
+        .map(|c| (FN_CELLS + c, all[g.below(all.len() as u64) as usize].arity))
         .collect();
+    Funcs {
+        all,
+        leaves: leaves as usize,
+        cells,
+    }
+}
 
-    // Bounded recursion: depth at most 15, or a fib-like tree of at most
-    // fib(7) calls.
+/// `rec(n)`: bounded recursion, depth at most 15, or a fib-like tree of at
+/// most fib(7) calls.
+fn recursive(g: &mut Gen<'_>, text: &mut String) {
     let fib = g.chance(40);
-    let rec = Func {
-        name: "rec".into(),
-        arity: 1,
-    };
     let (base, tail) = (g.range(-3, 7), g.pick(&["add", "xor", "mul", "sub"]));
     let _ = writeln!(text, ".func rec(n)\n  .regs 8");
     let _ = writeln!(
@@ -587,9 +631,10 @@ pub fn generate(src: &mut dyn Source) -> FuzzProgram {
         text,
         "  {tail} r3, r3, r1\n  ret r3\nbase:\n  addi r3, r1, {base}\n  ret r3\n.end"
     );
-    funcs.push(rec);
+}
 
-    // Helpers: call leaves, earlier helpers and rec; calli through cells.
+/// Helpers: call leaves, earlier helpers and rec; calli through cells.
+fn helpers(g: &mut Gen<'_>, text: &mut String, funcs: &mut Funcs, traps: bool, host: bool) {
     for k in 0..g.range(0, 3) {
         let arity = g.range(1, 3) as u8;
         let f = Func {
@@ -602,27 +647,29 @@ pub fn generate(src: &mut dyn Source) -> FuzzProgram {
             let _ = writeln!(text, "  li r{r}, {}", g.range(-5, 9));
         }
         let _ = writeln!(text, "  li r{ZERO}, 0");
-        let callees = funcs.clone();
         let ctx = Ctx {
             data: &locals,
             slow: &[],
             phase: None,
             slots: &[],
-            callees: &callees,
-            cells: &cells,
+            callees: &funcs.all,
+            cells: &funcs.cells,
             loops: 1,
             max_trip: 4,
             traps,
             host,
         };
         let n = g.range(2, 6) as u64;
-        g.body(&ctx, &mut text, n);
+        g.body(&ctx, text, n);
         let r = g.pick(&locals);
         let _ = writeln!(text, "  ret r{r}\n.end");
-        funcs.push(f);
+        funcs.all.push(f);
     }
+}
 
-    // Main: a hot loop of `n` iterations.
+/// Main: a hot loop of `n` iterations with phase changes, then a checksum
+/// of the registers and the data cells. Returns `n`, its argument.
+fn main_func(g: &mut Gen<'_>, text: &mut String, funcs: &Funcs, traps: bool, host: bool) -> i64 {
     let n = g.range(200, 2500);
     let _ = writeln!(text, ".func main(n)\n  .regs 32\n  li r{ZERO}, 0");
     for &r in MAIN_DATA.iter().chain(&MAIN_SLOW) {
@@ -632,119 +679,51 @@ pub fn generate(src: &mut dyn Source) -> FuzzProgram {
     for c in SLOW_CELLS..FN_CELLS {
         let _ = writeln!(text, "  li r{T0}, {}\n  st r{ZERO}, {c}, r{T0}", g.imm());
     }
-    let same_arity = |g: &mut Gen<'_>, arity: u8| -> String {
-        let fs: Vec<&Func> = funcs.iter().filter(|f| f.arity == arity).collect();
-        fs[g.below(fs.len() as u64) as usize].name.clone()
-    };
-    let leaf_of = |g: &mut Gen<'_>, arity: u8| -> String {
-        let fs: Vec<&Func> = funcs[..leaves as usize]
-            .iter()
-            .filter(|f| f.arity == arity)
-            .collect();
-        fs[g.below(fs.len() as u64) as usize].name.clone()
-    };
-    for &(addr, arity) in &cells {
-        let f = leaf_of(&mut g, arity);
+    for &(addr, arity) in &funcs.cells {
+        let f = funcs.leaf_of(g, arity);
         let _ = writeln!(text, "  fref r{T0}, {f}\n  st r{ZERO}, {addr}, r{T0}");
     }
     let slots: Vec<(u8, u8)> = SLOTS[..g.range(0, 3) as usize]
         .iter()
-        .map(|&r| (r, funcs[g.below(funcs.len() as u64) as usize].arity))
+        .map(|&r| (r, funcs.any(g).arity))
         .collect();
     for &(r, arity) in &slots {
-        let f = same_arity(&mut g, arity);
+        let f = funcs.same_arity(g, arity);
         let _ = writeln!(text, "  fref r{r}, {f}");
     }
     let _ = writeln!(text, "  li r{I}, 0\n  subi r{LIMIT}, r{N}, 1\ntop:");
-
-    // Phase changes: at iteration k, a slow register, a slow cell, a
-    // function slot or cell gets a new value (rarely a bad one).
     for _ in 0..g.range(0, 3) {
-        let k = g.range(n / 8, n - n / 8);
-        let skip = g.label();
-        let _ = writeln!(text, "  bnei r{I}, {k}, {skip}");
-        match g.below(4) {
-            0 => {
-                let r = g.pick(&MAIN_SLOW);
-                let v = g.pick(&[0, -1, 1, 7, 64, i32::MIN as i64]);
-                let _ = writeln!(text, "  li r{r}, {v}");
-            }
-            1 => {
-                let c = g.range(SLOW_CELLS, FN_CELLS - 1);
-                let _ = writeln!(text, "  li r{T0}, {}\n  st r{ZERO}, {c}, r{T0}", g.imm());
-            }
-            2 if !slots.is_empty() => {
-                let (r, arity) = g.pick(&slots);
-                if traps && g.chance(30) {
-                    let bad = g.pick(&[-1, 1000]);
-                    let _ = writeln!(text, "  li r{r}, {bad}");
-                } else {
-                    let wrong = traps && g.chance(30);
-                    let f = if wrong {
-                        funcs[g.below(funcs.len() as u64) as usize].name.clone()
-                    } else {
-                        same_arity(&mut g, arity)
-                    };
-                    let _ = writeln!(text, "  fref r{r}, {f}");
-                }
-            }
-            _ if !cells.is_empty() => {
-                // A cell that helpers call through changes: usually to a
-                // leaf of its arity; with traps, sometimes to any function
-                // (another arity, one with stores or output) or to no
-                // function at all, which compiled helpers meet natively.
-                let (addr, arity) = g.pick(&cells);
-                if traps && g.chance(40) {
-                    if g.chance(30) {
-                        let bad = g.pick(&[-1, 1000]);
-                        let _ = writeln!(text, "  li r{T0}, {bad}\n  st r{ZERO}, {addr}, r{T0}");
-                    } else {
-                        let f = funcs[g.below(funcs.len() as u64) as usize].name.clone();
-                        let _ = writeln!(text, "  fref r{T0}, {f}\n  st r{ZERO}, {addr}, r{T0}");
-                    }
-                } else {
-                    let f = leaf_of(&mut g, arity);
-                    let _ = writeln!(text, "  fref r{T0}, {f}\n  st r{ZERO}, {addr}, r{T0}");
-                }
-            }
-            _ => {
-                let r = g.pick(&MAIN_SLOW);
-                let _ = writeln!(text, "  addi r{r}, r{r}, 1");
-            }
-        }
-        let _ = writeln!(text, "{skip}:");
+        phase_change(g, text, funcs, &slots, n, traps);
     }
     // A polymorphic slot: alternates between two targets every iteration.
     if let Some(&(r, arity)) = slots.first()
         && g.chance(30)
     {
         let (other, skip) = (g.label(), g.label());
-        let (f1, f2) = (same_arity(&mut g, arity), same_arity(&mut g, arity));
+        let (f1, f2) = (funcs.same_arity(g, arity), funcs.same_arity(g, arity));
         let _ = writeln!(
             text,
             "  andi r{T0}, r{I}, 1\n  jz r{T0}, {other}\n  fref r{r}, {f1}\n  jmp {skip}\n{other}:\n  fref r{r}, {f2}\n{skip}:"
         );
     }
-    let callees = funcs.clone();
     let ctx = Ctx {
         data: &MAIN_DATA,
         slow: &MAIN_SLOW,
         phase: Some((I, n)),
         slots: &slots,
-        callees: &callees,
-        cells: &cells,
+        callees: &funcs.all,
+        cells: &funcs.cells,
         loops: COUNTERS.len(),
         max_trip: 7,
         traps,
         host,
     };
     let stmts = g.range(3, 12) as u64;
-    g.body(&ctx, &mut text, stmts);
+    g.body(&ctx, text, stmts);
     if traps && g.chance(40) {
-        g.late_trap(&ctx, &mut text);
+        g.late_trap(&ctx, text);
     }
     let _ = writeln!(text, "  loop r{I}, r{LIMIT}, top");
-    // A checksum of the registers and the data cells.
     let acc = MAIN_DATA[0];
     for &r in &MAIN_DATA[1..] {
         let _ = writeln!(
@@ -760,10 +739,72 @@ pub fn generate(src: &mut dyn Source) -> FuzzProgram {
         text,
         "  msize r{T0}\n  xor r{acc}, r{acc}, r{T0}\n  putn r{acc}\n  ret r{acc}\n.end"
     );
-    FuzzProgram {
-        text,
-        args: vec![n],
+    n
+}
+
+/// A phase change: at an iteration k of main's loop, a slow register, a
+/// slow cell, a function slot or cell gets a new value (rarely a bad one).
+fn phase_change(
+    g: &mut Gen<'_>,
+    text: &mut String,
+    funcs: &Funcs,
+    slots: &[(u8, u8)],
+    n: i64,
+    traps: bool,
+) {
+    let k = g.range(n / 8, n - n / 8);
+    let skip = g.label();
+    let _ = writeln!(text, "  bnei r{I}, {k}, {skip}");
+    match g.below(4) {
+        0 => {
+            let r = g.pick(&MAIN_SLOW);
+            let v = g.pick(&[0, -1, 1, 7, 64, i32::MIN as i64]);
+            let _ = writeln!(text, "  li r{r}, {v}");
+        }
+        1 => {
+            let c = g.range(SLOW_CELLS, FN_CELLS - 1);
+            let _ = writeln!(text, "  li r{T0}, {}\n  st r{ZERO}, {c}, r{T0}", g.imm());
+        }
+        2 if !slots.is_empty() => {
+            let (r, arity) = g.pick(slots);
+            if traps && g.chance(30) {
+                let bad = g.pick(&[-1, 1000]);
+                let _ = writeln!(text, "  li r{r}, {bad}");
+            } else {
+                let wrong = traps && g.chance(30);
+                let f = if wrong {
+                    funcs.any(g).name.clone()
+                } else {
+                    funcs.same_arity(g, arity)
+                };
+                let _ = writeln!(text, "  fref r{r}, {f}");
+            }
+        }
+        _ if !funcs.cells.is_empty() => {
+            // A cell that helpers call through changes: usually to a leaf
+            // of its arity; with traps, sometimes to any function (another
+            // arity, one with stores or output) or to no function at all,
+            // which compiled helpers meet natively.
+            let (addr, arity) = g.pick(&funcs.cells);
+            if traps && g.chance(40) {
+                if g.chance(30) {
+                    let bad = g.pick(&[-1, 1000]);
+                    let _ = writeln!(text, "  li r{T0}, {bad}\n  st r{ZERO}, {addr}, r{T0}");
+                } else {
+                    let f = funcs.any(g).name.clone();
+                    let _ = writeln!(text, "  fref r{T0}, {f}\n  st r{ZERO}, {addr}, r{T0}");
+                }
+            } else {
+                let f = funcs.leaf_of(g, arity);
+                let _ = writeln!(text, "  fref r{T0}, {f}\n  st r{ZERO}, {addr}, r{T0}");
+            }
+        }
+        _ => {
+            let r = g.pick(&MAIN_SLOW);
+            let _ = writeln!(text, "  addi r{r}, r{r}, 1");
+        }
     }
+    let _ = writeln!(text, "{skip}:");
 }
 
 fn params(n: u8) -> String {

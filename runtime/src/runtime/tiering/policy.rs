@@ -133,7 +133,7 @@ impl Jit {
         ) {
             let key = (region.func, region.head);
             // The interpreter looks for compiled code only where control
-            // transfers (see `TupleSink`): a head nothing jumps to would
+            // transfers (`toyvm_vm::interp::Host`, rule 1): a head nothing jumps to would
             // never be entered.
             if !self.entry_points[key.0 as usize].contains(&key.1) {
                 continue;
