@@ -619,3 +619,74 @@ fn a_baseline_with_other_specs_or_machine_is_compared_with_warnings() {
     assert!(table.contains("ok, spec changed"), "{table}");
     let _ = std::fs::remove_file(file);
 }
+
+/// What a C program's header says it prints, as the digest of those lines.
+fn expected_digest(c_source: &std::path::Path) -> toyvm_lab::suite::Digest {
+    use std::io::Write as _;
+    let h = toyvm_lab::suite::parse_header(&std::fs::read_to_string(c_source).unwrap()).unwrap();
+    let toyvm_lab::suite::Expect::Lines(lines) = h.expect else {
+        panic!("{}: expected output lines", c_source.display());
+    };
+    let mut d = toyvm_lab::suite::Digest::default();
+    for l in lines {
+        writeln!(d, "{l}").unwrap();
+    }
+    d
+}
+
+#[test]
+fn webassembly_commands_are_cases_with_their_c_header_and_wasi_host() {
+    let dir = programs().join("c");
+    let listed = toyvm_lab::suite::list(&dir).unwrap();
+    assert!(
+        listed.iter().any(|p| p.ends_with("crc32.wasm")),
+        "{listed:?}"
+    );
+    for name in ["crc32", "qsort"] {
+        let case = toyvm_lab::suite::load(&dir.join(format!("{name}.wasm")), false).unwrap();
+        assert!(case.wasm.is_some());
+        assert!(!case.args.is_empty(), "{name}: the C header's args");
+        assert!(case.entry_args().is_empty(), "_start takes no arguments");
+        // The interpreter, through the case's WASI host, prints what the C
+        // source's header says.
+        let mut out = toyvm_lab::suite::Digest::default();
+        let cfg = toyvm::vm::interp::Config::default();
+        case.interpret(&mut out, &mut toyvm::vm::tuple::NoSink, &cfg)
+            .unwrap();
+        let want = expected_digest(&dir.join(format!("{name}.c")));
+        assert_eq!(
+            (out.fnv1a64(), out.bytes()),
+            (want.fnv1a64(), want.bytes()),
+            "{name}"
+        );
+    }
+    // A comparison over them: every run's output agrees with the
+    // interpreter's, and the error pass measured the models.
+    let args = CompareArgs {
+        programs: vec!["crc32".into(), "qsort".into()],
+        profiles: vec!["multihash".into()],
+        repeat: 1,
+        program_dir: Some(dir),
+        ..CompareArgs::default()
+    };
+    let c = compare::build(&args, &RuntimeRunner, &Progress::Hidden).unwrap();
+    assert_eq!(c.report.rows.len(), 2 * 2);
+    for r in &c.report.rows {
+        assert_eq!(r.status, Status::Ok, "{r:?}");
+        if r.model == "multihash" {
+            assert!(r.error.is_some(), "{r:?}");
+        }
+    }
+}
+
+#[test]
+fn a_module_that_does_not_translate_is_a_clear_error() {
+    let dir = temp("badwasm");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.wasm");
+    std::fs::write(&bad, b"\0asm\x01\0\0\0\x01\xff").unwrap();
+    let e = toyvm_lab::suite::load(&bad, false).unwrap_err();
+    assert!(matches!(e, toyvm_lab::suite::Error::Module { .. }), "{e:?}");
+    assert!(e.to_string().contains("bad.wasm"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -47,12 +47,7 @@ pub fn host<'a>(
     args: &[String],
     real_time: bool,
 ) -> toyvm_wasm::Wasi<'a> {
-    let name = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    let argv = std::iter::once(name).chain(args.iter().cloned()).collect();
-    let wasi = toyvm_wasm::Wasi::new(t, argv);
+    let wasi = toyvm_wasm::Wasi::new(t, toyvm_lab::suite::wasi_argv(path, args));
     if real_time {
         wasi.clock(toyvm_wasm::Clock::Real)
             .randomness(toyvm_wasm::Randomness::Real)

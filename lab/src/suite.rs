@@ -10,7 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
-use toyvm_vm::Program;
+use std::io::Write;
+
+use toyvm_vm::interp::{self, Input};
+use toyvm_vm::{Program, TupleSink};
 
 /// What can keep a program of the suite from running: it cannot be found,
 /// read or loaded, its header is malformed, or its input is missing.
@@ -33,7 +36,7 @@ pub enum Error {
         known: Vec<String>,
     },
     /// The program folder holds no program.
-    #[error("{}: no .tasm or .bc programs", .dir.display())]
+    #[error("{}: no .tasm, .bc or .wasm programs", .dir.display())]
     NoPrograms {
         /// The program folder.
         dir: PathBuf,
@@ -64,6 +67,15 @@ pub enum Error {
         path: PathBuf,
         /// What the loader said.
         source: toyvm_vm::Error,
+    },
+    /// A WebAssembly module does not translate (malformed, or outside the
+    /// supported subset).
+    #[error("{}: {source}", .path.display())]
+    Module {
+        /// The module's file.
+        path: PathBuf,
+        /// What the translator said.
+        source: toyvm_wasm::Error,
     },
     /// A program imports host functions: the suite has no host to offer
     /// them, so it is refused before any run.
@@ -105,14 +117,87 @@ pub struct Case {
     pub name: String,
     /// Where it was read from.
     pub path: PathBuf,
-    /// The program, assembled or loaded from `.bc` (and verified).
+    /// The program, assembled or loaded from `.bc` (and verified), or
+    /// translated from a WebAssembly module.
     pub program: Program,
-    /// The entry function's arguments.
+    /// The header's arguments: the entry function's, or a WebAssembly
+    /// command's `argv` after its name.
     pub args: Vec<i64>,
     /// The input file, when the header names one.
     pub input_path: Option<PathBuf>,
     /// The input file's bytes (empty without one).
     pub input: Vec<u8>,
+    /// The translation, when the program is a WebAssembly module (run
+    /// with its WASI host).
+    pub wasm: Option<std::sync::Arc<toyvm_wasm::Translation>>,
+}
+
+impl Case {
+    /// The entry function's arguments: the header's for a toyvm program,
+    /// none for a WebAssembly command (`_start` takes none: its arguments
+    /// are its `argv`).
+    pub fn entry_args(&self) -> &[i64] {
+        if self.wasm.is_some() { &[] } else { &self.args }
+    }
+
+    /// The run's input: the entry arguments and the input file.
+    pub fn input(&self) -> Input<'_> {
+        Input {
+            args: self.entry_args(),
+            file: &self.input,
+        }
+    }
+
+    /// The WASI host of one run of a WebAssembly command: `argv` is the
+    /// module's file name then the header's arguments, standard output
+    /// goes to `out` (standard error is dropped), and the clock and the
+    /// random bytes are deterministic, so every run prints the same.
+    pub fn wasi<'a>(
+        &self,
+        t: &toyvm_wasm::Translation,
+        out: impl Write + Send + 'a,
+    ) -> toyvm_wasm::Wasi<'a> {
+        let args: Vec<String> = self.args.iter().map(i64::to_string).collect();
+        toyvm_wasm::Wasi::new(t, wasi_argv(&self.path, &args))
+            .stdout(out)
+            .stderr(std::io::sink())
+    }
+
+    /// Interprets the program once (the JIT off), its tuples into `sink`
+    /// and its output to `out` (a module's standard output).
+    pub fn interpret<S: TupleSink>(
+        &self,
+        out: &mut (dyn Write + Send),
+        sink: &mut S,
+        cfg: &interp::Config,
+    ) -> toyvm_vm::Result<interp::Outcome> {
+        let mut host = interp::NoJit(sink);
+        match &self.wasm {
+            Some(t) => {
+                let mut wasi = self.wasi(t, out);
+                let outcome = interp::run_hosted(
+                    &self.program,
+                    self.input(),
+                    &mut std::io::sink(),
+                    &mut host,
+                    &mut wasi,
+                    cfg,
+                )?;
+                wasi.flush().map_err(toyvm_vm::Error::Output)?;
+                Ok(outcome)
+            }
+            None => interp::run_with_host(&self.program, self.input(), out, &mut host, cfg),
+        }
+    }
+}
+
+/// A WebAssembly command's `argv`: its file name, then `args`.
+pub fn wasi_argv(path: &Path, args: &[String]) -> Vec<String> {
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    std::iter::once(name).chain(args.iter().cloned()).collect()
 }
 
 /// What a header says.
@@ -354,7 +439,7 @@ pub fn default_dir() -> PathBuf {
     }
 }
 
-/// Every `.tasm` and `.bc` file of `dir`, sorted by name.
+/// Every `.tasm`, `.bc` and `.wasm` file of `dir`, sorted by name.
 pub fn list(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir).map_err(|source| Error::Read {
         path: dir.to_owned(),
@@ -362,7 +447,10 @@ pub fn list(dir: &Path) -> Result<Vec<PathBuf>> {
     })?;
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "tasm" || e == "bc"))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|e| e == "tasm" || e == "bc" || e == "wasm")
+        })
         .collect();
     paths.sort();
     if paths.is_empty() {
@@ -380,7 +468,7 @@ pub fn resolve(name: &str, dir: &Path) -> Result<PathBuf> {
     if p.is_file() {
         return Ok(p);
     }
-    for ext in ["tasm", "bc"] {
+    for ext in ["tasm", "bc", "wasm"] {
         let q = dir.join(format!("{name}.{ext}"));
         if q.is_file() {
             return Ok(q);
@@ -417,6 +505,9 @@ pub fn load(path: &Path, bench: bool) -> Result<Case> {
                 source,
             }
         })?;
+    if bytes.starts_with(WASM_MAGIC) {
+        return load_module(path, &bytes, bench);
+    }
     let program = Program::load_any(&bytes).map_err(|source| Error::Program {
         path: path.to_owned(),
         source,
@@ -453,15 +544,64 @@ pub fn load(path: &Path, bench: bool) -> Result<Case> {
             None => Vec::new(),
         };
     Ok(Case {
-        name: path.file_stem().map_or_else(
-            || path.display().to_string(),
-            |s| s.to_string_lossy().into_owned(),
-        ),
+        name: stem(path),
         path: path.to_owned(),
         program,
         args,
         input_path,
         input,
+        wasm: None,
+    })
+}
+
+/// The magic number of a WebAssembly module.
+pub const WASM_MAGIC: &[u8] = b"\0asm";
+
+fn stem(path: &Path) -> String {
+    path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+/// A WebAssembly command, translated; its header is that of the C source
+/// beside it (`crc32.c` for `crc32.wasm`: `// args:`, `// bench-args:`,
+/// `//>` lines), and without one it runs with no arguments.
+fn load_module(path: &Path, bytes: &[u8], bench: bool) -> Result<Case> {
+    let t = toyvm_wasm::translate(bytes, &toyvm_wasm::Options::default()).map_err(|source| {
+        Error::Module {
+            path: path.to_owned(),
+            source,
+        }
+    })?;
+    let source = path.with_extension("c");
+    let header = match crate::files::read_bounded(&source, crate::files::MAX_FILE_BYTES) {
+        Ok(text) => {
+            parse_header(&String::from_utf8_lossy(&text)).map_err(|source| Error::Header {
+                path: path.with_extension("c"),
+                source,
+            })?
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Header::default(),
+        Err(source) => {
+            return Err(Error::Read {
+                path: path.with_extension("c"),
+                source,
+            });
+        }
+    };
+    let args = match (bench, &header.bench_args) {
+        (true, Some(b)) => b.clone(),
+        _ => header.args.clone(),
+    };
+    Ok(Case {
+        name: stem(path),
+        path: path.to_owned(),
+        program: t.program.clone(),
+        args,
+        input_path: None,
+        input: Vec::new(),
+        wasm: Some(std::sync::Arc::new(t)),
     })
 }
 

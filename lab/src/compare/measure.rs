@@ -16,7 +16,7 @@
 use toyvm_profiler::ProfilerSpec;
 use toyvm_profiler::report::{ModelReport, ProfileReport, StreamProfiler};
 use toyvm_vm::Tuple;
-use toyvm_vm::interp::{self, Input};
+use toyvm_vm::interp;
 
 use super::error::{Error, Result};
 use super::specs::Choice;
@@ -66,13 +66,16 @@ impl Runner for RuntimeRunner {
             .jit(jit)
             .build();
         let mut output = Digest::default();
-        let report = rt.run(
-            Input {
-                args: &case.args,
-                file: &case.input,
-            },
-            &mut output,
-        )?;
+        let report = match &case.wasm {
+            Some(t) => {
+                let mut wasi = case.wasi(t, &mut output);
+                let report = rt.run_with_host_fns(case.input(), &mut std::io::sink(), &mut wasi)?;
+                wasi.flush()
+                    .map_err(|e| toyvm::Error::Vm(toyvm_vm::Error::Output(e)))?;
+                report
+            }
+            None => rt.run(case.input(), &mut output)?,
+        };
         Ok(Run {
             output,
             value: report.outcome.value,
@@ -120,12 +123,7 @@ pub fn interpreter_errors(case: &Case, specs: &[ProfilerSpec]) -> Result<Vec<Mod
             Link::inline(make(), 0, false)
         };
         let cfg = interp::Config::default();
-        let input = Input {
-            args: &case.args,
-            file: &case.input,
-        };
-        let ran =
-            interp::run_with_sink(&case.program, input, &mut std::io::sink(), &mut link, &cfg);
+        let ran = case.interpret(&mut std::io::sink(), &mut link, &cfg);
         let (report, _) = link.finish();
         ran.map_err(Error::Record)?;
         Ok(report?.models)

@@ -23,7 +23,7 @@ use super::measure::Job;
 use super::report::Column;
 use super::{CompareArgs, Progress, Runner};
 use crate::suite::Case;
-use toyvm_vm::interp::{self, Input};
+use toyvm_vm::interp;
 
 /// Each cell's expected cost (see the module doc).
 pub fn costs(cases: &[Case], work: &[Job]) -> Vec<u64> {
@@ -34,11 +34,7 @@ pub fn costs(cases: &[Case], work: &[Job]) -> Vec<u64> {
                 count_steps: true,
                 ..interp::Config::default()
             };
-            let input = Input {
-                args: &c.args,
-                file: &c.input,
-            };
-            interp::run(&c.program, input, &mut std::io::sink(), &cfg)
+            c.interpret(&mut std::io::sink(), &mut toyvm_vm::tuple::NoSink, &cfg)
                 .ok()
                 .and_then(|o| o.steps)
                 .unwrap_or(1)

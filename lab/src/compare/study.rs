@@ -185,6 +185,7 @@ pub fn cases(grids: &[String], bench: bool) -> Result<(Vec<Case>, Vec<Workload>)
             args: vec![n],
             input_path: None,
             input: Vec::new(),
+            wasm: None,
         });
     }
     Ok((cases, workloads))
