@@ -108,11 +108,11 @@ pub(crate) enum Command {
     /// Compare every profiler model on every program: speedup, profile
     /// error against perfect, modeled state and overhead.
     #[command(after_long_help = toyvm_lab::compare::help())]
-    Compare(toyvm_lab::compare::CompareArgs),
+    Compare(crate::labargs::CompareCmd),
     /// Generate a synthetic workload whose tuple stream's hot set, skew,
     /// call polymorphism, value locality, phases and noise are set by
     /// knobs, or (`--describe FILE`) measure a program's stream.
-    Synth(toyvm_lab::synth::SynthArgs),
+    Synth(crate::labargs::SynthCmd),
     /// Regenerate the papers' experiments on toyvm's own streams: each
     /// claim beside our figure and a verdict, in DIR/REPORT.md with one
     /// SVG per figure (`--list` names them).

@@ -8,6 +8,7 @@ mod args;
 mod commands;
 mod import;
 mod inputs;
+mod labargs;
 mod run;
 mod runflags;
 mod runstats;
@@ -103,8 +104,8 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
             json,
             jit,
         }),
-        Command::Compare(args) => Ok(toyvm_lab::compare::run(&args)?),
-        Command::Synth(args) => Ok(toyvm_lab::synth::run(&args)?),
+        Command::Compare(args) => Ok(toyvm_lab::compare::run(&args.into())?),
+        Command::Synth(args) => Ok(toyvm_lab::synth::run(&args.into())?),
         Command::Reproduce(args) => Ok(toyvm_lab::reproduce::run(&args)?),
         Command::Trace(args) => import::run(&args),
     }

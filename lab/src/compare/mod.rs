@@ -36,7 +36,6 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
@@ -60,7 +59,7 @@ pub use measure::{Run, Runner, RuntimeRunner};
 pub use report::{Column, CompareReport, IntervalSeries, Row, Status, SummaryRow};
 
 /// How the report is printed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
     /// A readable table, a summary per configuration and any failures.
     #[default]
@@ -75,7 +74,7 @@ pub enum Format {
 
 /// Run every profiler model on every program and compare speedup, profile
 /// error, modeled state and overhead.
-#[derive(clap::Args, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub struct CompareArgs {
     /// Programs: files, or names of programs in the program folder
     /// (default: every program there).
@@ -85,51 +84,38 @@ pub struct CompareArgs {
     /// named after a model (`perfect`, `rap:eps=1%`) or `none` starts a
     /// new spec; `;` also separates. The interpreter
     /// (`none`) is always run: it is the baseline and the output oracle.
-    #[arg(long = "profile", alias = "profiles", value_name = "SPEC,SPEC,...")]
     pub profiles: Vec<String>,
     /// Timed runs per (program, configuration); the median is reported
     /// (1 to 1000, and at most 1,000,000 timed runs in all).
-    #[arg(long, value_name = "N", default_value_t = 3)]
     pub repeat: usize,
     /// Run programs with their `# bench-args:` instead of `# args:`.
-    #[arg(long)]
     pub bench: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write the report here instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Draw speedup per program and model, and error against state bytes,
     /// as SVG.
-    #[arg(long, value_name = "FILE.svg")]
     pub chart: Option<PathBuf>,
     /// A design-space grid, e.g. `multihash:tables=1|2|4|8,entries=512|2048`:
     /// the cartesian product of the `|` alternatives is compared (with
     /// `none` and `perfect` as references unless `--profile` is given).
     /// At most 4096 configurations in all; a larger grid is refused before
     /// it is expanded.
-    #[arg(long, value_name = "GRID")]
     pub sweep: Vec<String>,
     /// Runs side by side (default: 1, or every core with `--sweep`; at
     /// most 256). Timings are noisier above 1.
-    #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
     /// Write each (program, model) pair's error per interval as CSV.
-    #[arg(long, value_name = "FILE.csv")]
     pub intervals: Option<PathBuf>,
     /// Draw the error per interval of two models side by side (SVG).
-    #[arg(long, value_name = "FILE.svg")]
     pub interval_chart: Option<PathBuf>,
     /// The two configurations `--interval-chart` shows (labels as given
     /// to `--profile`; default: the first two models other than perfect).
-    #[arg(long, value_name = "A,B", requires = "interval_chart")]
     pub interval_models: Option<String>,
     /// An earlier JSON report: show how speedups and errors changed.
-    #[arg(long, value_name = "OLD.json")]
     pub baseline: Option<PathBuf>,
     /// Where to find programs by name (default: `programs/`).
-    #[arg(long, value_name = "DIR")]
     pub program_dir: Option<PathBuf>,
     /// Add generated workloads, one per point of a knob grid, e.g.
     /// `hot=16|64|256|1024,zipf=1.2`: keys are `toyvm synth`'s flags
@@ -139,33 +125,26 @@ pub struct CompareArgs {
     /// speedup relative to perfect against the workload's hot set over the
     /// model's capacity, and where E passes 1% and the speedup falls below
     /// 0.9x beyond noise. Without PROGRAMS only the workloads are run.
-    #[arg(long, value_name = "GRID")]
     pub synth: Vec<String>,
     /// Draw the study (with `--synth`): speedup relative to perfect with
     /// its per-round range against load and against state bytes (SVG).
-    #[arg(long, value_name = "FILE.svg")]
     pub study_chart: Option<PathBuf>,
     /// Record each finished cell (a timed run, or a program's error pass)
     /// in FILE as one JSON line, appended as it finishes, after a header
     /// line with the study's fingerprint. See "Studies on a cluster" in
     /// the README.
-    #[arg(long, value_name = "FILE.jsonl", alias = "out-dir")]
     pub cells: Option<PathBuf>,
     /// With --cells: run only the cells missing from FILE.
-    #[arg(long, requires = "cells")]
     pub resume: bool,
     /// Run only shard I of N (0 <= I < N) of the study's cells, balanced by
     /// expected cost, and write them to --cells (the part file); then
     /// `toyvm compare --merge PARTS...` makes the report.
-    #[arg(long, value_name = "I/N", requires = "cells")]
     pub shard: Option<String>,
     /// Make the report from part files (--cells of every --shard I/N of one
     /// study) instead of running; the study comes from the parts.
-    #[arg(long, value_name = "PART", num_args = 1.., conflicts_with_all = ["programs", "profiles", "sweep", "synth", "cells", "shard", "resume", "bench", "repeat"])]
     pub merge: Vec<PathBuf>,
     /// Write one CSV row per timed run (raw timings, units in the column
     /// names) to FILE.csv, and the run's metadata to FILE.csv.meta.json.
-    #[arg(long, value_name = "FILE.csv")]
     pub tidy: Option<PathBuf>,
 }
 

@@ -9,80 +9,44 @@ use super::{Generated, Knobs, describe, header_args};
 use crate::{Error, Result, output};
 
 /// `toyvm synth`: generate a program, or describe one.
-#[derive(clap::Args, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub struct SynthArgs {
     /// Seed of the generator and of the program's random choices.
-    #[arg(long, default_value_t = 1, conflicts_with = "describe")]
     pub seed: u64,
     /// Worker functions (code size).
-    #[arg(long, default_value_t = 16, conflicts_with = "describe")]
     pub functions: u32,
     /// Blocks per worker function (code size).
-    #[arg(long, default_value_t = 8, conflicts_with = "describe")]
     pub blocks: u32,
     /// Hot items per phase (each brings about five distinct tuples: edges,
     /// values and call targets).
-    #[arg(long, default_value_t = 64, conflicts_with = "describe")]
     pub hot: u32,
     /// Skew of the hot items: the i-th gets a share proportional to 1/i^S.
-    #[arg(
-        long,
-        value_name = "S",
-        default_value_t = 1.0,
-        conflicts_with = "describe"
-    )]
     pub zipf: f64,
     /// Targets per indirect call site, the t-th with a share proportional
     /// to 1/t.
-    #[arg(long, default_value_t = 2, conflicts_with = "describe")]
     pub targets: u32,
     /// Share of the dominant value at the value load and the arguments.
-    #[arg(
-        long,
-        value_name = "P",
-        default_value_t = 0.9,
-        conflicts_with = "describe"
-    )]
     pub value_share: f64,
     /// How many times the hot set moves over the run.
-    #[arg(long, default_value_t = 0, conflicts_with = "describe")]
     pub phases: u32,
     /// Share of iterations that run a cold, rarely repeated item.
-    #[arg(
-        long,
-        value_name = "P",
-        default_value_t = 0.0,
-        conflicts_with = "describe"
-    )]
     pub noise: f64,
     /// Iterations of an inner loop in every block (0: none): work that
     /// compiled code speeds up, one edge tuple per iteration.
-    #[arg(
-        long,
-        value_name = "W",
-        default_value_t = 0,
-        conflicts_with = "describe"
-    )]
     pub work: u32,
     /// Where to write the program (standard output without it). The file
     /// is replaced only once the whole program is written.
-    #[arg(short, long, value_name = "FILE.tasm", conflicts_with = "describe")]
     pub output: Option<PathBuf>,
     /// Instead of generating, run FILE under the perfect profiler and
     /// report its tuple stream's statistics.
-    #[arg(long, value_name = "FILE")]
     pub describe: Option<PathBuf>,
     /// Arguments of the described program (default: its `# args:` line).
-    #[arg(allow_negative_numbers = true, requires = "describe")]
     pub args: Vec<i64>,
     /// Interval length in tuples for `--describe` (at least 1).
-    #[arg(long, default_value_t = 10_000, requires = "describe")]
     pub interval: u64,
     /// Candidate threshold for `--describe`: `1%` or `0.01`.
-    #[arg(long, default_value = "1%", requires = "describe")]
     pub threshold: String,
     /// Print the description as JSON (`format` 1; see docs/json.md).
-    #[arg(long, requires = "describe")]
     pub json: bool,
 }
 
