@@ -149,7 +149,9 @@ impl Lane {
         batch: &[Tuple],
         on: &mut impl FnMut(IntervalEnd<'_>),
     ) {
-        if self.kinds == KindSet::ALL {
+        // A batch of the lane's kinds only (an edge stream to an edge-only
+        // model) is fed as it is: checking is cheaper than copying.
+        if self.kinds == KindSet::ALL || batch.iter().all(|t| self.kinds.contains(t.kind)) {
             self.feed(lane, batch, on);
         } else {
             let mut scratch = std::mem::take(&mut self.scratch);
