@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use super::streams::{Ctx, Stream, prefix, run_specs};
+use super::streams::{Ctx, run_specs};
 use super::{Chart, Figure, Outcome, Verdict};
 
 pub fn figures() -> Vec<Figure> {
@@ -61,11 +61,12 @@ fn table4(ctx: &Ctx) -> crate::Result<Outcome> {
     );
     let mut totals = [0.0f64; 3];
     for s in &ctx.edges {
+        let s = s.load(l)?;
         let specs: Vec<String> = schemes
             .iter()
             .map(|k| format!("conte:scheme={k},interval={l},threshold=0.0001%,period=500"))
             .collect();
-        let r = run_specs(prefix(s, ctx.sizes.short_len()), &specs)?;
+        let r = run_specs(&s.tuples, &specs)?;
         for (k, m) in r.models.iter().enumerate() {
             let buckets = m.summary.arc_weight_error.clone().unwrap_or_default();
             // Formula 2 over every block, lost ones included.
@@ -123,23 +124,30 @@ fn rap_runs(s: &[toyvm_profiler::Tuple], specs: &[String]) -> crate::Result<Vec<
         .collect())
 }
 
-fn code_stream(ctx: &Ctx) -> (&Stream, usize) {
-    (&ctx.edges[0], ctx.sizes.long_len())
+/// The first edge stream (the long setting's length) and its code keys.
+fn code_stream(ctx: &Ctx) -> crate::Result<(String, Vec<u32>)> {
+    let s = ctx.edges[0].load(ctx.sizes.long_len())?;
+    Ok((s.name, code_keys(&s.tuples)))
 }
 
 /// The paper's code profiles range over 32-bit PCs (R = 2^32, Fig 2's
 /// note): each branch's pc as a 32-bit address (function in the high 16
 /// bits, offset in the low 16), in the tree key's top 32 bits. A 128-bit
 /// tuple key (what `rap` profiles) has four times the levels, and a hot
-/// key needs b nodes on each.
-pub(super) fn code_keys(s: &[toyvm_profiler::Tuple]) -> Vec<u128> {
+/// key needs b nodes on each. Kept as the 32-bit addresses (a fourth of
+/// the tree keys' memory); [`code_key`] makes the tree key.
+pub(super) fn code_keys(s: &[toyvm_profiler::Tuple]) -> Vec<u32> {
     s.iter()
         .map(|t| {
             let pc = toyvm_vm::Pc(t.a);
-            let addr = ((pc.func() & 0xffff) << 16) | (pc.offset() & 0xffff);
-            u128::from(addr) << 96
+            ((pc.func() & 0xffff) << 16) | (pc.offset() & 0xffff)
         })
         .collect()
+}
+
+/// The tree key of a 32-bit code address: its bits at the key's top.
+pub(super) fn code_key(addr: u32) -> u128 {
+    u128::from(addr) << 96
 }
 
 /// RAP memory over 32-bit code keys as 004 section 5.2 measures it.
@@ -158,10 +166,10 @@ struct Memory {
 /// events before our first merge", 3.3.1).
 pub(super) const FIRST_MERGE: u64 = 1024;
 
-fn rap_code(keys: &[u128], b: u32, eps: f64, q: u64) -> Memory {
+fn rap_code(keys: &[u32], b: u32, eps: f64, q: u64) -> Memory {
     let mut t = toyvm_profiler::rap::RapTree::with_key_bits(b, eps, q, FIRST_MERGE, 32);
     for &k in keys {
-        t.add(k, 1);
+        t.add(code_key(k), 1);
     }
     let (max, mean) = t
         .nodes_before_merges()
@@ -182,8 +190,7 @@ fn worst_case(b: u32, eps: f64, q: u64) -> f64 {
 }
 
 fn fig2(ctx: &Ctx) -> crate::Result<Outcome> {
-    let (s, n) = code_stream(ctx);
-    let keys = code_keys(prefix(s, n));
+    let (name, keys) = code_stream(ctx)?;
     let bs = [2u32, 4, 16, 256];
     let res: Vec<Memory> = bs.iter().map(|&b| rap_code(&keys, b, 0.01, 2)).collect();
     let grows = res.windows(2).skip(1).all(|w| w[1].max >= w[0].max);
@@ -205,8 +212,7 @@ fn fig2(ctx: &Ctx) -> crate::Result<Outcome> {
     }
     Ok(Outcome {
         ours: format!(
-            "{}, 32-bit code keys: max nodes before a merge {} for b = 2/4/16/256",
-            s.name,
+            "{name}, 32-bit code keys: max nodes before a merge {} for b = 2/4/16/256",
             res.iter()
                 .map(|r| r.max.to_string())
                 .collect::<Vec<_>>()
@@ -240,8 +246,7 @@ fn fig2(ctx: &Ctx) -> crate::Result<Outcome> {
 }
 
 fn fig3(ctx: &Ctx) -> crate::Result<Outcome> {
-    let (s, n) = code_stream(ctx);
-    let keys = code_keys(prefix(s, n));
+    let (name, keys) = code_stream(ctx)?;
     let qs = [2u64, 4, 8];
     let res: Vec<Memory> = qs.iter().map(|&q| rap_code(&keys, 4, 0.01, q)).collect();
     let bound = |q: u64| worst_case(4, 0.01, q);
@@ -277,8 +282,7 @@ fn fig3(ctx: &Ctx) -> crate::Result<Outcome> {
     );
     Ok(Outcome {
         ours: format!(
-            "{}, 32-bit code keys: max nodes before a merge {} for q = 2/4/8 (worst case {:.0} at q = 2)",
-            s.name,
+            "{name}, 32-bit code keys: max nodes before a merge {} for q = 2/4/8 (worst case {:.0} at q = 2)",
             res.iter()
                 .map(|r| r.max.to_string())
                 .collect::<Vec<_>>()
@@ -310,7 +314,8 @@ fn fig4(ctx: &Ctx) -> crate::Result<Outcome> {
     );
     let mut speedups = Vec::new();
     for s in ctx.values.iter().chain(&ctx.edges) {
-        let tuples = prefix(s, ctx.sizes.long_len());
+        let s = s.load(ctx.sizes.long_len())?;
+        let tuples = &s.tuples[..];
         let n = tuples.len();
         let time = |buffer: u32| -> crate::Result<f64> {
             let spec =
@@ -378,8 +383,9 @@ fn fig8(ctx: &Ctx) -> crate::Result<Outcome> {
     let (mut at10, mut at10_n, mut mean10, mut early10) = (0, 0, 0.0, 0);
     for s in &ctx.edges {
         let n = ctx.sizes.long_len();
-        let keys = code_keys(prefix(s, n));
-        let mut per_key: std::collections::HashMap<u128, u64> = std::collections::HashMap::new();
+        let s = s.load(n)?;
+        let keys = code_keys(&s.tuples);
+        let mut per_key: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
         for &k in &keys {
             *per_key.entry(k).or_default() += 1;
         }
@@ -387,7 +393,7 @@ fn fig8(ctx: &Ctx) -> crate::Result<Outcome> {
             .iter()
             .map(|e| format!("rap:eps={e}%,interval={n},threshold=1%,kinds=edge"))
             .collect();
-        let wide = rap_runs(prefix(s, n), &specs)?;
+        let wide = rap_runs(&s.tuples, &specs)?;
         let mut points = Vec::new();
         for (&e, w) in epss.iter().zip(&wide) {
             let m = rap_code(&keys, 4, e / 100.0, 2);
@@ -399,7 +405,7 @@ fn fig8(ctx: &Ctx) -> crate::Result<Outcome> {
                 s.name, m.max, m.max_at, m.mean, w.0
             );
             if e == 10.0 && m.max > at10 {
-                let early: std::collections::HashSet<u128> =
+                let early: std::collections::HashSet<u32> =
                     keys.iter().take(FIRST_MERGE as usize).copied().collect();
                 (at10, at10_n, mean10, early10) = (m.max, m.max_at, m.mean, early.len());
             }
