@@ -341,15 +341,28 @@ impl Ctx {
 /// `len` tuples of every kind together, its tuples into `sink`; returns the
 /// instructions and tuples of that run.
 fn record_synth(len: usize, sink: &mut Keep) -> crate::Result<(u64, u64)> {
+    let mut counted = Counted { sink, tuples: 0 };
+    let instructions = run_synth(4096, len as u64 * 8, &mut counted)?;
+    Ok((instructions, counted.tuples))
+}
+
+/// Runs the generated workload with a hot set of `hot` items (seed 7,
+/// functions 64, blocks 16; see `toyvm synth`) in the interpreter for
+/// `fuel` instructions, its tuples of every kind into `sink`; returns the
+/// instructions it ran.
+pub(super) fn run_synth<S: toyvm_vm::tuple::TupleSink>(
+    hot: u32,
+    fuel: u64,
+    sink: &mut S,
+) -> crate::Result<u64> {
     let knobs = Knobs {
         seed: 7,
         functions: 64,
         blocks: 16,
-        hot: 4096,
+        hot,
         ..Knobs::default()
     };
     let program = toyvm_vm::asm::assemble(&generate(&knobs)?)?;
-    let fuel = len as u64 * 8;
     let cfg = toyvm_vm::interp::Config {
         // A few instructions per tuple: enough fuel for `len` of them; the
         // fuel trap ends the run, and the tuples before it stand.
@@ -361,20 +374,17 @@ fn record_synth(len: usize, sink: &mut Keep) -> crate::Result<(u64, u64)> {
         args: &[i64::MAX / 2],
         file: &[],
     };
-    let mut counted = Counted { sink, tuples: 0 };
-    let ran =
-        toyvm_vm::interp::run_with_sink(&program, input, &mut std::io::sink(), &mut counted, &cfg);
+    let ran = toyvm_vm::interp::run_with_sink(&program, input, &mut std::io::sink(), sink, &cfg);
     // The fuel trap is the expected end; any other trap or error is not.
-    let instructions = match ran {
-        Ok(outcome) => outcome.steps.unwrap_or(fuel),
+    match ran {
+        Ok(outcome) => Ok(outcome.steps.unwrap_or(fuel)),
         Err(toyvm_vm::Error::Trap(t))
             if matches!(t.kind, toyvm_vm::interp::TrapKind::OutOfFuel { .. }) =>
         {
-            fuel
+            Ok(fuel)
         }
-        Err(e) => return Err(e.into()),
-    };
-    Ok((instructions, counted.tuples))
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Counts every tuple of a run (beyond what [`Keep`] keeps).
