@@ -3,7 +3,9 @@
 //! streams.  Speed work on the models' hot paths must leave these exactly unchanged; the
 //! values were recorded from the unoptimized implementations (RAP's again when its merge
 //! became the paper's interior merge: same candidates and hot ranges but for a few counts,
-//! a smaller peak tree).
+//! a smaller peak tree; and the buffered RAP specs' once more when the event buffer's slot
+//! hash became a mixing one, issue 37 item 3: the same events reach the tree in another
+//! eviction order, which can move splits and so counts).
 //!
 //! `GOLDEN_PRINT=1 cargo test -p toyvm-profiler --test golden -- --nocapture` prints the
 //! current values; `TOYVM_BLESS=1` rewrites the table below with them (for a change
@@ -431,27 +433,27 @@ const GOLDEN: &[(&str, &str, u64)] = &[
     (
         "rap:interval=5000,threshold=1%",
         "zipf0.8",
-        0x22f59395748b8829,
+        0xdc243d2f39c036a2,
     ),
     (
         "rap:interval=5000,threshold=1%",
         "zipf1.2",
-        0xe56ce45ab279999f,
+        0x58f6de1c94fc443b,
     ),
     (
         "rap:interval=5000,threshold=1%",
         "noisy",
-        0x3fde5bce19901a5b,
+        0x87edd40ee21b2e17,
     ),
     (
         "rap:interval=5000,threshold=1%",
         "edges",
-        0x4540d1f945a77294,
+        0xb0c6b61def8af68c,
     ),
     (
         "rap:interval=5000,threshold=1%",
         "mixed",
-        0x58bbfee742bbdadd,
+        0x283893eac3fe6ed5,
     ),
     (
         "rap:buffer=0,interval=5000,threshold=1%",
@@ -481,52 +483,52 @@ const GOLDEN: &[(&str, &str, u64)] = &[
     (
         "rap:reset=on,interval=5000,threshold=1%",
         "zipf0.8",
-        0x0191b798d91c9cc0,
+        0x04a51d1b26f7416a,
     ),
     (
         "rap:reset=on,interval=5000,threshold=1%",
         "zipf1.2",
-        0xb7025bdec1de098c,
+        0x55624b05af506c92,
     ),
     (
         "rap:reset=on,interval=5000,threshold=1%",
         "noisy",
-        0xb669335e91c49fd8,
+        0xfeafba9bcf4de971,
     ),
     (
         "rap:reset=on,interval=5000,threshold=1%",
         "edges",
-        0x7d8cb6cc34800591,
+        0x834f5d581999a0a3,
     ),
     (
         "rap:reset=on,interval=5000,threshold=1%",
         "mixed",
-        0xe3fc8271ce2c081e,
+        0x50e7df0d9b5005d5,
     ),
     (
         "rap:dims=2,branching=16,interval=5000,threshold=1%",
         "zipf0.8",
-        0x86b83b6b3d03ad06,
+        0x396bdd5e526b72dd,
     ),
     (
         "rap:dims=2,branching=16,interval=5000,threshold=1%",
         "zipf1.2",
-        0xdc1bacd59782e368,
+        0x4b26ac15ec280b58,
     ),
     (
         "rap:dims=2,branching=16,interval=5000,threshold=1%",
         "noisy",
-        0x6ff83a750a0639d3,
+        0xd521c7e2832925f9,
     ),
     (
         "rap:dims=2,branching=16,interval=5000,threshold=1%",
         "edges",
-        0xd051d2bb1212a0df,
+        0xa40dd5931ca37f77,
     ),
     (
         "rap:dims=2,branching=16,interval=5000,threshold=1%",
         "mixed",
-        0xbaebe5b44ae639f0,
+        0xd0a079fc59c4347d,
     ),
     (
         "conte:scheme=twolevel,interval=5000,threshold=1%",

@@ -1,14 +1,13 @@
 //! Paper 002 (Conte et al.): Table IV, the arc-weight error of the
 //! one-level, two-level and counter schemes by block-weight bucket
 //! (formula 2). Paper 004 (Mysore et al., RAP): Figs 2-3 (branching factor
-//! and merge period), Fig 4 (the merging event buffer) and Fig 8 (nodes
-//! against eps); Fig 10 is in `rap_hot`, the 2-D tree (section 4) in
+//! and merge period) and Fig 8 (nodes against eps); Fig 4 (the merging
+//! event buffer) is in `rap_buffer`, Fig 10 in `rap_hot`, the 2-D tree (section 4) in
 //! `rap2d`.
 
 use std::fmt::Write as _;
-use std::time::Instant;
 
-use super::streams::{Ctx, Stream, prefix, run_specs};
+use super::streams::{Ctx, run_specs};
 use super::{Chart, Figure, Outcome, Verdict};
 
 pub fn figures() -> Vec<Figure> {
@@ -30,8 +29,8 @@ pub fn figures() -> Vec<Figure> {
         },
         Figure {
             id: "004-fig4",
-            claim: "Fig 4: the merging event buffer speeds RAP up (13x on average with 1 KB)",
-            run: fig4,
+            claim: "Fig 4: the merging event buffer speeds RAP up (13x on average with 1 KB; 46x with full offline aggregation)",
+            run: super::rap_buffer::fig4,
         },
         Figure {
             id: "004-fig8",
@@ -61,11 +60,12 @@ fn table4(ctx: &Ctx) -> crate::Result<Outcome> {
     );
     let mut totals = [0.0f64; 3];
     for s in &ctx.edges {
+        let s = s.load(l)?;
         let specs: Vec<String> = schemes
             .iter()
             .map(|k| format!("conte:scheme={k},interval={l},threshold=0.0001%,period=500"))
             .collect();
-        let r = run_specs(prefix(s, ctx.sizes.short_len()), &specs)?;
+        let r = run_specs(&s.tuples, &specs)?;
         for (k, m) in r.models.iter().enumerate() {
             let buckets = m.summary.arc_weight_error.clone().unwrap_or_default();
             // Formula 2 over every block, lost ones included.
@@ -123,23 +123,30 @@ fn rap_runs(s: &[toyvm_profiler::Tuple], specs: &[String]) -> crate::Result<Vec<
         .collect())
 }
 
-fn code_stream(ctx: &Ctx) -> (&Stream, usize) {
-    (&ctx.edges[0], ctx.sizes.long_len())
+/// The first edge stream (the long setting's length) and its code keys.
+fn code_stream(ctx: &Ctx) -> crate::Result<(String, Vec<u32>)> {
+    let s = ctx.edges[0].load(ctx.sizes.long_len())?;
+    Ok((s.name, code_keys(&s.tuples)))
 }
 
 /// The paper's code profiles range over 32-bit PCs (R = 2^32, Fig 2's
 /// note): each branch's pc as a 32-bit address (function in the high 16
 /// bits, offset in the low 16), in the tree key's top 32 bits. A 128-bit
 /// tuple key (what `rap` profiles) has four times the levels, and a hot
-/// key needs b nodes on each.
-pub(super) fn code_keys(s: &[toyvm_profiler::Tuple]) -> Vec<u128> {
+/// key needs b nodes on each. Kept as the 32-bit addresses (a fourth of
+/// the tree keys' memory); [`code_key`] makes the tree key.
+pub(super) fn code_keys(s: &[toyvm_profiler::Tuple]) -> Vec<u32> {
     s.iter()
         .map(|t| {
             let pc = toyvm_vm::Pc(t.a);
-            let addr = ((pc.func() & 0xffff) << 16) | (pc.offset() & 0xffff);
-            u128::from(addr) << 96
+            ((pc.func() & 0xffff) << 16) | (pc.offset() & 0xffff)
         })
         .collect()
+}
+
+/// The tree key of a 32-bit code address: its bits at the key's top.
+pub(super) fn code_key(addr: u32) -> u128 {
+    u128::from(addr) << 96
 }
 
 /// RAP memory over 32-bit code keys as 004 section 5.2 measures it.
@@ -158,10 +165,10 @@ struct Memory {
 /// events before our first merge", 3.3.1).
 pub(super) const FIRST_MERGE: u64 = 1024;
 
-fn rap_code(keys: &[u128], b: u32, eps: f64, q: u64) -> Memory {
+fn rap_code(keys: &[u32], b: u32, eps: f64, q: u64) -> Memory {
     let mut t = toyvm_profiler::rap::RapTree::with_key_bits(b, eps, q, FIRST_MERGE, 32);
     for &k in keys {
-        t.add(k, 1);
+        t.add(code_key(k), 1);
     }
     let (max, mean) = t
         .nodes_before_merges()
@@ -182,8 +189,7 @@ fn worst_case(b: u32, eps: f64, q: u64) -> f64 {
 }
 
 fn fig2(ctx: &Ctx) -> crate::Result<Outcome> {
-    let (s, n) = code_stream(ctx);
-    let keys = code_keys(prefix(s, n));
+    let (name, keys) = code_stream(ctx)?;
     let bs = [2u32, 4, 16, 256];
     let res: Vec<Memory> = bs.iter().map(|&b| rap_code(&keys, b, 0.01, 2)).collect();
     let grows = res.windows(2).skip(1).all(|w| w[1].max >= w[0].max);
@@ -205,8 +211,7 @@ fn fig2(ctx: &Ctx) -> crate::Result<Outcome> {
     }
     Ok(Outcome {
         ours: format!(
-            "{}, 32-bit code keys: max nodes before a merge {} for b = 2/4/16/256",
-            s.name,
+            "{name}, 32-bit code keys: max nodes before a merge {} for b = 2/4/16/256",
             res.iter()
                 .map(|r| r.max.to_string())
                 .collect::<Vec<_>>()
@@ -240,8 +245,7 @@ fn fig2(ctx: &Ctx) -> crate::Result<Outcome> {
 }
 
 fn fig3(ctx: &Ctx) -> crate::Result<Outcome> {
-    let (s, n) = code_stream(ctx);
-    let keys = code_keys(prefix(s, n));
+    let (name, keys) = code_stream(ctx)?;
     let qs = [2u64, 4, 8];
     let res: Vec<Memory> = qs.iter().map(|&q| rap_code(&keys, 4, 0.01, q)).collect();
     let bound = |q: u64| worst_case(4, 0.01, q);
@@ -277,8 +281,7 @@ fn fig3(ctx: &Ctx) -> crate::Result<Outcome> {
     );
     Ok(Outcome {
         ours: format!(
-            "{}, 32-bit code keys: max nodes before a merge {} for q = 2/4/8 (worst case {:.0} at q = 2)",
-            s.name,
+            "{name}, 32-bit code keys: max nodes before a merge {} for q = 2/4/8 (worst case {:.0} at q = 2)",
             res.iter()
                 .map(|r| r.max.to_string())
                 .collect::<Vec<_>>()
@@ -304,61 +307,6 @@ fn fig3(ctx: &Ctx) -> crate::Result<Outcome> {
     })
 }
 
-fn fig4(ctx: &Ctx) -> crate::Result<Outcome> {
-    let mut detail = String::from(
-        "| stream | no buffer (s) | 64-entry buffer (s) | speedup |\n|---|---|---|---|\n",
-    );
-    let mut speedups = Vec::new();
-    for s in ctx.values.iter().chain(&ctx.edges) {
-        let tuples = prefix(s, ctx.sizes.long_len());
-        let n = tuples.len();
-        let time = |buffer: u32| -> crate::Result<f64> {
-            let spec =
-                toyvm_profiler::parse_spec(&format!("rap:eps=1%,buffer={buffer},interval={n}"))?;
-            // Best of three: timing is the figure.
-            let mut best = f64::MAX;
-            for _ in 0..3 {
-                let mut m = spec.build();
-                let t = Instant::now();
-                m.observe_batch(tuples);
-                let _ = m.end_interval();
-                best = best.min(t.elapsed().as_secs_f64());
-            }
-            Ok(best)
-        };
-        let (a, b) = (time(1)?, time(64)?);
-        let x = a / b.max(1e-9);
-        speedups.push(x);
-        let _ = writeln!(detail, "| {} | {a:.3} | {b:.3} | {x:.2}x |", s.name);
-    }
-    let mean = speedups.iter().sum::<f64>() / speedups.len().max(1) as f64;
-    Ok(Outcome {
-        ours: format!(
-            "speedup from a 64-entry buffer: mean {mean:.2}x (timed; varies with the machine)"
-        ),
-        // Holds when within a factor of two of the paper's average.
-        verdict: Verdict::check(mean >= 6.5, || {
-            format!(
-                "{mean:.2}x, far below 13x: the streams here are replayed from memory, so there is no host program whose locality the buffer protects, and the tree walk is cheap"
-            )
-        }),
-        detail,
-        chart: Some(Chart {
-            x: "stream".into(),
-            y: "speedup (x)".into(),
-            log_x: false,
-            series: vec![(
-                "buffer speedup".into(),
-                speedups
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &x)| (i as f64, x))
-                    .collect(),
-            )],
-        }),
-    })
-}
-
 fn fig8(ctx: &Ctx) -> crate::Result<Outcome> {
     let epss = [1.0, 2.0, 5.0, 10.0, 20.0];
     let mut series = Vec::new();
@@ -378,8 +326,9 @@ fn fig8(ctx: &Ctx) -> crate::Result<Outcome> {
     let (mut at10, mut at10_n, mut mean10, mut early10) = (0, 0, 0.0, 0);
     for s in &ctx.edges {
         let n = ctx.sizes.long_len();
-        let keys = code_keys(prefix(s, n));
-        let mut per_key: std::collections::HashMap<u128, u64> = std::collections::HashMap::new();
+        let s = s.load(n)?;
+        let keys = code_keys(&s.tuples);
+        let mut per_key: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
         for &k in &keys {
             *per_key.entry(k).or_default() += 1;
         }
@@ -387,7 +336,7 @@ fn fig8(ctx: &Ctx) -> crate::Result<Outcome> {
             .iter()
             .map(|e| format!("rap:eps={e}%,interval={n},threshold=1%,kinds=edge"))
             .collect();
-        let wide = rap_runs(prefix(s, n), &specs)?;
+        let wide = rap_runs(&s.tuples, &specs)?;
         let mut points = Vec::new();
         for (&e, w) in epss.iter().zip(&wide) {
             let m = rap_code(&keys, 4, e / 100.0, 2);
@@ -399,7 +348,7 @@ fn fig8(ctx: &Ctx) -> crate::Result<Outcome> {
                 s.name, m.max, m.max_at, m.mean, w.0
             );
             if e == 10.0 && m.max > at10 {
-                let early: std::collections::HashSet<u128> =
+                let early: std::collections::HashSet<u32> =
                     keys.iter().take(FIRST_MERGE as usize).copied().collect();
                 (at10, at10_n, mean10, early10) = (m.max, m.max_at, m.mean, early.len());
             }

@@ -18,8 +18,9 @@
 //!   bucket for the one-level, two-level and counter schemes, formula 2):
 //!   `conte_rap`.
 //! - **004** (RAP, Mysore et al.): Figs 2-3 (branching factor and merge
-//!   period: memory and error), Fig 4 (the merging event buffer's speedup),
-//!   Fig 8 (nodes against eps): `conte_rap`; Fig 10 (hot-range error over
+//!   period: memory and error), Fig 8 (nodes against eps): `conte_rap`;
+//!   Fig 4 (the merging event buffer inline with a running program):
+//!   `rap_buffer`; Fig 10 (hot-range error over
 //!   32-bit code keys, a phased stream among them): `rap_hot`; the 2-D tree
 //!   on `<pc, value>` ranges against the oracle's hot boxes: `rap2d`.
 //!
@@ -35,6 +36,7 @@ use std::time::Instant;
 mod conte_rap;
 mod multihash;
 mod rap2d;
+mod rap_buffer;
 mod rap_hot;
 mod report;
 mod stratified;

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use toyvm_profiler::multihash::false_positive_bound;
 
-use super::streams::{Ctx, Stream, prefix, run_specs};
+use super::streams::{Ctx, Source, run_specs};
 use super::{Chart, Figure, Outcome, Verdict, pct};
 
 pub fn figures() -> Vec<Figure> {
@@ -99,11 +99,11 @@ struct Mean {
     fn_: f64,
 }
 
-fn means(ctx: &Ctx, streams: &[Stream], long: bool, specs: &[String]) -> crate::Result<Vec<Mean>> {
+fn means(ctx: &Ctx, streams: &[Source], long: bool, specs: &[String]) -> crate::Result<Vec<Mean>> {
     let mut sums = vec![Mean::default(); specs.len()];
     let len = stream_len(ctx, long);
     for s in streams {
-        let r = run_specs(prefix(s, len), specs)?;
+        let r = run_specs(&s.load(len)?.tuples, specs)?;
         for (m, out) in sums.iter_mut().zip(&r.models) {
             let x = &out.summary.errors;
             m.error += x.error;
@@ -235,9 +235,9 @@ fn fig9(ctx: &Ctx) -> crate::Result<Outcome> {
     // Measured: the share of the interval's distinct cold tuples (below the
     // threshold) a bare multi-hash (no conservative update, shielding,
     // retaining or reset) reports, on the widest value stream at 10K/1%.
-    let stream = &ctx.values[0];
     let len = ctx.sizes.short_len();
-    let tuples = prefix(stream, len);
+    let stream = ctx.values[0].load(len)?;
+    let tuples = &stream.tuples[..];
     let l = ctx.sizes.short;
     let cold = cold_distinct(tuples, l, l / 100);
     let mut detail = String::from("| entries | tables | bound | measured |\n|---|---|---|---|\n");
@@ -541,7 +541,7 @@ type BestConfig = (
 /// E of C1-R0 at each table count and of the best single hash, per setting.
 fn best_config(
     ctx: &Ctx,
-    streams: &[Stream],
+    streams: &[Source],
     kinds: &str,
     tables: &[u32],
 ) -> crate::Result<BestConfig> {
@@ -643,7 +643,8 @@ fn fig13(ctx: &Ctx) -> crate::Result<Outcome> {
     );
     let (mut spikes, mut peaks) = ([0usize; 2], [0f64; 2]);
     for s in &ctx.values {
-        let r = run_specs(prefix(s, ctx.sizes.long_len()), &specs)?;
+        let s = s.load(ctx.sizes.long_len())?;
+        let r = run_specs(&s.tuples, &specs)?;
         for (k, m) in r.models.iter().enumerate() {
             let e: Vec<f64> = m.intervals.iter().map(|i| i.error.error).collect();
             let max = e.iter().copied().fold(0.0, f64::max);

@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use toyvm_profiler::rap::key_of;
 use toyvm_profiler::{HotRange, Tuple};
 
-use super::streams::{Ctx, prefix, run_specs};
+use super::streams::{Ctx, run_specs};
 use super::{Outcome, Verdict};
 
 /// A box of the 2-D trie: `a` and `b` ranges, and its weight (its events
@@ -196,13 +196,13 @@ pub fn verdict(c: &Compared) -> Verdict {
 }
 
 pub fn rap_2d(ctx: &Ctx) -> crate::Result<Outcome> {
-    let s = &ctx.values[2];
     let n = ctx.sizes.short_len();
+    let s = ctx.values[2].load(n)?;
     let (eps, hot) = (0.05, 0.10);
     let specs = [format!(
         "rap:eps=5%,dims=2,hot=10%,interval={n},threshold=1%,kinds=value"
     )];
-    let tuples = prefix(s, n);
+    let tuples = &s.tuples[..];
     let r = run_specs(tuples, &specs)?;
     let m = &r.models[0];
     let ranges: Vec<HotRange> = m

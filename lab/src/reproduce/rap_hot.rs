@@ -17,8 +17,8 @@ use std::fmt::Write as _;
 use toyvm_profiler::Tuple;
 use toyvm_profiler::rap::RapTree;
 
-use super::conte_rap::{FIRST_MERGE, code_keys};
-use super::streams::{Ctx, prefix};
+use super::conte_rap::{FIRST_MERGE, code_key, code_keys};
+use super::streams::Ctx;
 use super::{Outcome, Verdict};
 
 /// A phased edge stream of `len` branches: `phases` phases of equal
@@ -56,14 +56,14 @@ pub struct HotError {
 /// summed, against the exact count of the keys inside it. With `every` >
 /// 1 the tree takes only every `every`-th key (a model that drops events,
 /// for the tests); the truth stays that of the whole stream.
-pub fn hot_range_error(keys: &[u128], eps: f64, hot: f64, every: usize) -> HotError {
+pub fn hot_range_error(keys: &[u32], eps: f64, hot: f64, every: usize) -> HotError {
     let mut t = RapTree::with_key_bits(4, eps, 2, FIRST_MERGE, 32);
     for &k in keys.iter().step_by(every.max(1)) {
-        t.add(k, 1);
+        t.add(code_key(k), 1);
     }
     let mut exact: HashMap<u128, u64> = HashMap::new();
     for &k in keys {
-        *exact.entry(k).or_default() += 1;
+        *exact.entry(code_key(k)).or_default() += 1;
     }
     let mut sorted: Vec<(u128, u64)> = exact.into_iter().collect();
     sorted.sort_unstable();
@@ -134,9 +134,10 @@ pub fn fig10(ctx: &Ctx) -> crate::Result<Outcome> {
     );
     let (mut at10, mut at1) = (Vec::new(), Vec::new());
     for (i, name) in names.iter().enumerate() {
-        // One stream's keys at a time (20M keys are 320 MB).
+        // One stream's keys at a time (20M keys are 80 MB), the stream
+        // dropped once its keys are taken.
         let keys = match ctx.edges.get(i) {
-            Some(s) => code_keys(prefix(s, n)),
+            Some(s) => code_keys(&s.load(n)?.tuples),
             None => code_keys(&phased_edges(n, 4, 21)),
         };
         for (eps, out) in [(0.10, &mut at10), (0.01, &mut at1)] {

@@ -63,9 +63,9 @@ pub fn markdown(rows: &[Row], ctx: &Ctx, seconds: f64) -> String {
         s.intervals,
         s.trials
     );
-    let names = |v: &[super::streams::Stream]| {
+    let names = |v: &[super::streams::Source]| {
         v.iter()
-            .map(|x| format!("{} ({} tuples)", x.name, x.tuples.len()))
+            .map(|x| format!("{} ({} tuples)", x.name, x.len))
             .collect::<Vec<_>>()
             .join(", ")
     };

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use toyvm_profiler::hash::SplitMix64;
 use toyvm_profiler::{Kind, Tuple, parse_spec};
 
-use super::streams::{Ctx, prefix, run_specs};
+use super::streams::{Ctx, run_specs};
 use super::{Chart, Figure, Outcome, Verdict, pct};
 
 pub fn figures() -> Vec<Figure> {
@@ -242,8 +242,8 @@ fn convergence(
 }
 
 fn fig7(ctx: &Ctx) -> crate::Result<Outcome> {
-    let stream = &ctx.values[2];
-    let n = ctx.sizes.long_len().min(stream.tuples.len());
+    let stream = ctx.values[2].load(ctx.sizes.long_len())?;
+    let n = stream.tuples.len();
     let lengths = log_grid(n);
     let specs = [
         "stratified:sampler=R_256,second=none",
@@ -418,7 +418,7 @@ fn fig10(ctx: &Ctx) -> crate::Result<Outcome> {
         .map(|(n, _)| (format!("{n} + A_16"), Vec::new()))
         .collect();
     for (i, s) in ctx.values.iter().enumerate() {
-        let r = fig10_messages(prefix(s, ctx.sizes.long_len()), l)?;
+        let r = fig10_messages(&s.load(ctx.sizes.long_len())?.tuples, l)?;
         for (c, &(a, b)) in r.iter().enumerate() {
             let x = a as f64 / b.max(1) as f64;
             let _ = writeln!(
@@ -540,9 +540,8 @@ fn fig11_verdict(paper: Fig11, events: usize) -> Verdict {
 }
 
 fn fig11(ctx: &Ctx) -> crate::Result<Outcome> {
-    let s = &ctx.mixed[0];
-    let whole = prefix(s, ctx.sizes.long_len());
-    let (tuples, events) = edge_call_prefix(whole, fig11_events(ctx));
+    let s = ctx.mixed[0].load(ctx.sizes.long_len())?;
+    let (tuples, events) = edge_call_prefix(&s.tuples, fig11_events(ctx));
     let instructions = ctx.workload_instructions(tuples.len());
     let paper = fig11_run(tuples, events, "none", instructions)?;
     let a16 = fig11_run(tuples, events, "A_16", instructions)?;

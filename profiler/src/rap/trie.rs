@@ -139,6 +139,9 @@ pub struct RapTree {
     /// [`RapTree::hint_demand`] above which the tables grow.
     hint_bits: u32,
     hint_limit: usize,
+    /// Every add walks from the root and the hint tables are never made or read (the
+    /// paper's plain tree walk, [`RapTree::set_plain_walk`]).
+    plain: bool,
     /// The point nodes (with their keys and their counts at the last
     /// [`RapTree::take_point_growth`], their marks) whose count grew since then: what
     /// [`RapTree::take_point_growth`] visits instead of the whole tree.  A point joins
@@ -220,6 +223,7 @@ impl RapTree {
             top_hints: Vec::new(),
             hint_bits: 0,
             hint_limit: 0,
+            plain: false,
             touched: Vec::new(),
             lim: 1,
             lim_lo: 0,
@@ -409,6 +413,18 @@ impl RapTree {
         self.peak = self.peak.max(self.live);
     }
 
+    /// With `plain`, every add walks from the root, with no key-to-leaf hint tables
+    /// (their 1.25 MiB at full size are never made): the paper's tree walk, for timing
+    /// what the hints or a buffer save.  The tree and its counts are the same either way
+    /// (a hint only chooses where a walk starts).
+    pub fn set_plain_walk(&mut self, plain: bool) {
+        self.plain = plain;
+        self.key_hints = Vec::new();
+        self.top_hints = Vec::new();
+        self.hint_bits = 0;
+        self.hint_limit = 0;
+    }
+
     /// Adds `count` occurrences of `key` (rap_add_points for one profile type).  The
     /// result is identical to `count` single adds: the batch is cut at merge times and,
     /// at a leaf, takes exactly the events single adds would have put there.
@@ -540,6 +556,12 @@ impl RapTree {
         const NEAR: usize = 4;
         // Key-hint slots of the adds in flight, by position mod 16.
         let mut slots = [0usize; 16];
+        if self.plain {
+            for &(key, count) in items {
+                self.add(key, count);
+            }
+            return;
+        }
         if self.hint_demand() > self.hint_limit {
             self.alloc_hints();
         }
@@ -567,13 +589,16 @@ impl RapTree {
     }
 
     fn add_chunk(&mut self, key: u128, mut count: u64) {
-        if self.hint_demand() > self.hint_limit {
+        let plain = self.plain;
+        if !plain && self.hint_demand() > self.hint_limit {
             self.alloc_hints();
         }
-        let (ts, ks) = self.hint_slots(key);
+        let (ts, ks) = if plain { (0, 0) } else { self.hint_slots(key) };
         // Where the walk starts: the key's own hint, else its top half's (read only when
         // the key's misses), else the root.
-        let (start, way) = if self.on_path(self.key_hints[ks] as usize, key) {
+        let (start, way) = if plain {
+            (0, 5)
+        } else if self.on_path(self.key_hints[ks] as usize, key) {
             (self.key_hints[ks] as usize, 0)
         } else if self.on_path(self.key_hints[ks + 1] as usize, key) {
             (self.key_hints[ks + 1] as usize, 1)
@@ -631,6 +656,9 @@ impl RapTree {
         }
         // Remember where the walk ended (and, after a walk from above the anchor, the
         // anchor node).
+        if plain {
+            return;
+        }
         if way != 0 || node != start {
             if way != 0 {
                 self.key_hints[ks + 1] = self.key_hints[ks];

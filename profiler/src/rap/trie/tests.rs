@@ -279,3 +279,46 @@ fn merges_and_splits_keep_the_structure_and_every_points_growth() {
         }
     }
 }
+
+#[test]
+fn a_plain_walk_builds_the_same_tree_without_hint_tables() {
+    let (mut hinted, mut plain) = (
+        RapTree::new(4, 0.01, 2, 1024),
+        RapTree::new(4, 0.01, 2, 1024),
+    );
+    plain.set_plain_walk(true);
+    let mut x = 0x1234_5678_9abc_def0u64;
+    let mut batch = Vec::new();
+    for i in 0..60_000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // A few hot keys among many cold ones, added one by one and in batches.
+        let key = if x.is_multiple_of(3) {
+            u128::from(x % 8)
+        } else {
+            u128::from(x) << 40
+        };
+        if i.is_multiple_of(2) {
+            hinted.add(key, 1 + i % 3);
+            plain.add(key, 1 + i % 3);
+        } else {
+            batch.push((key, 1));
+            if batch.len() == 64 {
+                hinted.add_batch(&batch);
+                plain.add_batch(&batch);
+                batch.clear();
+            }
+        }
+    }
+    assert!(plain.key_hints.is_empty() && plain.top_hints.is_empty());
+    assert!(!hinted.key_hints.is_empty());
+    assert_eq!(plain.events(), hinted.events());
+    assert_eq!(plain.nodes(), hinted.nodes());
+    assert_eq!(plain.peak_nodes(), hinted.peak_nodes());
+    assert_eq!(plain.points(), hinted.points());
+    assert_eq!(
+        plain.nodes_with_hotness(0.1),
+        hinted.nodes_with_hotness(0.1)
+    );
+}
