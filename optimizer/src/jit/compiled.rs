@@ -173,6 +173,9 @@ impl CompiledRegion {
     /// lent knows how the run ended. Instructions the interpreter ran count
     /// against `fuel` whether the code is metered or not.
     ///
+    /// With a stack limit ([`HostCalls::with_stack_limit`]) native calls
+    /// below it run in the interpreter instead (see [`crate::native`]).
+    ///
     /// [`TrapKind::Host`]: toyvm_vm::interp::TrapKind::Host
     #[allow(clippy::too_many_arguments)]
     pub fn run_hosted(
@@ -220,6 +223,7 @@ impl CompiledRegion {
             table: self.table.as_ptr(),
             table_len: self.table.len() as u64,
             memory,
+            stack_limit: host.stack_limit() as u64,
         };
         // SAFETY: `entry` points at live code (`_memory` keeps it mapped)
         // with `RegionFn`'s signature, and so does every native function it
