@@ -146,3 +146,61 @@ fn a_thread_without_room_hands_calls_to_the_instance_thread() {
     assert!(seen.windows(2).all(|w| w[0] == w[1]), "one instance thread");
     drop(jit);
 }
+
+#[test]
+fn fuel_is_counted_exactly_across_the_interpreter_calls_at_the_limit() {
+    let t = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(|| {
+            let threads = Arc::new(Mutex::new(Vec::new()));
+            let make = |profile: &str| {
+                let limits = Limits {
+                    max_depth: MAX_DEPTH,
+                    fuel: Some(2_000_000),
+                    ..Limits::default()
+                };
+                let engine = Engine::builder()
+                    .profile_str(profile)
+                    .unwrap()
+                    .limits(limits)
+                    .build();
+                let module = Module::from_bytes(&engine, SRC.as_bytes()).unwrap();
+                let mut imports = Imports::new();
+                let seen = Arc::clone(&threads);
+                imports.define("where", 1, move |args, _| {
+                    seen.lock().unwrap().push(std::thread::current().id());
+                    Ok(args[0])
+                });
+                Instance::with_imports(&module, imports, &[]).unwrap()
+            };
+            let mut jit = make("multihash:interval=500");
+            let mut plain = make("none");
+            let mut ran_out = false;
+            for n in [10, 300, 300, 20_000, 30_000, 40_000, 40_000, 40_000, 40_000] {
+                let (x, y) = (outcome(&mut jit, n), outcome(&mut plain, n));
+                match (&x, &y) {
+                    (Ok(_), Ok(_)) => {
+                        assert_eq!(x, y, "run({n})");
+                        // Every instruction counted, natively or not.
+                        assert_eq!(jit.fuel(), plain.fuel(), "run({n})");
+                    }
+                    (Err(a), Err(b)) => {
+                        // Native code charges a block at a time: the same
+                        // trap, perhaps a block later.
+                        assert!(
+                            a.contains("out of fuel") && b.contains("out of fuel"),
+                            "{a} / {b}"
+                        );
+                        ran_out = true;
+                        break;
+                    }
+                    _ => panic!("run({n}): the JIT gave {x:?}, the interpreter {y:?}"),
+                }
+            }
+            assert!(ran_out, "the calls use more than the fuel");
+            let stats = jit.stats().jit.unwrap();
+            assert!(stats.interpreter_calls > 0, "{stats:?}");
+        })
+        .unwrap();
+    t.join().unwrap();
+}

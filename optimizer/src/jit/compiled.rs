@@ -250,7 +250,9 @@ impl CompiledRegion {
         // signature the code generator declares for it), which reaches
         // `host` and the memory through `ctx` only while the code waits on
         // it; neither is used here until the code returns. A call into the
-        // interpreter calls `host::interp_trampoline` the same way; the
+        // interpreter calls `host::interp_trampoline` (or, from a native
+        // function at the stack limit, `host::limit_trampoline`) the same
+        // way; the
         // interpreter it reaches through `host` gets the memory for the
         // call's duration and never `regs` (the callee's frames are its
         // own), so the region's window is untouched behind its back.
