@@ -31,8 +31,9 @@
 //!    through an exit, as before there were such calls), but for a native
 //!    function's, which the reserve is for: it covers one level of the
 //!    interpreter's frames and what the interpreter does between two
-//!    checks (output, host functions, the model, compiling on this
-//!    thread), below the limit.
+//!    checks (output, host functions, the model), below the limit; a
+//!    compile with little stack left runs on a thread of its own (see
+//!    `compiler`).
 
 use std::sync::Arc;
 use std::time::Instant;
