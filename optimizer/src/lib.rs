@@ -93,6 +93,7 @@ mod testing;
 pub use cfg::{Cfg, EdgeCounts, WeightedCfg};
 pub use error::{Error, Result};
 pub use exit::{Exit, ExitKind, ExitReport, ExitSite};
+pub use jit::stack;
 pub use jit::{
     Called, CodeCache, CompiledRegion, DEFAULT_MAX_DEPTH, Fuel, HostCalls, Interpreter, RegionFn,
 };

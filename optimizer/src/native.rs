@@ -55,6 +55,16 @@
 //! exit and [`crate::CompiledRegion::run_with`] turns the context into a
 //! [`NativeTrap`].
 //!
+//! Every native call (from a region, an entry stub or a native function)
+//! first compares the stack pointer against `NativeCtx::stack_limit`, after
+//! the depth check; below the limit the callee runs in the interpreter,
+//! whose frames are on the heap, instead (see `crate::jit::stack`): a region
+//! or entry stub hands the call over as for a bail, a bailing function
+//! bails, and a closed function calls the interpreter for the callee
+//! through the interpreter trampoline and goes on with its value. So
+//! native recursion never overflows the machine stack, and the call-depth
+//! limit and its trap stay the interpreter's.
+//!
 //! Where native code is not the interpreter, by design: it emits no
 //! profile tuples, and with fuel metering on it charges fuel a basic block
 //! at a time (see `codegen`), so a run may end up to one block
@@ -378,6 +388,11 @@ pub struct NativeCtx {
     /// reads this field): its length is synchronized with `mem_len` around
     /// the call.
     pub(crate) memory: *mut toyvm_vm::interp::Memory,
+    /// The lowest stack pointer at which native code may still call a
+    /// native function (0: no check, the caller vouches for the stack):
+    /// below it a native call goes to the interpreter instead (see
+    /// `crate::jit::stack`).
+    pub(crate) stack_limit: u64,
 }
 
 /// Field offsets for the code generator.
@@ -396,6 +411,7 @@ pub(crate) mod ctx_offset {
     pub const FUEL: i32 = offset_of!(NativeCtx, fuel) as i32;
     pub const TABLE: i32 = offset_of!(NativeCtx, table) as i32;
     pub const TABLE_LEN: i32 = offset_of!(NativeCtx, table_len) as i32;
+    pub const STACK_LIMIT: i32 = offset_of!(NativeCtx, stack_limit) as i32;
 }
 
 /// A trap inside native code, with everything the runtime needs to build

@@ -1,7 +1,10 @@
 //! What one host-to-guest call costs: 20,000 calls of a function that
-//! returns its argument, on an interpreter-only engine (the call runs on
-//! the caller's thread) and on one with the JIT on (the call is handed to
-//! the instance's own thread, whose stack native code needs, and back).
+//! returns its argument, on an interpreter-only engine and on one with the
+//! JIT on (both on the caller's thread: compiled code checks the stack
+//! against a limit near the end of the thread's stack, see
+//! `toyvm::optimizer::stack`). Before compiled code ran on the caller's
+//! thread, a JIT call was handed to the instance's own thread and back:
+//! 1.5 us against 0.1 us (issue 38).
 //!
 //! `cargo run --release --example call_cost`
 

@@ -41,16 +41,24 @@
 //! # Ok::<(), toyvm::Error>(())
 //! ```
 //!
-//! Without compiled code an instance runs calls on the calling thread.
-//! With the JIT on, calls run on the instance's own thread, whose stack is
-//! large enough for native recursion to the call-depth limit (compiled
-//! functions call each other on the machine stack): started by the first
-//! call, handed each call's state and arguments through a channel and
-//! giving them back with the result, joined when the instance is dropped.
-//! A host function runs on that thread during a call; if it panics, the
-//! panic continues in the caller of [`Instance::call`] and the instance
-//! stays usable (where panics unwind: a binary built with `panic =
-//! "abort"`, as this workspace's release profile is, aborts instead). The
+//! An instance runs calls on the calling thread, compiled code included,
+//! as wasmtime does: compiled functions call each other on the machine
+//! stack, and each native call first checks the stack pointer against a
+//! limit near the end of the calling thread's stack (see
+//! [`toyvm_optimizer::stack`]); below it the interpreter, whose frames are
+//! on the heap, makes the calls, so a deep recursion runs to the call-depth
+//! limit and traps there as the interpreter does, never overflowing the
+//! host's stack. Where the thread's stack is not known (a target whose C
+//! library does not say) or has too little room left above the limit, the
+//! call runs on the instance's own thread instead, with a stack large
+//! enough for native recursion to the call-depth limit: started by the
+//! first such call, handed each call's state and arguments through a
+//! channel and giving them back with the result, joined when the instance
+//! is dropped. A host function runs on the thread that runs the call; if
+//! it panics, the panic continues in the caller of [`Instance::call`] and
+//! the instance stays usable (where panics unwind: a binary built with
+//! `panic = "abort"`, as this workspace's release profile is, aborts
+//! instead). The
 //! profiler model runs within the call too (the threaded model of
 //! [`crate::Runtime`] is for whole runs). Decisions are deterministic: the
 //! same calls in the same order compile the same regions at the same
@@ -327,9 +335,9 @@ pub struct InstanceStats {
 /// and its installed compiled code, kept from call to call. A trap ends
 /// the call, not the instance: memory stays as the trap left it.
 ///
-/// With compiled code, calls run on the instance's own thread (see the
-/// module docs), started at the first call and joined when the instance is
-/// dropped.
+/// With compiled code, a call from a thread without room on its stack runs
+/// on the instance's own thread (see the module docs), started at the
+/// first such call and joined when the instance is dropped.
 pub struct Instance {
     /// `Some` but while a call runs on the worker thread (which has it).
     state: Option<Box<State>>,
@@ -348,7 +356,7 @@ struct State {
     kinds: KindSet,
     /// Fuel left, with a fuel limit.
     fuel: Option<u64>,
-    /// The stack a call needs with compiled code.
+    /// The stack of the instance's own thread, with compiled code.
     stack: Option<usize>,
     /// The host functions, by import index.
     host_fns: Linked,
@@ -385,6 +393,8 @@ impl Worker {
             .name("toyvm-instance".into())
             .stack_size(stack)
             .spawn(move || {
+                // Where the C library does not tell.
+                toyvm_optimizer::stack::assume_thread_stack(stack);
                 while let Ok(Job {
                     mut state,
                     func,
@@ -409,6 +419,19 @@ impl Worker {
             thread: Some(thread),
         })
     }
+}
+
+/// The least machine stack above the stack limit (see
+/// [`toyvm_optimizer::stack`]) for a call with compiled code to run on the
+/// calling thread: native recursion gets at least this much before the
+/// interpreter takes over.
+const MIN_ROOM: usize = 64 << 10;
+
+/// Whether a call with compiled code runs on the calling thread: its
+/// stack's bounds are known and leave [`MIN_ROOM`] above the limit.
+fn room_here() -> bool {
+    let limit = crate::runtime::stack_limit_here();
+    limit != usize::MAX && toyvm_optimizer::stack::stack_room(limit) >= MIN_ROOM
 }
 
 /// How long a thread waiting for the other side of a call spins before it
@@ -495,7 +518,6 @@ impl Instance {
                 let limits = JitLimits {
                     fuel: config.limits.fuel,
                     max_depth: config.limits.max_depth,
-                    stack_bytes: stack.unwrap_or(0),
                 };
                 let program = Arc::clone(&module.program);
                 Some(Jit::new(program, Arc::clone(code), opts, false, limits)?)
@@ -565,6 +587,9 @@ impl Instance {
         let Some(stack) = self.state().stack else {
             return self.state_mut().call_here(func, args);
         };
+        if room_here() {
+            return self.state_mut().call_here(func, args);
+        }
         if self.worker.is_none() {
             self.worker = Some(Worker::start(stack)?);
         }

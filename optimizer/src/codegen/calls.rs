@@ -14,6 +14,9 @@
 //! When the trampoline declines (no interpreter lent, or no machine stack
 //! to spare) the region leaves through an `Interpret` exit at the call,
 //! registers and fuel as before it, and the interpreter makes the call.
+//! A native call that finds the stack at its limit (see [`crate::native`])
+//! goes where its callee's bail would: to the trampoline, which then
+//! declines too.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -29,7 +32,7 @@ use crate::native::ctx_offset;
 
 /// The interpreter trampoline's signature (see `crate::jit::host`):
 /// `(ctx, callee, args, n, func << 32 | pc, depth, unrun) -> i64`.
-pub(super) fn interp_signature(isa: &dyn TargetIsa) -> Signature {
+pub(crate) fn interp_signature(isa: &dyn TargetIsa) -> Signature {
     let ptr = isa.pointer_type();
     let mut sig = Signature::new(isa.default_call_conv());
     sig.params.push(AbiParam::new(ptr)); // ctx
@@ -83,6 +86,7 @@ impl Lower<'_, '_> {
                 self.region.func,
                 pc,
                 unwind,
+                fallback,
                 self.fuel,
                 Some(self.mem_len),
             );
@@ -166,6 +170,7 @@ impl Lower<'_, '_> {
             self.region.func,
             pc,
             unwind,
+            interp,
             self.fuel,
             Some(self.mem_len),
         );
@@ -220,6 +225,7 @@ impl Lower<'_, '_> {
             self.region.func,
             pc,
             unwind,
+            bailed,
             self.fuel,
             Some(self.mem_len),
         );

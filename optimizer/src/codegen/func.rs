@@ -39,6 +39,7 @@ use crate::{Error, Result};
 
 use super::lower::{self, Fault};
 
+mod limit;
 mod stub;
 pub(crate) use stub::lower_stub;
 
@@ -71,7 +72,8 @@ fn codegen_error(func: &ir::Function, isa: &dyn TargetIsa, head: String) -> Resu
 
 /// Lowers closed or bailing function `fidx` of `program` (`natives`: every
 /// function's [`Native`], from [`native::native_functions`]) and verifies
-/// the result.
+/// the result; also says its size for inlining: its instructions but those
+/// of its calls at the stack limit (see `limit`).
 pub(crate) fn lower_function(
     program: &Program,
     fidx: u32,
@@ -80,7 +82,7 @@ pub(crate) fn lower_function(
     fctx: &mut FunctionBuilderContext,
     declare: &mut DeclareCallee<'_>,
     metering: bool,
-) -> Result<ir::Function> {
+) -> Result<(ir::Function, usize)> {
     let f = &program.functions[fidx as usize];
     let mut func = ir::Function::with_name_signature(
         ir::UserFuncName::user(1, fidx),
@@ -115,21 +117,28 @@ pub(crate) fn lower_function(
             _ => {}
         }
     }
-    {
+    let interp_sig = (!bailing && !refs.is_empty())
+        .then(|| func.import_signature(super::calls::interp_signature(isa)));
+    let limit_insts = {
         let b = FunctionBuilder::new(&mut func, fctx);
         let mut l = FuncLower::new(program, fidx, b, refs, isa.pointer_type(), metering);
         l.bailing = bailing;
         l.sigs = sigs;
+        l.interp_sig = interp_sig;
         l.body();
         l.b.finalize(isa.frontend_config());
-    }
+        l.limit_insts
+    };
     codegen_error(&func, isa, format!("native function f{fidx}"))?;
-    Ok(func)
+    let size = func.dfg.num_insts().saturating_sub(limit_insts);
+    Ok((func, size))
 }
 
 /// Shared by regions and native functions: `callee(args)` one frame deeper
 /// than `depth`, after the interpreter's depth check (which traps at the
-/// call, in the caller `func` at `pc`). On any trap control goes to
+/// call, in the caller `func` at `pc`) and the stack check (a stack pointer
+/// at or below `NativeCtx::stack_limit` goes to `no_stack`, nothing
+/// recorded: see [`crate::native`]). On any trap control goes to
 /// `unwind`, with the trap recorded in `ctx`; otherwise the call's value is
 /// returned. With fuel metering (`fuel`), the caller's fuel goes to `ctx`
 /// for the callee and comes back from it after the call; `mem_len`, the
@@ -145,6 +154,7 @@ pub(crate) fn emit_native_call(
     func: u32,
     pc: u32,
     unwind: Block,
+    no_stack: Block,
     fuel: Option<Variable>,
     mem_len: Option<Variable>,
 ) -> Value {
@@ -163,6 +173,10 @@ pub(crate) fn emit_native_call(
     record_trap(b, ctx, native::TRAP_STACK_OVERFLOW, func, pc, None);
     b.ins().jump(unwind, &[]);
     b.switch_to_block(ok);
+    let room = stack_room(b, ctx);
+    let go = b.create_block();
+    b.ins().brif(room, go, &[], no_stack, &[]);
+    b.switch_to_block(go);
     let deeper = b.ins().iadd_imm_s(depth, 1);
     let mut all = vec![ctx, deeper];
     all.extend_from_slice(args);
@@ -198,6 +212,21 @@ pub(crate) fn emit_native_call(
         b.def_var(var, len);
     }
     value
+}
+
+/// Whether the stack pointer is above `NativeCtx::stack_limit` (always,
+/// with the limit 0): a native call may be made.
+pub(crate) fn stack_room(b: &mut FunctionBuilder<'_>, ctx: Value) -> Value {
+    let ptr = b.func.dfg.value_type(ctx);
+    let ro = MemFlagsData::trusted().with_readonly();
+    let limit = b.ins().load(types::I64, ro, ctx, ctx_offset::STACK_LIMIT);
+    let sp = b.ins().get_stack_pointer(ptr);
+    let sp = if ptr == types::I64 {
+        sp
+    } else {
+        b.ins().uextend(types::I64, sp)
+    };
+    b.ins().icmp(IntCC::UnsignedGreaterThan, sp, limit)
 }
 
 /// How a native call reaches its callee.
@@ -266,6 +295,13 @@ struct FuncLower<'p, 'b> {
     bailing: bool,
     /// A bailing function's `calli` signatures, by arity.
     sigs: HashMap<u8, ir::SigRef>,
+    /// A closed function with calls: the interpreter trampoline's
+    /// signature, for its calls at the stack limit (see `limit`).
+    interp_sig: Option<ir::SigRef>,
+    /// The start of the bytecode block being lowered.
+    block_start: u32,
+    /// Instructions of the calls' paths at the stack limit (see `limit`).
+    limit_insts: usize,
 }
 
 /// Native functions track no constants; a failed check records the trap
@@ -405,6 +441,9 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             ends,
             bailing: false,
             sigs: HashMap::new(),
+            interp_sig: None,
+            block_start: 0,
+            limit_insts: 0,
         }
     }
 
@@ -454,6 +493,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                     self.b.ins().jump(blk, &[]);
                 }
                 self.b.switch_to_block(blk);
+                self.block_start = pc;
                 self.charge(pc);
             }
             open = self.instr(pc, instr);
@@ -517,7 +557,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         let ok = self.b.ins().band(has, fits);
         self.check(ok, native::TRAP_BAIL, pc, None);
         let sig = self.sigs[&n];
-        self.native_call(pc, d, NativeTarget::Indirect(sig, addr), a, n);
+        self.native_call(pc, d, NativeTarget::Indirect(sig, addr), None, a, n);
     }
 
     /// A closed function's `calli`: the value compared against every
@@ -535,7 +575,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             let is = self.b.ins().icmp_imm_s(IntCC::Equal, x, i64::from(g));
             self.b.ins().brif(is, call, &[], next, &[]);
             self.b.switch_to_block(call);
-            self.native_call(pc, d, NativeTarget::Direct(self.refs[&g]), a, n);
+            self.native_call(pc, d, NativeTarget::Direct(self.refs[&g]), Some(g), a, n);
             self.b.ins().jump(join, &[]);
             self.b.switch_to_block(next);
         }
@@ -546,9 +586,22 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         self.b.switch_to_block(join);
     }
 
-    /// `d = callee(a, .., a+n-1)` natively; a trap or bail unwinds.
-    fn native_call(&mut self, pc: u32, d: u8, callee: NativeTarget, a: u8, n: u8) {
+    /// `d = callee(a, .., a+n-1)` natively; a trap or bail unwinds. At the
+    /// stack limit a bailing function bails, and a closed one calls the
+    /// interpreter for `callee` (`value`: the function's index, known for
+    /// every call of a closed function) instead.
+    fn native_call(
+        &mut self,
+        pc: u32,
+        d: u8,
+        callee: NativeTarget,
+        value: Option<u32>,
+        a: u8,
+        n: u8,
+    ) {
         let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
+        let no_stack = self.b.create_block();
+        self.b.set_cold_block(no_stack);
         let v = emit_native_call(
             &mut self.b,
             self.ctx,
@@ -558,10 +611,33 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             self.fidx,
             pc,
             self.unwind,
+            no_stack,
             self.fuel,
             self.mem.map(|(_, len)| len),
         );
         self.set(d, v);
+        let join = self.b.create_block();
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(no_stack);
+        if self.bailing {
+            record_trap(
+                &mut self.b,
+                self.ctx,
+                native::TRAP_BAIL,
+                self.fidx,
+                pc,
+                None,
+            );
+            self.b.ins().jump(self.unwind, &[]);
+        } else {
+            let value = value.expect("a closed function's callees are known");
+            let before = self.b.func.dfg.num_insts();
+            let v = self.limit_call(pc, value, &args);
+            self.limit_insts += self.b.func.dfg.num_insts() - before;
+            self.set(d, v);
+            self.b.ins().jump(join, &[]);
+        }
+        self.b.switch_to_block(join);
     }
 
     /// A bail point at `pc`: unwind every native frame with
@@ -660,7 +736,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             }
             Instr::Call { d, f, a, n } => {
                 let callee = NativeTarget::Direct(self.refs[&f]);
-                self.native_call(pc, d, callee, a, n);
+                self.native_call(pc, d, callee, Some(f), a, n);
             }
             Instr::Ret { a } => {
                 let v = self.get(a);

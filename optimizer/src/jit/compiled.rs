@@ -173,6 +173,9 @@ impl CompiledRegion {
     /// lent knows how the run ended. Instructions the interpreter ran count
     /// against `fuel` whether the code is metered or not.
     ///
+    /// With a stack limit ([`HostCalls::with_stack_limit`]) native calls
+    /// below it run in the interpreter instead (see [`crate::native`]).
+    ///
     /// [`TrapKind::Host`]: toyvm_vm::interp::TrapKind::Host
     #[allow(clippy::too_many_arguments)]
     pub fn run_hosted(
@@ -220,6 +223,7 @@ impl CompiledRegion {
             table: self.table.as_ptr(),
             table_len: self.table.len() as u64,
             memory,
+            stack_limit: host.stack_limit() as u64,
         };
         // SAFETY: `entry` points at live code (`_memory` keeps it mapped)
         // with `RegionFn`'s signature, and so does every native function it
@@ -246,7 +250,9 @@ impl CompiledRegion {
         // signature the code generator declares for it), which reaches
         // `host` and the memory through `ctx` only while the code waits on
         // it; neither is used here until the code returns. A call into the
-        // interpreter calls `host::interp_trampoline` the same way; the
+        // interpreter calls `host::interp_trampoline` (or, from a native
+        // function at the stack limit, `host::limit_trampoline`) the same
+        // way; the
         // interpreter it reaches through `host` gets the memory for the
         // call's duration and never `regs` (the callee's frames are its
         // own), so the region's window is untouched behind its back.

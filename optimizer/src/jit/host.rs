@@ -27,11 +27,14 @@
 //! lends (the runtime's: see `toyvm_vm::interp::Reentry`), with the fuel
 //! left as the interpreter counts it, and stores what the callee left
 //! back into the context. It records `TRAP_BAIL` when there is no
-//! interpreter or it declines (the region then hands the call to the
+//! interpreter or it declines, or when the call would start below the stack
+//! limit (see [`super::stack`]; the region then hands the call to the
 //! interpreter through an `Interpret` exit, as before), and `TRAP_ENDED`
 //! when the run ended inside the call (the region leaves at once through
 //! its `Trap` exit, and whoever lent the interpreter ends the run as it
-//! said). A panic inside is caught and resumed as an `hcall`'s is.
+//! said). A panic inside is caught and resumed as an `hcall`'s is. A native
+//! function whose call finds the stack at its limit calls
+//! [`limit_trampoline`] instead, which is never declined.
 //!
 //! [`CompiledRegion::run_hosted`]: super::CompiledRegion::run_hosted
 
@@ -53,6 +56,10 @@ pub struct HostCalls<'a> {
     imports: &'a [Import],
     failure: Option<Failure>,
     interpreter: Option<&'a mut dyn Interpreter>,
+    /// The stack limit native calls check (0: none; see `super::stack`).
+    stack_limit: usize,
+    /// Calls into the interpreter declined for want of stack.
+    declined: u64,
 }
 
 /// The interpreter, as compiled code calls it for a callee without native
@@ -81,6 +88,9 @@ pub enum Called {
     /// The callee returned this value.
     Returned(i64),
     /// Nothing ran: compiled code hands the call to the interpreter.
+    /// Never for a call a native function makes at the stack limit (see
+    /// [`HostCalls::with_stack_limit`]), which cannot be handed back: that
+    /// is reported as a panic in the caller of the compiled code.
     Declined,
     /// The run is over (a trap, `halt`, an output error): compiled code
     /// leaves at once, and the interpreter that was lent ends the run.
@@ -112,6 +122,8 @@ impl<'a> HostCalls<'a> {
             imports,
             failure: None,
             interpreter: None,
+            stack_limit: 0,
+            declined: 0,
         }
     }
 
@@ -130,7 +142,37 @@ impl<'a> HostCalls<'a> {
             imports: &[],
             failure: None,
             interpreter: None,
+            stack_limit: 0,
+            declined: 0,
         }
+    }
+
+    /// These host calls, with compiled code checking the machine stack
+    /// against `limit` (see [`super::stack`]; 0, the default: no check,
+    /// the caller vouches that native recursion to the call-depth limit
+    /// fits the thread's stack). Takes effect only with an interpreter
+    /// ([`with_interpreter`](Self::with_interpreter)): native code that
+    /// reaches the limit calls it for the rest of the recursion, and calls
+    /// into it that would start below the limit are declined.
+    pub fn with_stack_limit(mut self, limit: usize) -> HostCalls<'a> {
+        self.stack_limit = limit;
+        self
+    }
+
+    /// The stack limit compiled code checks, 0 without an interpreter.
+    pub(crate) fn stack_limit(&self) -> usize {
+        if self.interpreter.is_some() {
+            self.stack_limit
+        } else {
+            0
+        }
+    }
+
+    /// Calls into the interpreter declined so far because they would have
+    /// started below the stack limit (the code handed them to the
+    /// interpreter through an exit instead).
+    pub fn declined(&self) -> u64 {
+        self.declined
     }
 
     fn call(&mut self, index: u16, args: &[i64], mem: &mut [i64]) -> Result<i64, String> {
@@ -165,6 +207,12 @@ pub(crate) fn trampoline_address() -> i64 {
 /// The interpreter trampoline's address, for the code generator.
 pub(crate) fn interp_trampoline_address() -> i64 {
     interp_trampoline as *const () as usize as i64
+}
+
+/// The address of the interpreter trampoline native functions call at the
+/// stack limit (same signature), for the code generator.
+pub(crate) fn limit_trampoline_address() -> i64 {
+    limit_trampoline as *const () as usize as i64
 }
 
 /// Called by compiled code for an `hcall` (see the module docs); returns
@@ -216,7 +264,8 @@ extern "C" fn trampoline(
 /// the call's `func << 32 | pc`, `depth` the caller's depth and `unrun` the
 /// instructions the caller's block charged to fuel but has not run (those
 /// after the call). Returns the callee's value, or 0 with `TRAP_BAIL`
-/// (declined) or `TRAP_ENDED` (the run is over) recorded in `ctx`.
+/// (declined: also when the call would start below the stack limit) or
+/// `TRAP_ENDED` (the run is over) recorded in `ctx`.
 extern "C" fn interp_trampoline(
     ctx: *mut NativeCtx,
     callee: i64,
@@ -226,12 +275,53 @@ extern "C" fn interp_trampoline(
     depth: u64,
     unrun: u64,
 ) -> i64 {
+    interp_call(ctx, callee, args, n, site, depth, unrun, false)
+}
+
+/// [`interp_trampoline`] for a native function's call at the stack limit
+/// (see [`crate::native`]): never declined for want of stack (the
+/// reserve below the limit is for this call), and an interpreter that
+/// declines it is a bug, reported as a panic once compiled code has left
+/// (a native function cannot hand a call back: it may have stored).
+extern "C" fn limit_trampoline(
+    ctx: *mut NativeCtx,
+    callee: i64,
+    args: *const i64,
+    n: u64,
+    site: u64,
+    depth: u64,
+    unrun: u64,
+) -> i64 {
+    interp_call(ctx, callee, args, n, site, depth, unrun, true)
+}
+
+/// What both interpreter trampolines do; `at_limit` for a native
+/// function's call at the stack limit.
+#[allow(clippy::too_many_arguments)]
+fn interp_call(
+    ctx: *mut NativeCtx,
+    callee: i64,
+    args: *const i64,
+    n: u64,
+    site: u64,
+    depth: u64,
+    unrun: u64,
+    at_limit: bool,
+) -> i64 {
     // SAFETY: as in `trampoline`: compiled code passes the live
     // `NativeCtx` of `CompiledRegion::run_hosted`, whose `host` is that
     // run's `HostCalls`, neither otherwise touched while this runs.
     let ctx = unsafe { &mut *ctx };
     let host = unsafe { &mut *ctx.host.cast::<HostCalls<'_>>() };
+    let below = ctx.stack_limit != 0 && super::stack::stack_pointer() as u64 <= ctx.stack_limit;
+    if below && !at_limit {
+        host.declined += 1;
+        ctx.trap_kind = native::TRAP_BAIL;
+        return 0;
+    }
     let Some(interpreter) = host.interpreter.as_deref_mut() else {
+        // No limit is set without an interpreter, so no call at it.
+        debug_assert!(!at_limit);
         ctx.trap_kind = native::TRAP_BAIL;
         return 0;
     };
@@ -272,6 +362,14 @@ extern "C" fn interp_trampoline(
             ctx.fuel =
                 (i128::from(fuel) - unrun).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
             v
+        }
+        Ok(Called::Declined) if at_limit => {
+            let why = "the interpreter declined a call native code made at the stack limit";
+            host.failure = Some(Failure::Panic(Box::new(why)));
+            ctx.trap_kind = native::TRAP_HOST;
+            ctx.trap_func = site >> 32;
+            ctx.trap_pc = site & 0xffff_ffff;
+            0
         }
         Ok(Called::Declined) => {
             ctx.trap_kind = native::TRAP_BAIL;

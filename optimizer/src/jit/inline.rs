@@ -25,8 +25,9 @@ const INLINE_BUDGET: usize = 256;
 /// depths, so the frame-per-depth bound of the JIT stack still holds with
 /// the larger frame).
 pub(super) struct SmallCallees<'a> {
-    /// Per function: its native function's IR, before optimization.
-    lowered: &'a [Option<ir::Function>],
+    /// Per function: its native function's IR, before optimization, and
+    /// its size (see [`inlinable`]).
+    lowered: &'a [Option<(ir::Function, usize)>],
     /// Function index by module function id.
     by_id: &'a HashMap<u32, usize>,
     /// The functions inlined so far (with repeats).
@@ -36,7 +37,10 @@ pub(super) struct SmallCallees<'a> {
 }
 
 impl<'a> SmallCallees<'a> {
-    pub(super) fn new(lowered: &'a [Option<ir::Function>], by_id: &'a HashMap<u32, usize>) -> Self {
+    pub(super) fn new(
+        lowered: &'a [Option<(ir::Function, usize)>],
+        by_id: &'a HashMap<u32, usize>,
+    ) -> Self {
         SmallCallees {
             lowered,
             by_id,
@@ -47,8 +51,13 @@ impl<'a> SmallCallees<'a> {
 }
 
 /// Whether a native function's IR is small enough to inline.
-pub(super) fn inlinable(body: &ir::Function) -> bool {
-    body.dfg.num_insts() <= INLINE_MAX_INSTS
+///
+/// A native function's size here is its instructions but those of its
+/// calls' paths to the interpreter at the stack limit (cold, and about as
+/// many per call as the rest of a small function: see
+/// `codegen::func::limit`), as `lower_function` counts them.
+pub(super) fn inlinable(size: usize) -> bool {
+    size <= INLINE_MAX_INSTS
 }
 
 impl cranelift_codegen::inline::Inline for SmallCallees<'_> {
@@ -70,8 +79,8 @@ impl cranelift_codegen::inline::Inline for SmallCallees<'_> {
             .flatten()
             .and_then(|&g| Some((g, self.lowered.get(g)?.as_ref()?)));
         match body {
-            Some((g, body)) if inlinable(body) && self.budget >= body.dfg.num_insts() => {
-                self.budget -= body.dfg.num_insts();
+            Some((g, (body, size))) if inlinable(*size) && self.budget >= *size => {
+                self.budget -= *size;
                 self.inlined.push(g);
                 InlineCommand::Inline {
                     callee: std::borrow::Cow::Borrowed(body),

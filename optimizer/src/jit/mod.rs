@@ -4,7 +4,8 @@
 //! 1. one transmute of a finalized code pointer to [`RegionFn`], in
 //!    `CodeCache::finish` (for regions and whole-function stubs alike);
 //! 2. the call through that pointer, in [`CompiledRegion::run_with`];
-//! 3. freeing the code memory, in `CodeMemory`'s `Drop`.
+//! 3. freeing the code memory, in `CodeMemory`'s `Drop`;
+//! 4. asking the C library for the thread's stack bounds, in [`stack`].
 //!
 //! Native functions (see [`crate::native`]) live in the same module: the
 //! cache compiles every closed function of a program once
@@ -47,12 +48,16 @@ use crate::{Error, Result};
 
 mod compiled;
 mod dump;
+mod frames;
 mod host;
 mod inline;
+pub mod stack;
+use frames::{estimated_frame_bytes, frame_bytes};
 
 pub use compiled::{CompiledRegion, Fuel};
 pub use host::{Called, HostCalls, Interpreter};
-pub(crate) use host::{interp_trampoline_address, trampoline_address};
+pub(crate) use host::{interp_trampoline_address, limit_trampoline_address, trampoline_address};
+
 use inline::{SmallCallees, inlinable};
 
 /// The machine-level signature of a compiled region (see the private `codegen`
@@ -85,8 +90,9 @@ struct Natives {
     inlined: usize,
     /// Per function: the IR of its native function, before optimization,
     /// where it is small enough and calls nothing (see `SmallCallees`):
-    /// what a region inlines where it calls the function.
-    leaves: Vec<Option<ir::Function>>,
+    /// what a region inlines where it calls the function, with its size
+    /// (see `inline::inlinable`).
+    leaves: Vec<Option<(ir::Function, usize)>>,
     /// The most registers any function of the program has.
     max_regs: u16,
     /// Per function, with `set_dump_clif(true)`: its native function's IR
@@ -107,33 +113,6 @@ impl Natives {
     fn name(generation: u32, f: usize) -> String {
         format!("native{generation}_f{f}")
     }
-}
-
-/// The machine stack one call of this code takes (return address
-/// included), read from Cranelift's x86-64 prologue (`push rbp; mov rbp,
-/// rsp; sub rsp, N`, the callee-saved registers stored inside the `N`);
-/// `None` for any other shape or host.
-fn frame_bytes(code: &[u8]) -> Option<usize> {
-    if !cfg!(target_arch = "x86_64") {
-        return None;
-    }
-    let rest = code.strip_prefix(&[0x55, 0x48, 0x89, 0xe5])?;
-    let sub = match rest {
-        [0x48, 0x83, 0xec, n, ..] => *n as usize,
-        [0x48, 0x81, 0xec, a, b, c, d, ..] => u32::from_le_bytes([*a, *b, *c, *d]) as usize,
-        // Pushes of callee-saved registers: a shape not measured here.
-        [0x50..=0x57, ..] | [0x41, 0x50..=0x57, ..] => return None,
-        // No stack adjustment: a leaf with nothing to spill or save.
-        _ => 0,
-    };
-    Some(16 + sub)
-}
-
-/// A generous frame estimate where the prologue cannot be read: the
-/// callee-saved registers and a spill slot per bytecode register and
-/// native argument.
-fn estimated_frame_bytes(f: &Function) -> usize {
-    96 + 8 * (f.regs as usize + 8)
 }
 
 /// The owner of all code memory.
@@ -433,7 +412,7 @@ impl CodeCache {
             .collect();
         for (f, id) in ids.iter().enumerate() {
             let Some(id) = *id else { continue };
-            let Some(func) = lowered[f].clone() else {
+            let Some((func, _)) = lowered[f].clone() else {
                 continue;
             };
             self.ctx.clear();
@@ -490,7 +469,7 @@ impl CodeCache {
         drop(module);
         let leaves = lowered
             .into_iter()
-            .map(|body| body.filter(|b| b.dfg.ext_funcs.is_empty() && inlinable(b)))
+            .map(|body| body.filter(|(b, size)| b.dfg.ext_funcs.is_empty() && inlinable(*size)))
             .collect();
         self.natives = Some(Natives {
             functions: program.functions.clone(),

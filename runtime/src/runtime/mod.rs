@@ -169,7 +169,7 @@ pub use link::{
     buffer_tuples,
 };
 pub(crate) use model::Model;
-pub(crate) use tiering::Jit;
+pub(crate) use tiering::{Jit, stack_limit_here};
 pub use tiering::{JitLimits, JitLog, JitOptions, JitStats, SharedCode};
 
 /// Configures and runs a program.
@@ -479,8 +479,9 @@ impl Runtime {
     ///
     /// With the JIT on, the run happens on a thread of its own with a large
     /// stack: compiled functions call each other natively, so deep bytecode
-    /// recursion becomes deep machine recursion (up to the interpreter's
-    /// depth limit, where both trap alike).
+    /// recursion becomes deep machine recursion, up to the interpreter's
+    /// depth limit (where both trap alike) or to the stack limit compiled
+    /// code checks, below which the interpreter makes the calls.
     pub fn run(&self, input: Input<'_>, out: &mut (dyn Write + Send)) -> crate::Result<RunReport> {
         no_imports(&self.program)?;
         self.run_with_host_fns(input, out, &mut interp::NoHostFunctions)
@@ -506,20 +507,19 @@ impl Runtime {
                     // The natives learn the stack they get: those whose
                     // recursion would not fit it are left to the
                     // interpreter.
-                    let code = Some((
-                        Arc::new(SharedCode::lazy(
-                            self.limits.fuel.is_some(),
-                            opts.dump_clif.is_some(),
-                            stack,
-                            self.limits.max_depth,
-                        )?),
+                    let code = Some(Arc::new(SharedCode::lazy(
+                        self.limits.fuel.is_some(),
+                        opts.dump_clif.is_some(),
                         stack,
-                    ));
+                        self.limits.max_depth,
+                    )?));
                     let (out, input) = (&out, input.clone());
                     let spawned = std::thread::Builder::new()
                         .name("toyvm".into())
                         .stack_size(stack)
                         .spawn_scoped(scope, move || {
+                            // Where the C library does not tell.
+                            toyvm_optimizer::stack::assume_thread_stack(stack);
                             let (out, host_fns) = out
                                 .lock()
                                 .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -552,14 +552,13 @@ impl Runtime {
         self.run_here(input, out, host_fns, None)
     }
 
-    /// The run, on this thread; `code` is the JIT's (when it is on), with
-    /// the thread's stack size.
+    /// The run, on this thread; `code` is the JIT's (when it is on).
     fn run_here(
         &self,
         input: Input<'_>,
         out: &mut (dyn Write + Send),
         host_fns: &mut (dyn interp::HostFunctions + Send),
-        code: Option<(Arc<SharedCode>, usize)>,
+        code: Option<Arc<SharedCode>>,
     ) -> crate::Result<RunReport> {
         let cfg = Config {
             fuel: self.limits.fuel,
@@ -609,12 +608,11 @@ impl Runtime {
                 Link::inline(make(), lag, want_ends)
             };
             let (result, link, jit_stats, decide_time) = match (jit_opts, code) {
-                (Some(mut opts), Some((code, stack))) => {
+                (Some(mut opts), Some(code)) => {
                     opts.timing = opts.timing || self.count;
                     let limits = JitLimits {
                         fuel: self.limits.fuel,
                         max_depth: self.limits.max_depth,
-                        stack_bytes: stack,
                     };
                     let background = threaded;
                     let program = Arc::clone(&self.program);

@@ -21,8 +21,8 @@ use crate::native::{self, ctx_offset};
 /// A trap leaves through a `Trap` exit; a bail (a bailing function that
 /// needs the interpreter, see [`crate::native`]) through an `Interpret`
 /// exit at offset 0 with the fuel it had, so that the interpreter runs the
-/// function from its start. Exit sites: `[Interpret ret_pc, Trap 0,
-/// Interpret 0]`.
+/// function from its start (so does a stack pointer at the stack limit).
+/// Exit sites: `[Interpret ret_pc, Trap 0, Interpret 0]`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn lower_stub(
     program: &Program,
@@ -71,11 +71,6 @@ pub(crate) fn lower_stub(
         }
         // A bail hands the whole call back with the fuel it started with.
         let fuel = metering.then(|| b.ins().load(types::I64, flags, ctx, ctx_offset::FUEL));
-        let call = b.ins().call(native, &args);
-        let (value, trapped) = {
-            let r = b.inst_results(call);
-            (r[0], r[1])
-        };
         let ok = b.create_block();
         let unwound = b.create_block();
         let trap = b.create_block();
@@ -83,6 +78,17 @@ pub(crate) fn lower_stub(
         for blk in [unwound, trap, bail] {
             b.set_cold_block(blk);
         }
+        // At the stack limit the interpreter runs the function, as after a
+        // bail (see `crate::native`).
+        let room = super::stack_room(&mut b, ctx);
+        let go = b.create_block();
+        b.ins().brif(room, go, &[], bail, &[]);
+        b.switch_to_block(go);
+        let call = b.ins().call(native, &args);
+        let (value, trapped) = {
+            let r = b.inst_results(call);
+            (r[0], r[1])
+        };
         b.ins().brif(trapped, unwound, &[], ok, &[]);
         b.switch_to_block(unwound);
         let kind = b.ins().load(types::I64, flags, ctx, ctx_offset::TRAP_KIND);

@@ -242,6 +242,37 @@ impl CodeStore {
     }
 }
 
+/// The machine stack a compile on the interpreter's thread may take:
+/// Cranelift took 60-70 KiB for the suite's programs (the smallest thread
+/// that ran `fib`, `regex`, `lz77`, `phase` and others with compiles on it
+/// had 76-80 KiB, against under 20 KiB without them).
+const COMPILE_STACK: usize = 160 << 10;
+
+/// `code.compile(program, job)` on this thread, or, when less than
+/// [`COMPILE_STACK`] of its stack is left (a compile at an interval end
+/// deep in a recursion, or on a host thread with a small stack), on a
+/// thread of its own that this one waits for: the same code at the same
+/// point, so runs stay deterministic, and the stack compiled code checks
+/// stays the interpreter's (see `enter`).
+fn compile_here(code: &SharedCode, program: &Program, job: &Job) -> Done {
+    use toyvm_optimizer::stack;
+    let low = stack::thread_stack_low();
+    if low.is_none_or(|low| stack::stack_pointer().saturating_sub(low) >= COMPILE_STACK) {
+        return code.compile(program, job);
+    }
+    std::thread::scope(|scope| {
+        let compiling = std::thread::Builder::new()
+            .name("toyvm-compile".into())
+            .spawn_scoped(scope, || code.compile(program, job));
+        match compiling {
+            Ok(t) => t
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => Err(CompileError::Stopped),
+        }
+    })
+}
+
 enum Mode {
     /// Compiles at submission; results wait here until taken.
     Here {
@@ -331,7 +362,7 @@ impl Compiler {
                 code,
                 program,
                 done,
-            } => done.push_back(code.compile(program, &job)),
+            } => done.push_back(compile_here(code, program, &job)),
             Mode::Thread { jobs, .. } => {
                 let sent = jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
                 if !sent {

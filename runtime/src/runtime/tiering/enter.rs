@@ -22,14 +22,18 @@
 //!    into the statistics. The review leaves a busy region alone (it is in
 //!    use, and its counts are away).
 //! 3. Each nested call is one call deeper, so nesting is bounded by the
-//!    call-depth limit; the machine stack it takes is bounded by declining
-//!    calls (the region then hands the call to the interpreter through an
-//!    exit, as before there were such calls) once the activations use
-//!    half the thread's stack less [`REENTRY_RESERVE`]: the other half is
-//!    what native recursion to the depth limit may need (the thread's stack
-//!    holds it twice over), and the reserve covers one more level's frames
-//!    and what the interpreter does between two checks (output, the model,
-//!    compiling on this thread).
+//!    call-depth limit; the machine stack it takes is bounded by the stack
+//!    limit compiled code checks ([`toyvm_optimizer::stack`]): the end of
+//!    the running thread's stack plus [`STACK_RESERVE`], taken when the
+//!    outermost activation starts. Native calls below it go to the
+//!    interpreter, and calls into the interpreter that would start below
+//!    it are declined (the region then hands the call to the interpreter
+//!    through an exit, as before there were such calls), but for a native
+//!    function's, which the reserve is for: it covers one level of the
+//!    interpreter's frames and what the interpreter does between two
+//!    checks (output, host functions, the model), below the limit; a
+//!    compile with little stack left runs on a thread of its own (see
+//!    `compiler`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -40,14 +44,21 @@ use toyvm_vm::interp::{CallSite, HostFunctions, Memory, Reentry, Trap};
 use super::{Jit, JitStats};
 use crate::runtime::JitHost;
 
-/// Machine stack kept free beyond the half native recursion may need (see
-/// the module docs).
-const REENTRY_RESERVE: usize = 2 << 20;
+/// Machine stack kept free below the stack limit (see the module docs):
+/// a level of the interpreter, entered from a native function at the
+/// limit, with everything it may do before compiled code checks again
+/// (compiling, which takes more, moves to a thread of its own when the
+/// stack is low: see `compiler`). A call with the JIT on, compiles and
+/// all, ran on a thread of 16 KiB (the C library's least) for the
+/// suite's programs once nothing ran natively; the rest of the reserve is
+/// for host functions.
+pub(crate) const STACK_RESERVE: usize = 128 << 10;
 
-/// An address in the current frame: how deep the machine stack is here.
-fn stack_address() -> usize {
-    let marker = 0u8;
-    std::ptr::from_ref(std::hint::black_box(&marker)) as usize
+/// The stack limit for compiled code on this thread (see the module docs);
+/// where the thread's stack is unknown, the highest address: no native
+/// call and no call into the interpreter is then made from compiled code.
+pub(crate) fn stack_limit_here() -> usize {
+    toyvm_optimizer::stack::stack_limit(STACK_RESERVE).unwrap_or(usize::MAX)
 }
 
 /// One run of an installed region's code (see the module docs).
@@ -61,7 +72,7 @@ impl Jit {
     /// its code and counters.
     fn activate(&mut self, slot: u32) -> Activation {
         if self.nesting == 0 {
-            self.stack_top = stack_address();
+            self.stack_limit = stack_limit_here();
         }
         self.nesting += 1;
         if self.opts.timing {
@@ -106,13 +117,6 @@ impl Jit {
             _ => account_exits(&mut self.stats, &act.code, &act.counters),
         }
     }
-
-    /// Whether a call into the interpreter may nest here (see the module
-    /// docs).
-    fn room_to_nest(&self) -> bool {
-        let used = self.stack_top.saturating_sub(stack_address());
-        used.saturating_add(REENTRY_RESERVE) <= self.stack_bytes / 2
-    }
 }
 
 /// Adds the exits `counters` counted for `code` to `stats`.
@@ -143,11 +147,9 @@ impl Interpreter for Nested<'_, '_, '_, '_, '_> {
         host_fns: &mut dyn HostFunctions,
         fuel: &mut u64,
     ) -> Called {
+        // Calls that would start below the stack limit were declined
+        // before they came here (see the module docs).
         let jit = &mut *self.host.jit;
-        if !jit.room_to_nest() {
-            jit.stats.interpreter_calls_declined += 1;
-            return Called::Declined;
-        }
         jit.stats.interpreter_calls += 1;
         if let Some(since) = jit.compiled_since.take() {
             jit.compiled_time += since.elapsed();
@@ -193,6 +195,7 @@ pub(crate) fn run_region(
 ) -> Result<u32, Trap> {
     let program = Arc::clone(&host.jit.program);
     let max_depth = host.jit.max_depth;
+    let mut declined = 0;
     let mut f = Fuel {
         limit: host.jit.fuel_limit.unwrap_or(u64::MAX),
         left: *fuel,
@@ -202,14 +205,16 @@ pub(crate) fn run_region(
         let act = host.jit.activate(slot);
         let code = Arc::clone(&act.code);
         let mut act = act;
+        let limit = host.jit.stack_limit;
         let ran = {
             let mut nested = Nested {
                 host: &mut *host,
                 vm: &mut *vm,
             };
-            let mut calls =
-                HostCalls::new(&mut *host_fns, &program.imports).with_interpreter(&mut nested);
-            code.run_hosted(
+            let mut calls = HostCalls::new(&mut *host_fns, &program.imports)
+                .with_interpreter(&mut nested)
+                .with_stack_limit(limit);
+            let ran = code.run_hosted(
                 regs,
                 mem,
                 &mut act.counters,
@@ -217,7 +222,9 @@ pub(crate) fn run_region(
                 max_depth,
                 &mut f,
                 &mut calls,
-            )
+            );
+            declined += calls.declined();
+            ran
         };
         host.jit.deactivate(slot, act);
         let func = code.func();
@@ -240,6 +247,7 @@ pub(crate) fn run_region(
         }
     };
     *fuel = f.left;
+    host.jit.stats.interpreter_calls_declined += declined;
     match exit {
         Ok(exit) => Ok(exit.resume),
         Err(trap) => Err(trap.to_trap(&program)),

@@ -12,7 +12,7 @@ mod review;
 
 use compiler::Compiler;
 pub use compiler::SharedCode;
-pub(crate) use enter::run_region;
+pub(crate) use enter::{run_region, stack_limit_here};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -295,13 +295,11 @@ pub struct Jit {
     max_depth: usize,
     /// The run's fuel limit, if any: compiled code is metered.
     fuel_limit: Option<u64>,
-    /// The machine stack of the thread running compiled code (see
-    /// [`JitLimits::stack_bytes`]).
-    stack_bytes: usize,
     /// Activations of compiled code on the machine stack now.
     nesting: u32,
-    /// Where the outermost activation found the stack (an address in it).
-    stack_top: usize,
+    /// The stack limit compiled code checks, taken by the outermost
+    /// activation on the thread it runs on (see `enter`).
+    stack_limit: usize,
     /// With timing: when compiled code last took over from the
     /// interpreter (see `enter`).
     compiled_since: Option<Instant>,
@@ -350,15 +348,10 @@ pub struct JitLimits {
     /// [`toyvm_optimizer::CompiledRegion::run_metered`]); the code must
     /// have been compiled metered.
     pub fuel: Option<u64>,
-    /// The interpreter's call-depth limit, which native calls honour too.
+    /// The interpreter's call-depth limit, which native calls honour too
+    /// (native recursion stops at the running thread's stack limit, where
+    /// the interpreter takes over: see `enter`).
     pub max_depth: usize,
-    /// The machine stack of the thread that runs the interpreter and its
-    /// compiled code, sized for native recursion to `max_depth` at most
-    /// twice over (`jit_stack_bytes`, `lazy_jit_stack_bytes`). Calls from
-    /// compiled code into the interpreter nest on it, and are declined
-    /// (handed to the interpreter through an exit) when they would leave
-    /// less than half of it; 0 declines every such call.
-    pub stack_bytes: usize,
 }
 
 impl Jit {
@@ -398,9 +391,8 @@ impl Jit {
             compiled_time: Duration::ZERO,
             max_depth: limits.max_depth,
             fuel_limit: limits.fuel,
-            stack_bytes: limits.stack_bytes,
             nesting: 0,
-            stack_top: 0,
+            stack_limit: usize::MAX,
             compiled_since: None,
             entry_points: program
                 .functions

@@ -447,7 +447,6 @@ region f0:2
         let limits = JitLimits {
             fuel: None,
             max_depth: 1 << 16,
-            stack_bytes: 32 << 20,
         };
         let opts = JitOptions::default();
         let mut jit = Jit::new(Arc::clone(&program), code, opts.clone(), false, limits).unwrap();
