@@ -116,7 +116,7 @@ pub(crate) enum Command {
     /// Regenerate the papers' experiments on toyvm's own streams: each
     /// claim beside our figure and a verdict, in DIR/REPORT.md with one
     /// SVG per figure (`--list` names them).
-    Reproduce(toyvm_lab::reproduce::ReproduceArgs),
+    Reproduce(crate::labargs::ReproduceCmd),
     /// Work with traces: `toyvm trace import --from lackey IN -o OUT`.
     Trace(crate::import::TraceArgs),
     /// Disassemble a program into canonical text assembly.

@@ -1,7 +1,7 @@
-//! The research commands' flags (`compare`, `synth`): the clap definitions
-//! of the lab's options, which the lab takes as plain structs
-//! ([`toyvm_lab::compare::CompareArgs`], [`toyvm_lab::synth::SynthArgs`]),
-//! so that clap stays in the CLI.
+//! The research commands' flags (`compare`, `synth`, `reproduce`): the clap
+//! definitions of the lab's options, which the lab takes as plain structs
+//! ([`toyvm_lab::compare::CompareArgs`], [`toyvm_lab::synth::SynthArgs`],
+//! [`toyvm_lab::reproduce::ReproduceArgs`]), so that clap stays in the CLI.
 
 use std::path::PathBuf;
 
@@ -253,6 +253,38 @@ impl From<SynthCmd> for toyvm_lab::synth::SynthArgs {
             interval: c.interval,
             threshold: c.threshold,
             json: c.json,
+        }
+    }
+}
+
+/// `toyvm reproduce`'s arguments.
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct ReproduceCmd {
+    /// Figures to run: ids (`000-fig12`) or prefixes (`000`, `004-fig`);
+    /// all when none is given.
+    pub(crate) figures: Vec<String>,
+    /// Reduced sizes: every figure in a few minutes (what the tests run).
+    #[arg(long)]
+    pub(crate) quick: bool,
+    /// Where REPORT.md and the SVGs go (created if missing).
+    #[arg(long, default_value = "reproduce-out")]
+    pub(crate) out: PathBuf,
+    /// A trace (`toyvm profile` formats) to add to the streams.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) trace: Vec<PathBuf>,
+    /// List the figures and exit.
+    #[arg(long)]
+    pub(crate) list: bool,
+}
+
+impl From<ReproduceCmd> for toyvm_lab::reproduce::ReproduceArgs {
+    fn from(c: ReproduceCmd) -> Self {
+        toyvm_lab::reproduce::ReproduceArgs {
+            figures: c.figures,
+            quick: c.quick,
+            out: c.out,
+            trace: c.trace,
+            list: c.list,
         }
     }
 }

@@ -106,7 +106,7 @@ fn dispatch(cmd: Command) -> Result<u8, Failure> {
         }),
         Command::Compare(args) => Ok(toyvm_lab::compare::run(&args.into())?),
         Command::Synth(args) => Ok(toyvm_lab::synth::run(&args.into())?),
-        Command::Reproduce(args) => Ok(toyvm_lab::reproduce::run(&args)?),
+        Command::Reproduce(args) => Ok(toyvm_lab::reproduce::run(&args.into())?),
         Command::Trace(args) => import::run(&args),
     }
 }

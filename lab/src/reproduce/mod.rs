@@ -45,22 +45,18 @@ pub mod streams;
 use streams::Ctx;
 
 /// `toyvm reproduce`'s arguments.
-#[derive(clap::Args, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub struct ReproduceArgs {
     /// Figures to run: ids (`000-fig12`) or prefixes (`000`, `004-fig`);
     /// all when none is given.
     pub figures: Vec<String>,
     /// Reduced sizes: every figure in a few minutes (what the tests run).
-    #[arg(long)]
     pub quick: bool,
     /// Where REPORT.md and the SVGs go (created if missing).
-    #[arg(long, default_value = "reproduce-out")]
     pub out: PathBuf,
     /// A trace (`toyvm profile` formats) to add to the streams.
-    #[arg(long, value_name = "FILE")]
     pub trace: Vec<PathBuf>,
     /// List the figures and exit.
-    #[arg(long)]
     pub list: bool,
 }
 
