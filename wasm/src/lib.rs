@@ -52,6 +52,7 @@ mod layout;
 mod module;
 mod names;
 mod ops;
+mod table;
 mod translate;
 pub mod wasi;
 
