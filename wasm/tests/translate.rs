@@ -158,3 +158,40 @@ fn counts_give_operators_read_against_instructions_emitted() {
     assert_eq!(c.code_bytes, 16 + 7);
     assert!((c.per_operator() - (5 + g) as f64 / 12.0).abs() < 1e-12);
 }
+
+/// An i32 operand just computed that only add/sub/mul/shl/shr_u read keeps
+/// no `sext32` of its own (the result is extended again); where the value
+/// is read whole (a signed shift's value, a comparison, a result) it does.
+#[test]
+fn operands_read_only_in_their_low_bits_are_not_extended_twice() {
+    use toyvm_vm::isa::Instr;
+    let sexts = |body: &str| {
+        let t = module(&format!(
+            "(module (func $f (param i32 i32) (result i32) {body}))"
+        ));
+        t.program.functions[0]
+            .code
+            .iter()
+            .filter(|i| matches!(i, Instr::Sext32 { .. }))
+            .count()
+    };
+    // mul then add: one extension, the add's.
+    assert_eq!(
+        sexts("(i32.add (i32.mul (local.get 0) (i32.const 3)) (i32.const 5))"),
+        1
+    );
+    assert_eq!(
+        sexts("(i32.sub (local.get 1) (i32.mul (local.get 0) (local.get 1)))"),
+        1
+    );
+    assert_eq!(
+        sexts("(i32.shr_u (i32.add (local.get 0) (local.get 1)) (i32.const 3))"),
+        0
+    );
+    // shr_s reads the whole value: both stay.
+    assert_eq!(
+        sexts("(i32.shr_s (i32.add (local.get 0) (local.get 1)) (i32.const 3))"),
+        1
+    );
+    assert_eq!(sexts("(i32.mul (local.get 0) (local.get 1))"), 1);
+}
