@@ -484,7 +484,23 @@ impl Builder<'_, '_> {
         if self.unreachable {
             return Ok(());
         }
+        let pending = self.pending_top();
         let (va, vb, k) = self.pop2()?;
+        // The operand just computed and sign-extended, if the access reads
+        // only its low 32 bits: the value of a store narrower than 64 bits,
+        // or the address (computed last when the value is lazy).
+        let low32 = match (va, vb) {
+            (_, Val::Home) if w != Width::W64 => Some(k + 1),
+            (Val::Home, Val::Local(_) | Val::Const(_)) => Some(k),
+            _ => None,
+        };
+        if let (Some(slot), Some(p)) = (low32, pending) {
+            let h = self.home(slot)?;
+            let n = self.code_len();
+            if p.reg == h && p.start + 1 < n && self.last_is(emit::sext(Width::W32, h, h)) {
+                self.truncate(n - 1);
+            }
+        }
         let ra = self.reg_of(va, k)?;
         let rb = self.reg_of(vb, k + 1)?;
         match self.address_imm(memarg) {

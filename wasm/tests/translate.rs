@@ -195,3 +195,51 @@ fn operands_read_only_in_their_low_bits_are_not_extended_twice() {
     );
     assert_eq!(sexts("(i32.mul (local.get 0) (local.get 1))"), 1);
 }
+
+/// A store narrower than 64 bits keeps no `sext32` of the value it stores
+/// (it writes the low bytes), nor of an address computed last.
+#[test]
+fn stores_do_not_extend_what_they_read_in_its_low_bits() {
+    use toyvm_vm::isa::Instr;
+    let sexts = |body: &str| {
+        let t = module(&format!(
+            "(module (memory 1) (func $f (param i32 i32 i64) {body}))"
+        ));
+        t.program.functions[0]
+            .code
+            .iter()
+            .filter(|i| matches!(i, Instr::Sext32 { .. }))
+            .count()
+    };
+    // The value's extension goes, for every width below 64 bits.
+    assert_eq!(
+        sexts("(i32.store (local.get 0) (i32.add (local.get 0) (local.get 1)))"),
+        0
+    );
+    assert_eq!(
+        sexts("(i32.store8 (local.get 0) (i32.add (local.get 0) (local.get 1)))"),
+        0
+    );
+    assert_eq!(
+        sexts(
+            "(i64.store32 (local.get 0) (i64.extend_i32_s (i32.add (local.get 0) (local.get 1))))"
+        ),
+        0
+    );
+    assert_eq!(
+        sexts("(i64.store (local.get 0) (i64.extend_i32_s (i32.add (local.get 0) (local.get 1))))"),
+        1
+    );
+    // The address's, when it is computed last.
+    assert_eq!(
+        sexts("(i32.store (i32.add (local.get 0) (local.get 1)) (local.get 1))"),
+        0
+    );
+    // An address computed before the value keeps it.
+    assert_eq!(
+        sexts(
+            "(i64.store (i32.add (local.get 0) (local.get 1)) (i64.extend_i32_s (i32.add (local.get 0) (local.get 1))))"
+        ),
+        2
+    );
+}
