@@ -138,3 +138,147 @@ fn stats_give_the_translations_cost() {
     assert!(stats(&tasm)["translation"].is_null());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A WebAssembly function of a module, as wasmparser reads it: its name
+/// (the name section), and the code offsets of its operators and of its
+/// loops (each `loop` to its matching `end`).
+struct WasmFunction {
+    name: String,
+    operators: Vec<u64>,
+    loops: Vec<std::ops::Range<u64>>,
+}
+
+fn wasm_functions(module: &[u8]) -> Vec<WasmFunction> {
+    use wasmparser::{KnownCustom, Name, Operator, Parser, Payload, TypeRef};
+    let mut imported = 0;
+    let mut names = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for payload in Parser::new(0).parse_all(module) {
+        match payload.unwrap() {
+            Payload::ImportSection(s) => {
+                for i in s.into_imports() {
+                    imported += u32::from(matches!(i.unwrap().ty, TypeRef::Func(_)));
+                }
+            }
+            Payload::CodeSectionEntry(body) => {
+                let (mut operators, mut loops, mut open) = (Vec::new(), Vec::new(), Vec::new());
+                let mut reader = body.get_operators_reader().unwrap();
+                while !reader.eof() {
+                    let (op, at) = reader.read_with_offset().unwrap();
+                    operators.push(at);
+                    match op {
+                        Operator::Loop { .. } => open.push(Some(at)),
+                        Operator::Block { .. } | Operator::If { .. } => open.push(None),
+                        Operator::End => {
+                            if let Some(Some(start)) = open.pop() {
+                                loops.push(start..at);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                out.push(WasmFunction {
+                    name: String::new(),
+                    operators,
+                    loops,
+                });
+            }
+            Payload::CustomSection(c) => {
+                if let KnownCustom::Name(reader) = c.as_known() {
+                    for n in reader {
+                        if let Ok(Name::Function(map)) = n {
+                            for naming in map {
+                                let naming = naming.unwrap();
+                                names.insert(naming.index, naming.name.to_owned());
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for (i, f) in out.iter_mut().enumerate() {
+        f.name = names.remove(&(imported + i as u32)).unwrap_or_default();
+    }
+    out
+}
+
+/// `--jit-log` and `--candidates` print, beside a translated program's pcs,
+/// the module code offsets they were translated from: each an operator of
+/// the function the log names, a compiled region's head inside one of its
+/// loops (what wasmparser reads from the module, not figures of a run).
+/// A `.tasm` program's log has none.
+#[test]
+fn jit_log_and_candidates_give_webassembly_code_offsets() {
+    let module_path = root().join("programs/c/crc32.wasm");
+    let module = std::fs::read(&module_path).unwrap();
+    let functions = wasm_functions(&module);
+    let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
+        .arg("run")
+        .arg(&module_path)
+        .args(["2", "--profile", "perfect", "--jit-log", "--candidates"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let log = String::from_utf8_lossy(&o.stderr).into_owned();
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    let mut compiled = 0;
+    for line in log.lines().filter(|l| l.contains(": compile `")) {
+        // jit: interval 0: compile `main`+61 (f1:61, wasm 0x30a): ...
+        let name = line.split('`').nth(1).unwrap();
+        let offset = line
+            .split(", wasm ")
+            .nth(1)
+            .unwrap()
+            .split(')')
+            .next()
+            .unwrap();
+        let offset = hex(offset);
+        let f = functions
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("{name} is no function of the module: {line}"));
+        assert!(
+            f.operators.contains(&offset),
+            "{line}: not an operator's offset"
+        );
+        assert!(
+            f.loops.iter().any(|l| l.contains(&offset)),
+            "{line}: the region's head is in none of `{name}`'s loops {:?}",
+            f.loops
+        );
+        compiled += 1;
+    }
+    assert!(compiled > 0, "nothing compiled:\n{log}");
+    let every_operator: Vec<u64> = functions.iter().flat_map(|f| f.operators.clone()).collect();
+    let mut edges = 0;
+    for line in log.lines().filter(|l| l.contains("  E f")) {
+        // 9634  E f1:99 f1:61 (wasm 0x385 -> 0x30a)
+        let inner = line.split("(wasm ").nth(1).unwrap().trim_end_matches(')');
+        for at in inner.split(" -> ") {
+            assert!(every_operator.contains(&hex(at)), "{line}");
+        }
+        edges += 1;
+    }
+    assert!(edges > 0, "no edge candidates:\n{log}");
+
+    let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
+        .current_dir(root())
+        .args([
+            "run",
+            "programs/fib.tasm",
+            "20",
+            "--profile",
+            "perfect",
+            "--jit-log",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        log.contains(": compile `") && !log.contains("wasm"),
+        "{log}"
+    );
+}

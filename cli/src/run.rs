@@ -311,7 +311,8 @@ fn profiled(
                 i.candidates.len()
             );
             for c in &i.candidates {
-                let _ = writeln!(text, "  {:>10}  {}", c.count, c.tuple);
+                let source = wasm.map_or_else(String::new, |t| crate::wasm::source(t, &c.tuple));
+                let _ = writeln!(text, "  {:>10}  {}{source}", c.count, c.tuple);
             }
         }
     }

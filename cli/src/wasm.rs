@@ -55,3 +55,22 @@ pub fn host<'a>(
         wasi
     }
 }
+
+/// Where a candidate tuple's pcs come from in the module, to print after
+/// the tuple: ` (wasm 0x3a2)` for a value or call site, ` (wasm 0x3a2 ->
+/// 0x390)` for an edge; empty when the pc has no code offset (the
+/// instantiation, the entry, a function argument's value).
+pub fn source(t: &toyvm_wasm::Translation, tuple: &toyvm_vm::Tuple) -> String {
+    let at = |pc: u64| {
+        let pc = toyvm_vm::Pc(pc);
+        t.wasm_offset(pc.func(), pc.offset())
+    };
+    match (at(tuple.a), tuple.kind) {
+        (None, _) => String::new(),
+        (Some(from), toyvm_vm::Kind::Edge) => match at(tuple.b) {
+            Some(to) => format!(" (wasm {from:#x} -> {to:#x})"),
+            None => format!(" (wasm {from:#x})"),
+        },
+        (Some(from), _) => format!(" (wasm {from:#x})"),
+    }
+}

@@ -416,6 +416,7 @@ pub fn assemble(src: &str) -> Result<Program> {
         input_base: input_base.unwrap_or(0),
         entry,
         imports,
+        source_offsets: Vec::new(),
     };
     crate::verify::verify(&p)?;
     Ok(p)

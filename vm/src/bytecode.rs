@@ -19,6 +19,9 @@
 //! operations, `select` and `trap` opcodes). A version-1 file still loads,
 //! with the initial length the whole memory; writing always gives version 2.
 //!
+//! A program's [`Program::source_offsets`] (debug information of a
+//! translation) are not carried: a decoded program has none.
+//!
 //! All integers are little-endian.  Operand sizes come from
 //! [`crate::isa::OperandKind::encoded_size`].  MEMORY and FUNCTIONS are
 //! required, DATA and IMPORTS are optional (written only when not empty);
@@ -318,6 +321,7 @@ pub fn decode(bytes: &[u8]) -> Result<Program> {
         input_base,
         entry,
         imports,
+        source_offsets: Vec::new(),
     })
 }
 

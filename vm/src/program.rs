@@ -83,6 +83,14 @@ pub struct Program {
     /// operands index into it. A program with imports runs only where a
     /// host provides them (see `toyvm::engine`).
     pub imports: Vec<Import>,
+    /// Debug information, not executed: where each instruction came from
+    /// in the source the program was translated from (a WebAssembly
+    /// module's byte offset of the operator; see `toyvm-wasm`). Either
+    /// empty (assembly and `.bc` programs: the `.bc` format does not carry
+    /// it) or one list per function, each empty (no source) or one offset
+    /// per instruction. Reports print it beside a pc
+    /// ([`Program::source_offset`]); nothing else reads it.
+    pub source_offsets: Vec<Vec<u32>>,
 }
 
 impl Program {
@@ -100,6 +108,16 @@ impl Program {
     /// rules out.
     pub fn entry_function(&self) -> &Function {
         &self.functions[self.entry as usize]
+    }
+
+    /// The source offset instruction `pc` of function `func` was
+    /// translated from, when the program carries one
+    /// ([`Program::source_offsets`]).
+    pub fn source_offset(&self, func: u32, pc: u32) -> Option<u32> {
+        self.source_offsets
+            .get(func as usize)?
+            .get(pc as usize)
+            .copied()
     }
 }
 

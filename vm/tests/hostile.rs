@@ -103,6 +103,7 @@ fn arb_program() -> impl Strategy<Value = Program> {
                     name: "h".into(),
                     params: 0,
                 }],
+                source_offsets: Vec::new(),
             }
         })
 }

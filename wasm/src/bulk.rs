@@ -22,13 +22,13 @@ use crate::{Result, trap_code};
 impl Builder<'_, '_> {
     /// Scratch register `j` past the three operands of a bulk operator
     /// whose first operand was slot `k`.
-    fn bulk_reg(&mut self, k: usize, j: usize) -> Result<Reg> {
+    pub(crate) fn bulk_reg(&mut self, k: usize, j: usize) -> Result<Reg> {
         self.reg(self.locals + k + 3 + j)
     }
 
     /// Pops the three i32 operands: their first slot, and scratch
     /// registers 0, 1, 2 holding them zero-extended.
-    fn pop3_u32(&mut self) -> Result<(usize, [Reg; 3])> {
+    pub(crate) fn pop3_u32(&mut self) -> Result<(usize, [Reg; 3])> {
         let c = self.pop()?;
         let b = self.pop()?;
         let a = self.pop()?;
@@ -45,7 +45,7 @@ impl Builder<'_, '_> {
 
     /// A toyvm byte address as an immediate (every address below the
     /// memory's end fits: toyvm's memory is at most 1 GiB).
-    fn addr_imm(&self, addr: u64) -> Result<Imm> {
+    pub(crate) fn addr_imm(&self, addr: u64) -> Result<Imm> {
         Imm::try_from(addr).map_err(|_| self.internal("an address past 2^31"))
     }
 
@@ -60,7 +60,7 @@ impl Builder<'_, '_> {
     }
 
     /// Traps out of bounds unless `start + n <= limit` (`end` is scratch).
-    fn check_range(&mut self, start: Reg, n: Reg, limit: Reg, end: Reg) -> Result<()> {
+    pub(crate) fn check_range(&mut self, start: Reg, n: Reg, limit: Reg, end: Reg) -> Result<()> {
         self.emit(Instr::Add {
             d: end,
             a: start,
@@ -198,7 +198,7 @@ impl Builder<'_, '_> {
     /// Copies `n` bytes from toyvm address `src + s` to `dst + d` (all
     /// checked in bounds), forward, or, when `overlap` is possible and
     /// `d > s`, from the end down. Clobbers `d`, `s` and scratch 4 to 8.
-    fn copy_bytes(
+    pub(crate) fn copy_bytes(
         &mut self,
         k: usize,
         [d, s, n]: [Reg; 3],

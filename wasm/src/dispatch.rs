@@ -122,20 +122,9 @@ fn operator(b: &mut Builder<'_, '_>, op: O<'_>) -> Result<bool> {
         O::MemoryCopy { .. } => b.memory_copy()?,
         O::MemoryInit { data_index, .. } => b.memory_init(data_index)?,
         O::DataDrop { data_index } => b.data_drop(data_index)?,
-        O::TableCopy { .. } | O::TableInit { .. } | O::ElemDrop { .. } => {
-            let name = match op {
-                O::TableCopy { .. } => "table.copy",
-                O::TableInit { .. } => "table.init",
-                _ => "elem.drop",
-            };
-            return Err(Error::Unsupported {
-                offset: b.offset,
-                what: format!(
-                    "`{name}` in function {} (`{}`): bulk memory's table operators are not translated",
-                    b.index, b.name
-                ),
-            });
-        }
+        O::TableCopy { .. } => b.table_copy()?,
+        O::TableInit { elem_index, .. } => b.table_init(elem_index)?,
+        O::ElemDrop { elem_index } => b.elem_drop(elem_index)?,
 
         O::I32Const { value } => push_const(b, value as i64)?,
         O::I64Const { value } => push_const(b, value)?,

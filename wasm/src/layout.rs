@@ -4,7 +4,9 @@
 //! table (one word per entry) and, in a module with a data count section
 //! (which `memory.init` and `data.drop` need), each data segment's current
 //! length (one word: 0 once dropped, as an active segment is at
-//! instantiation) and each passive segment's bytes; WebAssembly address `x` is toyvm byte
+//! instantiation) and each passive segment's bytes, then each element
+//! segment's current length and a passive one's entries (for `table.init`
+//! and `elem.drop`); WebAssembly address `x` is toyvm byte
 //! `base + x`. The memory's length starts at `base + initial pages * 64 KiB`
 //! and may grow (`mgrow`) up to its capacity, `base + maximum pages * 64 KiB`.
 
@@ -37,6 +39,10 @@ pub struct Layout {
     /// Each data segment's state, by data index (empty without a data
     /// count section: then no operator reads them).
     pub data: Vec<DataPlace>,
+    /// Each element segment's state, by element index: its current length
+    /// in entries (0 once dropped) and a passive segment's entries, one
+    /// word each as in the table.
+    pub elems: Vec<DataPlace>,
 }
 
 /// Where a data segment's state lives, in toyvm bytes.
@@ -89,6 +95,29 @@ impl Layout {
                 }
             }
         }
+        let passive: u64 = m
+            .elems
+            .iter()
+            .filter(|e| e.offset.is_none())
+            .map(|e| e.funcs.len() as u64)
+            .sum();
+        if passive > crate::module::MAX_TABLE_ENTRIES {
+            return Err(Error::Limit {
+                what: format!(
+                    "{passive} entries of passive element segments (at most {})",
+                    crate::module::MAX_TABLE_ENTRIES
+                ),
+            });
+        }
+        let mut elems = Vec::with_capacity(m.elems.len());
+        for e in &m.elems {
+            let len = next;
+            next += 8;
+            elems.push(DataPlace { len, bytes: next });
+            if e.offset.is_none() {
+                next += 8 * e.funcs.len() as u64;
+            }
+        }
         let base = next.div_ceil(64) * 64;
         let hard_limit = (MAX_MEMORY_WORDS * 8 - base) / PAGE;
         let limit = opts.max_memory_pages.min(hard_limit);
@@ -110,6 +139,7 @@ impl Layout {
             table,
             table_len,
             data,
+            elems,
         })
     }
 
@@ -140,18 +170,22 @@ pub fn image(m: &Module<'_>, layout: &Layout, func_value: &dyn Fn(u32) -> i64) -
         }
     }
     let mut trap = None;
-    for e in &m.elems {
-        let end = e.offset as u64 + e.funcs.len() as u64;
-        if end > layout.table_len {
-            trap = Some(crate::trap_code::UNDEFINED_ELEMENT);
-            break;
-        }
+    let entries = |e: &crate::module::Elem| -> Vec<u8> {
         let mut bytes = Vec::with_capacity(e.funcs.len() * 8);
         for f in &e.funcs {
             let value = f.map_or(0, func_value);
             bytes.extend_from_slice(&value.to_le_bytes());
         }
-        pieces.push((layout.table + 8 * e.offset as u64, bytes));
+        bytes
+    };
+    for e in &m.elems {
+        let Some(offset) = e.offset else { continue };
+        let end = offset as u64 + e.funcs.len() as u64;
+        if end > layout.table_len {
+            trap = Some(crate::trap_code::UNDEFINED_ELEMENT);
+            break;
+        }
+        pieces.push((layout.table + 8 * offset as u64, entries(e)));
     }
     if trap.is_none() {
         for d in &m.data {
@@ -171,6 +205,15 @@ pub fn image(m: &Module<'_>, layout: &Layout, func_value: &dyn Fn(u32) -> i64) -
             let len = d.bytes.len() as u64;
             pieces.push((place.len, len.to_le_bytes().to_vec()));
             pieces.push((place.bytes, d.bytes.to_vec()));
+        }
+    }
+    // Passive element segments: their length and entries (an active or
+    // declared one's length stays 0: dropped at instantiation).
+    for (e, place) in m.elems.iter().zip(&layout.elems) {
+        if e.offset.is_none() && !e.funcs.is_empty() {
+            let len = e.funcs.len() as u64;
+            pieces.push((place.len, len.to_le_bytes().to_vec()));
+            pieces.push((place.bytes, entries(e)));
         }
     }
     Image {

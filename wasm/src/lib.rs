@@ -52,6 +52,7 @@ mod layout;
 mod module;
 mod names;
 mod ops;
+mod table;
 mod translate;
 pub mod wasi;
 
@@ -180,8 +181,6 @@ pub struct FunctionInfo {
     pub name: String,
     /// Where it comes from.
     pub origin: Origin,
-    /// The WebAssembly code offset each instruction was translated from.
-    pub offsets: Vec<u32>,
     /// The WebAssembly operators its body holds (the final `end`
     /// included; 0 for a function that is not the module's).
     pub operators: u32,
@@ -285,13 +284,11 @@ impl Translation {
         c
     }
 
-    /// The WebAssembly code offset an instruction was translated from.
+    /// The WebAssembly code offset an instruction was translated from
+    /// (the program's [`Program::source_offsets`]; none for the
+    /// instantiation and the entry, which no operator produced).
     pub fn wasm_offset(&self, function: u32, pc: u32) -> Option<u32> {
-        self.functions
-            .get(function as usize)?
-            .offsets
-            .get(pc as usize)
-            .copied()
+        self.program.source_offset(function, pc)
     }
 
     /// A trap of the program, described in WebAssembly's terms: the

@@ -24,8 +24,7 @@ pub const MAX_DEFINED_FUNCTIONS: u32 = (toyvm_vm::program::MAX_FUNCTIONS as u32)
 /// The features the validator accepts: WebAssembly 1.0 (with floats, which
 /// translate into traps where they compute), mutable globals, the
 /// sign-extension operators, the saturating float-to-int conversions
-/// (floats again) and bulk memory (its table operators are refused at
-/// translation).
+/// (floats again) and bulk memory (with its table operators).
 pub fn features() -> WasmFeatures {
     WasmFeatures::WASM1
         | WasmFeatures::SIGN_EXTENSION
@@ -55,11 +54,13 @@ pub(crate) struct Global {
     pub init: i64,
 }
 
-/// An active element segment: function indices (`None`: a null entry)
-/// from `offset` on.
+/// An element segment: function indices (`None`: a null entry), placed
+/// in the table from `offset` on at instantiation (an active segment, then
+/// dropped), or kept for `table.init` (`offset` is `None`: a passive
+/// segment; a declared one is dropped at instantiation and keeps no items).
 #[derive(Clone, Debug)]
 pub(crate) struct Elem {
-    pub offset: u32,
+    pub offset: Option<u32>,
     pub funcs: Vec<Option<u32>>,
 }
 
@@ -237,13 +238,22 @@ impl<'a> Module<'a> {
                 for e in s {
                     let e = e.map_err(invalid)?;
                     let at = e.range.start as usize;
-                    // A passive segment serves only `table.init` (refused
-                    // at translation), a declared one only `ref.func`
-                    // (reference types): neither places anything.
-                    let ElementKind::Active { offset_expr, .. } = e.kind else {
-                        continue;
+                    // A passive segment serves `table.init`, a declared
+                    // one only `ref.func` (reference types): it is dropped
+                    // at instantiation, its items are never read.
+                    let offset = match e.kind {
+                        ElementKind::Active { offset_expr, .. } => {
+                            Some(self.const_value(&offset_expr, at)? as u32)
+                        }
+                        ElementKind::Passive => None,
+                        ElementKind::Declared => {
+                            self.elems.push(Elem {
+                                offset: None,
+                                funcs: Vec::new(),
+                            });
+                            continue;
+                        }
                     };
-                    let offset = self.const_value(&offset_expr, at)? as u32;
                     // Bounded by the section's size: each item is one byte at least.
                     let funcs = match e.items {
                         ElementItems::Functions(items) => items

@@ -152,9 +152,13 @@ impl Builder<'_, '_> {
         if self.unreachable {
             return Ok(());
         }
+        let pending = self.pending_top();
         let (va, vb, k) = self.pop2()?;
         if let (Val::Const(a), Val::Const(b)) = (va, vb) {
             return self.push(Val::Const(op.fold(a, b, wide)));
+        }
+        if !wide {
+            self.drop_operand_sext(op, pending, va, vb, k)?;
         }
         if op == Arith::Sub && va == Val::Const(0) {
             // 0 - x: a negation.
@@ -224,6 +228,39 @@ impl Builder<'_, '_> {
             self.emit(emit::sext(Width::W32, d, d))?;
         }
         self.push_computed(start, None)
+    }
+
+    /// Removes the `sext32` that ends the computation of an i32 operand
+    /// just computed (the pending top: `b`, or `a` when `b` is lazy) where
+    /// `op` reads only the operand's low 32 bits: add, sub, mul and shl
+    /// (whose result is sign-extended again), `shr_u` (which zero-extends
+    /// its value first), and any shift's count (masked to 5 bits). The
+    /// operand's register is its stack slot's, which only `op` reads.
+    fn drop_operand_sext(
+        &mut self,
+        op: Arith,
+        pending: Option<crate::func::Pending>,
+        va: Val,
+        vb: Val,
+        k: usize,
+    ) -> Result<()> {
+        let Some(p) = pending else { return Ok(()) };
+        let low_bits_a = matches!(
+            op,
+            Arith::Add | Arith::Sub | Arith::Mul | Arith::Shl | Arith::ShrU
+        );
+        let low_bits_b = low_bits_a || op == Arith::ShrS;
+        let slot = match (va, vb) {
+            (_, Val::Home) if low_bits_b => k + 1,
+            (Val::Home, Val::Local(_) | Val::Const(_)) if low_bits_a => k,
+            _ => return Ok(()),
+        };
+        let h = self.home(slot)?;
+        let n = self.code_len();
+        if p.reg == h && p.start + 1 < n && self.last_is(emit::sext(Width::W32, h, h)) {
+            self.truncate(n - 1);
+        }
+        Ok(())
     }
 
     pub fn compare(&mut self, cond: Cond, wide: bool) -> Result<()> {
@@ -447,7 +484,23 @@ impl Builder<'_, '_> {
         if self.unreachable {
             return Ok(());
         }
+        let pending = self.pending_top();
         let (va, vb, k) = self.pop2()?;
+        // The operand just computed and sign-extended, if the access reads
+        // only its low 32 bits: the value of a store narrower than 64 bits,
+        // or the address (computed last when the value is lazy).
+        let low32 = match (va, vb) {
+            (_, Val::Home) if w != Width::W64 => Some(k + 1),
+            (Val::Home, Val::Local(_) | Val::Const(_)) => Some(k),
+            _ => None,
+        };
+        if let (Some(slot), Some(p)) = (low32, pending) {
+            let h = self.home(slot)?;
+            let n = self.code_len();
+            if p.reg == h && p.start + 1 < n && self.last_is(emit::sext(Width::W32, h, h)) {
+                self.truncate(n - 1);
+            }
+        }
         let ra = self.reg_of(va, k)?;
         let rb = self.reg_of(vb, k + 1)?;
         match self.address_imm(memarg) {

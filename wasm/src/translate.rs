@@ -135,6 +135,7 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
     let mut functions = Vec::with_capacity(entry_index as usize + 1);
     let mut infos = Vec::with_capacity(entry_index as usize + 1);
     let mut unsupported = Vec::new();
+    let mut source_offsets = Vec::with_capacity(entry_index as usize + 1);
     for (i, body) in bodies.into_iter().enumerate() {
         let index = n_imports + i as u32;
         let offset = body.body.range().start as u32;
@@ -148,10 +149,10 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
             offset: built.offsets.get(pc as usize).copied().unwrap_or(offset),
         }));
         functions.push(built.function);
+        source_offsets.push(built.offsets);
         infos.push(FunctionInfo {
             name: names[i].clone(),
             origin: Origin::Wasm { index, offset },
-            offsets: built.offsets,
             operators: built.operators,
             body_bytes,
         });
@@ -179,10 +180,10 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
         infos.push(FunctionInfo {
             name: name.clone(),
             origin: Origin::ImportThunk { index: f },
-            offsets: vec![imp.offset as u32; code.len()],
             operators: 0,
             body_bytes: 0,
         });
+        source_offsets.push(vec![imp.offset as u32; code.len()]);
         functions.push(Function {
             name,
             params: n as u8,
@@ -210,7 +211,6 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
     infos.push(FunctionInfo {
         name: init_name.clone(),
         origin: Origin::Init,
-        offsets: vec![0; init.len()],
         operators: 0,
         body_bytes: 0,
     });
@@ -300,7 +300,6 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
     infos.push(FunctionInfo {
         name: entry_name.clone(),
         origin: Origin::Entry,
-        offsets: vec![0; entry.len()],
         operators: 0,
         body_bytes: 0,
     });
@@ -312,6 +311,8 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
         tables: Vec::new(),
     });
 
+    // The instantiation and the entry come from no operator: no offsets.
+    source_offsets.resize(functions.len(), Vec::new());
     let memory_words = layout.capacity / 8;
     let program = Program {
         functions,
@@ -322,6 +323,7 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
         input_base: layout.initial_len / 8,
         entry: entry_index,
         imports,
+        source_offsets,
     };
     toyvm_vm::verify::verify(&program)?;
     Ok(Translation {

@@ -17,4 +17,6 @@ fn generated_modules_run_alike_under_wasmi_and_toyvm() {
     assert!(stats.compared >= 300, "{stats:?}");
     // Bulk memory is in the configuration, and in the modules.
     assert!(stats.bulk >= 30, "{stats:?}");
+    // So are its table operators.
+    assert!(stats.table_ops >= 10, "{stats:?}");
 }

@@ -15,6 +15,7 @@ use toyvm_vm::interp::{self, Call, Config as RunConfig, NoJit};
 use toyvm_vm::tuple::NoSink;
 use toyvm_wasm::{Entry, Error, Options, ValKind, translate};
 use wasmi::{Engine, Extern, Linker, Module, Store, Val};
+use wasmparser::Operator as O;
 
 use super::WasmTrap;
 
@@ -34,6 +35,9 @@ pub struct Stats {
     /// Modules with a bulk memory operator (`memory.fill`, `memory.copy`,
     /// `memory.init`, `data.drop`).
     pub bulk: u64,
+    /// Modules with a table operator of bulk memory (`table.copy`,
+    /// `table.init`, `elem.drop`).
+    pub table_ops: u64,
     /// Runs and modules not compared, by reason.
     pub skipped: BTreeMap<&'static str, u64>,
     pub mismatches: Vec<String>,
@@ -49,6 +53,7 @@ impl Stats {
         self.modules += o.modules;
         self.compared += o.compared;
         self.bulk += o.bulk;
+        self.table_ops += o.table_ops;
         for (why, n) in o.skipped {
             *self.skipped.entry(why).or_default() += n;
         }
@@ -116,8 +121,9 @@ pub fn smith_config() -> wasm_smith::Config {
     wasm_smith::Config {
         allow_floats: false,
         // memory.fill, memory.copy, memory.init, data.drop and passive
-        // segments; its table operators are `Reference` instructions, left
-        // out below (the translator refuses them).
+        // segments; its table operators (table.copy, table.init,
+        // elem.drop) are `Reference` instructions, allowed below: without
+        // reference types wasm-smith generates no other of that kind.
         bulk_memory_enabled: true,
         exceptions_enabled: false,
         gc_enabled: false,
@@ -156,6 +162,7 @@ pub fn smith_config() -> wasm_smith::Config {
             wasm_smith::InstructionKind::Variable,
             wasm_smith::InstructionKind::Memory,
             wasm_smith::InstructionKind::Control,
+            wasm_smith::InstructionKind::Reference,
         ]),
         ..wasm_smith::Config::default()
     }
@@ -268,7 +275,18 @@ pub fn fuzz_module(
     more: &mut dyn FnMut(&Case<'_>) -> Vec<String>,
 ) {
     stats.modules += 1;
-    stats.bulk += u64::from(has_bulk_memory(wasm));
+    stats.bulk += u64::from(has_operator(wasm, |op| {
+        matches!(
+            op,
+            O::MemoryFill { .. } | O::MemoryCopy { .. } | O::MemoryInit { .. } | O::DataDrop { .. }
+        )
+    }));
+    stats.table_ops += u64::from(has_operator(wasm, |op| {
+        matches!(
+            op,
+            O::TableCopy { .. } | O::TableInit { .. } | O::ElemDrop { .. }
+        )
+    }));
     let base = match translate(
         wasm,
         &Options {
@@ -564,9 +582,8 @@ fn run_toyvm(
     )
 }
 
-/// Whether a function of the module has a bulk memory operator.
-fn has_bulk_memory(wasm: &[u8]) -> bool {
-    use wasmparser::Operator as O;
+/// Whether a function of the module has an operator `is` picks.
+fn has_operator(wasm: &[u8], is: impl Fn(&O<'_>) -> bool) -> bool {
     wasmparser::Parser::new(0)
         .parse_all(wasm)
         .flatten()
@@ -577,15 +594,7 @@ fn has_bulk_memory(wasm: &[u8]) -> bool {
             let Ok(ops) = body.get_operators_reader() else {
                 return false;
             };
-            ops.into_iter().flatten().any(|op| {
-                matches!(
-                    op,
-                    O::MemoryFill { .. }
-                        | O::MemoryCopy { .. }
-                        | O::MemoryInit { .. }
-                        | O::DataDrop { .. }
-                )
-            })
+            ops.into_iter().flatten().any(|op| is(&op))
         })
 }
 

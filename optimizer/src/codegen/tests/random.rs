@@ -251,6 +251,7 @@ fn program(units: &[Unit], helper: &[Unit], inits: &[i64; 4], bound: i32) -> Pro
         input_base: 0,
         entry: 0,
         imports: Vec::new(),
+        source_offsets: Vec::new(),
     };
     verify::verify(&p).unwrap();
     p

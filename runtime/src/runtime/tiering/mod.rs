@@ -333,9 +333,15 @@ fn account(stats: &mut JitStats, r: &Installed) {
     enter::account_exits(stats, &r.code, &r.counters);
 }
 
+/// A region's head for the log: its function's name and offset, and the
+/// source offset it was translated from where the program carries one
+/// (`crc32_update`+17 (f3:17, wasm 0x3a2)).
 fn describe(p: &Program, func: u32, head: u32) -> String {
+    let source = p
+        .source_offset(func, head)
+        .map_or_else(String::new, |o| format!(", wasm {o:#x}"));
     format!(
-        "`{}`+{head} (f{func}:{head})",
+        "`{}`+{head} (f{func}:{head}{source})",
         p.functions[func as usize].name
     )
 }
