@@ -6,23 +6,40 @@
 //! thread, a JIT call was handed to the instance's own thread and back:
 //! 1.5 us against 0.1 us (issue 38).
 //!
-//! `cargo run --release --example call_cost`
+//! `cargo run --release --example call_cost` (7 alternated rounds: median
+//! and range in nanoseconds).
 
 use toyvm::engine::{Engine, Instance, Module};
 
 fn main() -> Result<(), toyvm::Error> {
     let src = ".func id(n)\n  ret n\n.end\n.func main()\n  li r0, 0\n  ret r0\n.end\n";
-    for profile in ["none", "multihash"] {
+    let profiles = ["none", "multihash"];
+    let mut instances = Vec::new();
+    for profile in profiles {
         let engine = Engine::builder().profile_str(profile)?.build();
         let module = Module::from_bytes(&engine, src.as_bytes())?;
-        let mut instance = Instance::new(&module)?;
-        let n = 20_000;
-        let start = std::time::Instant::now();
-        for k in 0..n {
-            assert_eq!(instance.call("id", &[k])?, k);
+        instances.push(Instance::new(&module)?);
+    }
+    // Rounds alternate the engines; each round times 20,000 calls.
+    let (rounds, n) = (7, 20_000);
+    let mut ns: Vec<Vec<f64>> = vec![Vec::new(); profiles.len()];
+    for _ in 0..rounds {
+        for (instance, times) in instances.iter_mut().zip(&mut ns) {
+            let start = std::time::Instant::now();
+            for k in 0..n {
+                assert_eq!(instance.call("id", &[k])?, k);
+            }
+            times.push(start.elapsed().as_secs_f64() * 1e9 / n as f64);
         }
-        let per_call = start.elapsed().as_secs_f64() * 1e6 / n as f64;
-        println!("--profile {profile}: {per_call:.1} us per call");
+    }
+    for (profile, mut t) in profiles.iter().zip(ns) {
+        t.sort_by(f64::total_cmp);
+        println!(
+            "--profile {profile}: {:.0} ns per call (median of {rounds} rounds; range {:.0}-{:.0})",
+            t[t.len() / 2],
+            t[0],
+            t[t.len() - 1]
+        );
     }
     Ok(())
 }
