@@ -74,6 +74,21 @@ use crate::native::ctx_offset;
 use crate::region::{Region, Step, Target};
 use crate::{Error, Result};
 
+/// Stores `args` in a stack slot of the function being built (8 bytes
+/// each, at least one slot) and returns its address: the argument array a
+/// trampoline (host call, interpreter call) reads.
+fn args_on_stack(b: &mut FunctionBuilder<'_>, ptr: ir::Type, args: &[Value]) -> Value {
+    let slot = b.create_sized_stack_slot(ir::StackSlotData::new(
+        ir::StackSlotKind::ExplicitSlot,
+        8 * args.len().max(1) as u32,
+        3,
+    ));
+    for (i, &v) in args.iter().enumerate() {
+        b.ins().stack_store(ptr, v, slot, 8 * i as i32);
+    }
+    b.ins().stack_addr(ptr, slot, 0)
+}
+
 mod calls;
 mod exits;
 pub(crate) mod func;
@@ -724,16 +739,8 @@ impl<'r, 'b> Lower<'r, 'b> {
             self.check(ok, ExitKind::Interpret, pc);
         }
         let ptr = self.b.func.dfg.value_type(self.ctx);
-        let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
-            ir::StackSlotKind::ExplicitSlot,
-            8 * u32::from(n.max(1)),
-            3,
-        ));
-        for i in 0..n {
-            let v = self.get(a.wrapping_add(i));
-            self.b.ins().stack_store(ptr, v, slot, 8 * i32::from(i));
-        }
-        let args = self.b.ins().stack_addr(ptr, slot, 0);
+        let values: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
+        let args = args_on_stack(&mut self.b, ptr, &values);
         let index = self.b.ins().iconst(types::I64, i64::from(h));
         let count = self.b.ins().iconst(types::I64, i64::from(n));
         let site = (u64::from(self.region.func) << 32 | u64::from(pc)) as i64;

@@ -19,9 +19,7 @@
 //! declines too.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{
-    self, AbiParam, Block, InstBuilder, MemFlagsData, Signature, Value, types,
-};
+use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, Signature, Value, types};
 use cranelift_codegen::isa::TargetIsa;
 use toyvm_vm::isa::{Instr, Reg};
 
@@ -312,15 +310,7 @@ impl Lower<'_, '_> {
         };
         let ptr = self.b.func.dfg.value_type(self.ctx);
         let n = args.len();
-        let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
-            ir::StackSlotKind::ExplicitSlot,
-            8 * n.max(1) as u32,
-            3,
-        ));
-        for (i, &v) in args.iter().enumerate() {
-            self.b.ins().stack_store(ptr, v, slot, 8 * i as i32);
-        }
-        let argp = self.b.ins().stack_addr(ptr, slot, 0);
+        let argp = super::args_on_stack(&mut self.b, ptr, args);
         if let Some(fuel) = self.fuel {
             let left = self.b.use_var(fuel);
             self.b.ins().store(flags, left, self.ctx, ctx_offset::FUEL);

@@ -12,7 +12,7 @@
 //! within the block (whose start had fuel left).
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
 use super::{FuncLower, record_trap};
 use crate::native::{self, ctx_offset};
@@ -65,15 +65,7 @@ impl FuncLower<'_, '_> {
         };
         let ptr = self.b.func.dfg.value_type(ctx);
         let n = args.len();
-        let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
-            ir::StackSlotKind::ExplicitSlot,
-            8 * n.max(1) as u32,
-            3,
-        ));
-        for (i, &v) in args.iter().enumerate() {
-            self.b.ins().stack_store(ptr, v, slot, 8 * i as i32);
-        }
-        let argp = self.b.ins().stack_addr(ptr, slot, 0);
+        let argp = crate::codegen::args_on_stack(&mut self.b, ptr, args);
         let value = self.b.ins().iconst(types::I64, i64::from(callee));
         let count = self.b.ins().iconst(types::I64, n as i64);
         let site = (u64::from(self.fidx) << 32 | u64::from(pc)) as i64;
