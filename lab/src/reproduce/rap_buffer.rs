@@ -354,8 +354,8 @@ pub fn verdict(rows: &[Row]) -> Verdict {
             "a whole-run speedup of {mean:.2}x on average, against 13x: the buffer cuts the \
              tree adds {saved:.1}x on average, and RAP without a buffer is {:.0}% of the run, \
              so the run can gain at most 1/(1 - that share); the paper's Pin-instrumented SPEC \
-             programs spent far more per unbuffered event (a workload difference; measured \
-             under load, minimum of alternating repeats)",
+             programs spent far more per unbuffered event (a workload difference; timings \
+             are the minimum of alternating repeats)",
             rap_share * 100.0
         )
     })
@@ -416,7 +416,7 @@ pub fn fig4(ctx: &Ctx) -> crate::Result<Outcome> {
     let ours = format!(
         "inline with the running workload, 1 KB buffer against none (plain tree walks, eps = \
          0.1%): whole-run speedup mean {:.2}x ({}), RAP's own {:.2}x; tree adds cut {:.2}x \
-         ({:.2}x at 128 slots); offline aggregation {:.1}x of RAP's own time (timed under load)",
+         ({:.2}x at 128 slots); offline aggregation {:.1}x of RAP's own time",
         mean(Row::speedup),
         rows.iter()
             .map(|r| format!("{:.2}x", r.speedup()))
