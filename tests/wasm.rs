@@ -57,22 +57,27 @@ fn every_c_program_runs_as_its_header_says_in_every_mode() {
     }
 }
 
+/// `(module (func (export "_start") OP))`, by hand: a one-operator
+/// `_start` (`op` is the operator's opcode, then `end`).
+fn start_module(op: u8) -> Vec<u8> {
+    vec![
+        0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, // magic, version
+        1, 4, 1, 0x60, 0, 0, // type: () -> ()
+        3, 2, 1, 0, // function 0 has type 0
+        7, 10, 1, 6, b'_', b's', b't', b'a', b'r', b't', 0, 0, // export "_start"
+        10, 5, 1, 3, 0, op, 0x0b, // code: OP, end
+    ]
+}
+
 /// A module's trap is a toyvm trap that names the WebAssembly trap and
 /// where it happened; `dis` prints the translation.
 #[test]
 fn a_modules_trap_names_the_webassembly_trap_and_dis_prints_the_translation() {
     let dir = std::env::temp_dir().join(format!("toyvm-wasm-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // (module (func (export "_start") unreachable)), by hand.
-    let module: &[u8] = &[
-        0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, // magic, version
-        1, 4, 1, 0x60, 0, 0, // type: () -> ()
-        3, 2, 1, 0, // function 0 has type 0
-        7, 10, 1, 6, b'_', b's', b't', b'a', b'r', b't', 0, 0, // export "_start"
-        10, 5, 1, 3, 0, 0x00, 0x0b, // code: unreachable, end
-    ];
+    // (module (func (export "_start") unreachable)).
     let path = dir.join("trap.wasm");
-    std::fs::write(&path, module).unwrap();
+    std::fs::write(&path, start_module(0x00)).unwrap();
     for config in [&[][..], &["--profile", "multihash"][..]] {
         let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
             .arg("run")
@@ -103,16 +108,10 @@ fn a_modules_trap_names_the_webassembly_trap_and_dis_prints_the_translation() {
 fn stats_give_the_translations_cost() {
     let dir = std::env::temp_dir().join(format!("toyvm-wasm-stats-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // (module (func (export "_start") nop)), by hand: two operators.
-    let module: &[u8] = &[
-        0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, // magic, version
-        1, 4, 1, 0x60, 0, 0, // type: () -> ()
-        3, 2, 1, 0, // function 0 has type 0
-        7, 10, 1, 6, b'_', b's', b't', b'a', b'r', b't', 0, 0, // export "_start"
-        10, 5, 1, 3, 0, 0x01, 0x0b, // code: nop, end
-    ];
+    // (module (func (export "_start") nop)): two operators.
+    let module = start_module(0x01);
     let path = dir.join("nop.wasm");
-    std::fs::write(&path, module).unwrap();
+    std::fs::write(&path, &module).unwrap();
     let stats = |file: &std::path::Path| -> serde_json::Value {
         let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
             .arg("run")
