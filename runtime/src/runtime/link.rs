@@ -40,6 +40,13 @@
 //! in it); a lag of 0 waits at every boundary (one thread's old behaviour,
 //! run on two).
 //!
+//! **On one thread.** The model runs inline, but a batch shorter than
+//! [`SMALL_BATCH`] (what an embedder's call leaves at its end) waits with
+//! the next ones until a batch's worth has gathered, a long batch comes, or
+//! [`Link::due`] needs an interval end that may lie among them; the model
+//! sees the same tuples in the same order, so the decisions and their
+//! points are the same.
+//!
 //! **Shutting down.** Dropping the sending half tells the model thread the
 //! stream is over: it ends the final partial interval and returns its
 //! summary. Whatever stops the interpreter (the program's end, a trap, a
@@ -254,8 +261,58 @@ struct Threaded<'s, S> {
     queue_wait: Duration,
 }
 
+/// Batches shorter than this wait in the inline model's pending buffer
+/// (a quarter of the interpreter's batch): an embedder's call ends with a
+/// batch of a few tuples, and handing each to the model cost it about a
+/// thousand instructions per call (the driver's and the model's per-batch
+/// work, a clock read), over twice the interpreter's own call.
+pub const SMALL_BATCH: usize = toyvm_vm::tuple::BATCH / 4;
+
+/// The model on the interpreter's thread, with short batches pending until
+/// a full batch's worth has gathered, a long batch comes, or a decision
+/// needs them (see [`Link::due`]); the model sees the same tuples in the
+/// same order either way, only cut into other batches.
+struct Inline<M> {
+    model: M,
+    pending: Vec<Tuple>,
+}
+
+impl<M: ModelSide> Inline<M> {
+    fn push(&mut self, batch: &[Tuple], want: bool, ready: &mut VecDeque<Ended>) {
+        if batch.len() >= SMALL_BATCH {
+            self.drain(want, ready);
+            Self::feed(&mut self.model, batch, want, ready);
+        } else {
+            self.pending.extend_from_slice(batch);
+            if self.pending.len() >= toyvm_vm::tuple::BATCH {
+                self.drain(want, ready);
+            }
+        }
+    }
+
+    /// Hands the pending tuples to the model.
+    fn drain(&mut self, want: bool, ready: &mut VecDeque<Ended>) {
+        if !self.pending.is_empty() {
+            Self::feed(&mut self.model, &self.pending, want, ready);
+            self.pending.clear();
+        }
+    }
+
+    fn feed(model: &mut M, batch: &[Tuple], want: bool, ready: &mut VecDeque<Ended>) {
+        model.feed(batch, &mut |e| {
+            if want {
+                ready.push_back(Ended {
+                    index: e.index,
+                    at: e.at,
+                    candidates: e.candidates.to_vec(),
+                });
+            }
+        });
+    }
+}
+
 enum Mode<'s, M: ModelSide> {
-    Inline(M),
+    Inline(Inline<M>),
     Threaded(Threaded<'s, M::Summary>),
 }
 
@@ -298,7 +355,11 @@ impl<'s, M: ModelSide> Link<'s, M> {
 
     /// The model on the interpreter's thread.
     pub fn inline(model: M, lag: u64, want_ends: bool) -> Self {
-        Self::new(Mode::Inline(model), lag, want_ends)
+        let inline = Inline {
+            model,
+            pending: Vec::new(),
+        };
+        Self::new(Mode::Inline(inline), lag, want_ends)
     }
 
     /// The model on a thread of its own in `scope`, built there by `make`
@@ -351,18 +412,7 @@ impl<'s, M: ModelSide> Link<'s, M> {
         self.stats.tuples_sent += batch.len() as u64;
         self.stats.batches += 1;
         match &mut self.mode {
-            Mode::Inline(model) => {
-                let (want, ready) = (self.want_ends, &mut self.ready);
-                model.feed(batch, &mut |e| {
-                    if want {
-                        ready.push_back(Ended {
-                            index: e.index,
-                            at: e.at,
-                            candidates: e.candidates.to_vec(),
-                        });
-                    }
-                });
-            }
+            Mode::Inline(inline) => inline.push(batch, self.want_ends, &mut self.ready),
             Mode::Threaded(t) => t.push(batch, &mut self.ready),
         }
     }
@@ -380,8 +430,19 @@ impl<'s, M: ModelSide> Link<'s, M> {
                 Some(_) => return None,
                 None => {}
             }
-            let Mode::Threaded(t) = &mut self.mode else {
-                return None;
+            let t = match &mut self.mode {
+                Mode::Threaded(t) => t,
+                Mode::Inline(inline) => {
+                    // The model has seen all but the pending tuples; an
+                    // end at or before `point` can only be among them if
+                    // it has not got that far.
+                    let fed = self.stats.tuples_sent - inline.pending.len() as u64;
+                    if fed >= point || inline.pending.is_empty() {
+                        return None;
+                    }
+                    inline.drain(self.want_ends, &mut self.ready);
+                    continue;
+                }
             };
             // Invariant: the model thread sends every interval end of a
             // batch before that batch's `Done`, so once it reports
@@ -414,7 +475,10 @@ impl<'s, M: ModelSide> Link<'s, M> {
             ..
         } = self;
         let summary = match mode {
-            Mode::Inline(model) => Ok(model.finish()),
+            Mode::Inline(mut inline) => {
+                inline.drain(false, &mut VecDeque::new());
+                Ok(inline.model.finish())
+            }
             Mode::Threaded(mut t) => {
                 t.ship();
                 let queue_wait = t.queue_wait;
@@ -691,6 +755,42 @@ mod tests {
         let (due, _) = drive(false, 250, &[100, 100, 100, 100, 100]);
         // Interval 0 ends at 100, due from 350 (after the 4th batch).
         assert_eq!(due, vec![vec![], vec![], vec![], vec![0], vec![1]]);
+    }
+
+    /// Counts the batches the model is handed.
+    struct Batches(std::rc::Rc<std::cell::Cell<u64>>);
+
+    impl ModelSide for Batches {
+        type Summary = ModelSummary;
+        fn observed(summary: &ModelSummary) -> u64 {
+            summary.tuples
+        }
+        fn feed(&mut self, _: &[Tuple], _: &mut dyn FnMut(Ending<'_>)) {
+            self.0.set(self.0.get() + 1);
+        }
+        fn finish(self) -> ModelSummary {
+            ModelSummary::default()
+        }
+    }
+
+    #[test]
+    fn short_batches_reach_an_inline_model_together() {
+        // 3,000 calls of an embedder, each leaving 2 tuples: the model gets
+        // a batch per 1,024 tuples, not one per call; a long batch goes
+        // through at once, after what was pending; `finish` hands over the
+        // rest.
+        let fed = std::rc::Rc::new(std::cell::Cell::new(0));
+        let mut link = Link::inline(Batches(fed.clone()), 1 << 40, false);
+        for _ in 0..3000 {
+            link.send(&batch(2));
+        }
+        assert_eq!(fed.get(), 5, "6,000 tuples in batches of 1,024");
+        link.send(&batch(SMALL_BATCH));
+        assert_eq!(fed.get(), 7, "the pending 880, then the long batch");
+        link.send(&batch(1));
+        assert_eq!(fed.get(), 7);
+        link.finish().0.unwrap();
+        assert_eq!(fed.get(), 8);
     }
 
     /// Runs `f` on a thread; fails if it takes over a minute (a hang).

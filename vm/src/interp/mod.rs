@@ -781,6 +781,12 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
 }
 
 fn flush_output(out_buf: &mut Vec<u8>, out: &mut dyn Write) -> Result<()> {
+    // Every earlier flush wrote and flushed what the buffer held, so with
+    // nothing buffered there is nothing to flush (most embedder calls print
+    // nothing; flushing stdout takes its lock, about 250 instructions).
+    if out_buf.is_empty() {
+        return Ok(());
+    }
     let r = out.write_all(out_buf).and_then(|_| out.flush());
     out_buf.clear();
     r.map_err(Error::Output)
