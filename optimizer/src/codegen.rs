@@ -98,6 +98,19 @@ pub(crate) mod strength;
 use calls::call_operands;
 use func::DeclareCallee;
 
+/// The addresses of the runtime's entry points that compiled code calls,
+/// given by the JIT (which owns them: `crate::jit::host`), so that the code
+/// generator stands below the JIT and needs nothing of it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Trampolines {
+    /// `hcall`'s trampoline ([`host_signature`]).
+    pub hcall: i64,
+    /// A call into the interpreter ([`calls::interp_signature`]).
+    pub interp: i64,
+    /// A native function's call at the stack limit (the same signature).
+    pub limit: i64,
+}
+
 /// A region lowered to (unoptimized, verified) Cranelift IR.
 #[derive(Debug)]
 pub(crate) struct Lowered {
@@ -120,7 +133,7 @@ pub(crate) fn signature(isa: &dyn TargetIsa) -> Signature {
     sig
 }
 
-/// The `hcall` trampoline's signature (see `crate::jit::host`):
+/// The `hcall` trampoline's signature (the JIT's `host` module):
 /// `(ctx, import, args, n, func << 32 | pc) -> i64`.
 fn host_signature(isa: &dyn TargetIsa) -> Signature {
     let ptr = isa.pointer_type();
@@ -147,6 +160,7 @@ pub(crate) fn lower(
     declare: &mut DeclareCallee<'_>,
     metering: bool,
     live: Option<&[RegSet]>,
+    tramps: Trampolines,
 ) -> Result<Lowered> {
     let mut func = ir::Function::with_name_signature(ir::UserFuncName::default(), signature(isa));
     let mut refs = HashMap::new();
@@ -188,7 +202,7 @@ pub(crate) fn lower(
     }
     let exits = {
         let b = FunctionBuilder::new(&mut func, fctx);
-        let mut l = Lower::new(region, b, isa.pointer_type(), refs, metering);
+        let mut l = Lower::new(region, b, isa.pointer_type(), refs, metering, tramps);
         l.host_sig = host_sig;
         l.interp_sig = interp_sig;
         l.table_sigs = table_sigs;
@@ -334,6 +348,8 @@ struct Lower<'r, 'b> {
     /// The interpreter trampoline's signature, when the region may call
     /// the interpreter.
     interp_sig: Option<ir::SigRef>,
+    /// Where the calls to the runtime go.
+    tramps: Trampolines,
     /// Native functions' signatures by arity, for the `calli`s that look
     /// their value up in the natives' table.
     table_sigs: HashMap<u8, ir::SigRef>,
@@ -383,6 +399,7 @@ impl<'r, 'b> Lower<'r, 'b> {
         ptr: ir::Type,
         refs: HashMap<u32, ir::FuncRef>,
         metering: bool,
+        tramps: Trampolines,
     ) -> Self {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -431,6 +448,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             refunds: Vec::new(),
             host_sig: None,
             interp_sig: None,
+            tramps,
             table_sigs: HashMap::new(),
         }
     }
@@ -745,7 +763,7 @@ impl<'r, 'b> Lower<'r, 'b> {
         let count = self.b.ins().iconst(types::I64, i64::from(n));
         let site = (u64::from(self.region.func) << 32 | u64::from(pc)) as i64;
         let site = self.b.ins().iconst(types::I64, site);
-        let callee = self.b.ins().iconst(ptr, crate::jit::trampoline_address());
+        let callee = self.b.ins().iconst(ptr, self.tramps.hcall);
         let call = self
             .b
             .ins()

@@ -54,14 +54,15 @@ pub enum Error {
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
     /// More models than run over one stream at once
-    /// ([`crate::spec::MAX_MODELS_AT_ONCE`]).
+    /// (`toyvm_profiler::spec::MAX_MODELS_AT_ONCE`).
     #[error(
-        "{count} models over one stream; at most {} run at once (their tables are all alive together)",
-        crate::spec::MAX_MODELS_AT_ONCE
+        "{count} models over one stream; at most {max} run at once (their tables are all alive together)"
     )]
     TooManyModels {
         /// How many were given.
         count: usize,
+        /// The most that run at once.
+        max: usize,
     },
 }
 

@@ -45,6 +45,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod build;
 pub mod conte;
 pub mod driver;
 pub mod error;

@@ -58,8 +58,8 @@ use crate::spec::{MultiHashOptions, ProfilerSpec};
 use crate::tuple::{KindSet, Tuple};
 use accumulator::Accumulator;
 
-/// The most hash tables a model may have.
-pub const MAX_TABLES: usize = 16;
+/// The most hash tables a model may have (the spec's limit).
+pub const MAX_TABLES: usize = crate::spec::MAX_TABLES;
 
 /// Counter slots addressable by a 16-bit lane of a packed hash word.
 const FAST_SPAN: usize = 1 << 16;

@@ -155,10 +155,7 @@ pub trait Profiler: Send + std::fmt::Debug {
     }
 }
 
-/// The candidate threshold as a count: `ceil(threshold * interval)`, at least 1.
-pub fn threshold_count(threshold: f64, interval: u64) -> u64 {
-    ((threshold * interval as f64) - 1e-9).ceil().max(1.0) as u64
-}
+pub use crate::spec::threshold_count;
 
 /// Sorts candidates into the contract's order (by count, highest first, then by tuple),
 /// as [`Profiler::end_interval_with`] returns them.

@@ -318,7 +318,10 @@ pub fn profile_stream(
     specs: &[ProfilerSpec],
 ) -> Result<ProfileReport> {
     if specs.len() > crate::spec::MAX_MODELS_AT_ONCE {
-        return Err(crate::Error::TooManyModels { count: specs.len() });
+        return Err(crate::Error::TooManyModels {
+            count: specs.len(),
+            max: crate::spec::MAX_MODELS_AT_ONCE,
+        });
     }
     let mut profiler = StreamProfiler::new(specs);
     let mut batch = Vec::with_capacity(4096);

@@ -319,10 +319,7 @@ impl Lower<'_, '_> {
         let site = (u64::from(self.region.func) << 32 | u64::from(pc)) as i64;
         let site = self.b.ins().iconst(types::I64, site);
         let unrun = self.b.ins().iconst(types::I64, i64::from(unrun));
-        let target = self
-            .b
-            .ins()
-            .iconst(ptr, crate::jit::interp_trampoline_address());
+        let target = self.b.ins().iconst(ptr, self.tramps.interp);
         let call = self.b.ins().call_indirect(
             sig,
             target,

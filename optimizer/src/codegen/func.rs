@@ -37,6 +37,7 @@ use crate::cfg::Cfg;
 use crate::native::{self, Native, ctx_offset};
 use crate::{Error, Result};
 
+use super::Trampolines;
 use super::lower::{self, Fault};
 
 mod limit;
@@ -74,6 +75,7 @@ fn codegen_error(func: &ir::Function, isa: &dyn TargetIsa, head: String) -> Resu
 /// function's [`Native`], from [`native::native_functions`]) and verifies
 /// the result; also says its size for inlining: its instructions but those
 /// of its calls at the stack limit (see `limit`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn lower_function(
     program: &Program,
     fidx: u32,
@@ -82,6 +84,7 @@ pub(crate) fn lower_function(
     fctx: &mut FunctionBuilderContext,
     declare: &mut DeclareCallee<'_>,
     metering: bool,
+    tramps: Trampolines,
 ) -> Result<(ir::Function, usize)> {
     let f = &program.functions[fidx as usize];
     let mut func = ir::Function::with_name_signature(
@@ -121,7 +124,7 @@ pub(crate) fn lower_function(
         .then(|| func.import_signature(super::calls::interp_signature(isa)));
     let limit_insts = {
         let b = FunctionBuilder::new(&mut func, fctx);
-        let mut l = FuncLower::new(program, fidx, b, refs, isa.pointer_type(), metering);
+        let mut l = FuncLower::new(program, fidx, b, refs, isa.pointer_type(), metering, tramps);
         l.bailing = bailing;
         l.sigs = sigs;
         l.interp_sig = interp_sig;
@@ -298,6 +301,8 @@ struct FuncLower<'p, 'b> {
     /// A closed function with calls: the interpreter trampoline's
     /// signature, for its calls at the stack limit (see `limit`).
     interp_sig: Option<ir::SigRef>,
+    /// Where the calls to the runtime go.
+    tramps: Trampolines,
     /// The start of the bytecode block being lowered.
     block_start: u32,
     /// Instructions of the calls' paths at the stack limit (see `limit`).
@@ -364,6 +369,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         refs: HashMap<u32, FuncRef>,
         ptr: ir::Type,
         metering: bool,
+        tramps: Trampolines,
     ) -> Self {
         let f = &program.functions[fidx as usize];
         let entry = b.create_block();
@@ -442,6 +448,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             bailing: false,
             sigs: HashMap::new(),
             interp_sig: None,
+            tramps,
             block_start: 0,
             limit_insts: 0,
         }

@@ -56,9 +56,18 @@ use frames::{estimated_frame_bytes, frame_bytes};
 
 pub use compiled::{CompiledRegion, Fuel};
 pub use host::{Called, HostCalls, Interpreter};
-pub(crate) use host::{interp_trampoline_address, limit_trampoline_address, trampoline_address};
 
 use inline::{SmallCallees, inlinable};
+
+/// Where compiled code's calls into the runtime go: this module's
+/// trampolines, handed to the code generator.
+fn trampolines() -> codegen::Trampolines {
+    codegen::Trampolines {
+        hcall: host::trampoline_address(),
+        interp: host::interp_trampoline_address(),
+        limit: host::limit_trampoline_address(),
+    }
+}
 
 /// The machine-level signature of a compiled region (see the private `codegen`
 /// module for what the code does with each argument). `ctx` points at the run's
@@ -296,6 +305,7 @@ impl CodeCache {
             &mut declare,
             self.metering,
             None,
+            trampolines(),
         )?;
         Ok(codegen::annotate(&lowered, region))
     }
@@ -400,6 +410,7 @@ impl CodeCache {
                         &mut self.fctx,
                         &mut declare,
                         self.metering,
+                        trampolines(),
                     )?)
                 }
                 None => None,
@@ -637,6 +648,7 @@ impl CodeCache {
                 &mut declare,
                 self.metering,
                 live,
+                trampolines(),
             )?
         };
         let clif = self.dump_clif.then(|| codegen::annotate(&lowered, region));

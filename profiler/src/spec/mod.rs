@@ -39,7 +39,6 @@
 //! `conte`).
 
 use crate::error::{Error, Result};
-use crate::profiler::Profiler;
 use crate::tuple::{Kind, KindSet};
 use std::fmt;
 
@@ -81,7 +80,7 @@ pub const MODEL_NAMES: &[&str] = &[
 const COMMON_KEYS: &[&str] = &["interval", "threshold", "kinds", "seed"];
 
 /// Most hash tables of `multihash`/`singlehash` (`tables`).
-pub const MAX_TABLES: usize = crate::multihash::MAX_TABLES;
+pub const MAX_TABLES: usize = 16;
 /// Most counters per hash table or sets of `tagged` (a hash indexes at most 16 bits).
 pub const MAX_TABLE_ENTRIES: usize = 1 << 16;
 /// Most entries of any model's state (`tagged`/`conte` entries, `stratified` substreams,
@@ -631,6 +630,11 @@ impl fmt::Display for ProfilerSpec {
     }
 }
 
+/// The candidate threshold as a count: `ceil(threshold * interval)`, at least 1.
+pub fn threshold_count(threshold: f64, interval: u64) -> u64 {
+    ((threshold * interval as f64) - 1e-9).ceil().max(1.0) as u64
+}
+
 impl std::str::FromStr for ProfilerSpec {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
@@ -639,25 +643,9 @@ impl std::str::FromStr for ProfilerSpec {
 }
 
 impl ProfilerSpec {
-    /// Builds the model.
-    pub fn build(&self) -> Box<dyn Profiler> {
-        match &self.model {
-            Model::Perfect => Box::new(crate::perfect::Perfect::new(self.clone())),
-            Model::MultiHash(o) | Model::SingleHash(o) => {
-                Box::new(crate::multihash::MultiHash::new(self.clone(), o.clone()))
-            }
-            Model::Stratified(o) => {
-                Box::new(crate::stratified::Stratified::new(self.clone(), o.clone()))
-            }
-            Model::Tagged(o) => Box::new(crate::tagged::Tagged::new(self.clone(), o.clone())),
-            Model::Conte(o) => Box::new(crate::conte::Conte::new(self.clone(), o.clone())),
-            Model::Rap(o) => Box::new(crate::rap::Rap::new(self.clone(), o.clone())),
-        }
-    }
-
     /// The candidate threshold as a count of tuples.
     pub fn threshold_count(&self) -> u64 {
-        crate::profiler::threshold_count(self.threshold, self.interval)
+        threshold_count(self.threshold, self.interval)
     }
 
     /// The same spec with the `perfect` model: the oracle to compare this one against.

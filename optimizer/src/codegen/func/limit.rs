@@ -71,10 +71,7 @@ impl FuncLower<'_, '_> {
         let site = (u64::from(self.fidx) << 32 | u64::from(pc)) as i64;
         let site = self.b.ins().iconst(types::I64, site);
         let unrun = self.b.ins().iconst(types::I64, i64::from(unrun));
-        let target = self
-            .b
-            .ins()
-            .iconst(ptr, crate::jit::limit_trampoline_address());
+        let target = self.b.ins().iconst(ptr, self.tramps.limit);
         let call = self.b.ins().call_indirect(
             sig,
             target,
