@@ -189,48 +189,7 @@ pub fn assemble(src: &str) -> Result<Program> {
         .collect();
 
     // Pass 1: function and import names, so calls may refer forward.
-    let mut func_index: HashMap<String, u32> = HashMap::new();
-    let mut imports: Vec<Import> = Vec::new();
-    let mut import_index: HashMap<String, u16> = HashMap::new();
-    for &(line, l) in &lines {
-        if let Some(rest) = l.strip_prefix(".import") {
-            let mut words = rest.split_whitespace();
-            let (name, params) = (words.next().unwrap_or(""), words.next());
-            if !is_ident(name) {
-                return err(line, format!("bad import name `{name}`"));
-            }
-            let Some(params) = params.and_then(parse_int).filter(|n| (0..=255).contains(n)) else {
-                return err(line, "`.import` needs `NAME ARGUMENTS` (0-255 arguments)");
-            };
-            if words.next().is_some() {
-                return err(line, "`.import` takes a name and an argument count");
-            }
-            if imports.len() >= MAX_IMPORTS {
-                return err(line, format!("more than {MAX_IMPORTS} imports"));
-            }
-            if import_index
-                .insert(name.to_owned(), imports.len() as u16)
-                .is_some()
-            {
-                return err(line, format!("host function `{name}` is imported twice"));
-            }
-            imports.push(Import {
-                name: name.to_owned(),
-                params: params as u8,
-            });
-            continue;
-        }
-        if let Some(rest) = l.strip_prefix(".func") {
-            let name = rest.trim().split('(').next().unwrap_or("").trim();
-            if !is_ident(name) {
-                return err(line, format!("bad function name `{name}`"));
-            }
-            let index = func_index.len() as u32;
-            if func_index.insert(name.to_owned(), index).is_some() {
-                return err(line, format!("function `{name}` is defined twice"));
-            }
-        }
-    }
+    let (func_index, imports, import_index) = names(&lines)?;
 
     let mut memory_words = None;
     let mut memory_len = None;
@@ -244,83 +203,11 @@ pub fn assemble(src: &str) -> Result<Program> {
         let (word, rest) = l.split_once(char::is_whitespace).unwrap_or((l, ""));
         let rest = rest.trim();
         if let Some(f) = current.as_mut() {
-            match word {
-                ".end" => {
-                    funcs.push(current.take().expect("inside a function"));
-                    continue;
-                }
-                ".func" => {
-                    return err(
-                        line,
-                        format!("`.func` inside function `{}` (missing `.end`)", f.name),
-                    );
-                }
-                ".regs" => {
-                    match parse_int(rest).filter(|&n| (0..=MAX_REGS as i128).contains(&n)) {
-                        Some(n) => f.regs = Some((n as u16, line)),
-                        None => {
-                            return err(
-                                line,
-                                format!("`.regs` needs a count from 0 to {MAX_REGS}"),
-                            );
-                        }
-                    }
-                    continue;
-                }
-                ".reg" => {
-                    for name in rest.split(',').map(str::trim) {
-                        define_name(f, name, f.next_named, line)?;
-                        f.next_named += 1;
-                    }
-                    continue;
-                }
-                ".alias" => {
-                    let mut parts = rest
-                        .split(|c: char| c == ',' || c.is_whitespace())
-                        .filter(|s| !s.is_empty());
-                    let (Some(name), Some(reg), None) = (parts.next(), parts.next(), parts.next())
-                    else {
-                        return err(
-                            line,
-                            "`.alias` needs a name and a register, e.g. `.alias tmp r7`",
-                        );
-                    };
-                    let Some(r) = parse_reg_name(reg) else {
-                        return err(line, format!("`{reg}` is not a register (r0 to r255)"));
-                    };
-                    define_name(f, name, r, line)?;
-                    f.next_named = f.next_named.max(r + 1);
-                    continue;
-                }
-                _ => {}
+            if word == ".end" {
+                funcs.push(current.take().expect("inside a function"));
+            } else {
+                function_line(f, line, l, word, rest)?;
             }
-            let mut text = l;
-            // Labels, possibly several, possibly followed by an instruction.
-            while let Some((label, after)) = text.split_once(':') {
-                let label = label.trim();
-                if !is_ident(label) || label.contains(char::is_whitespace) {
-                    break;
-                }
-                if f.labels.insert(label, f.body.len() as u32).is_some() {
-                    return err(
-                        line,
-                        format!("label `{label}` is defined twice in `{}`", f.name),
-                    );
-                }
-                text = after.trim();
-            }
-            if text.is_empty() {
-                continue;
-            }
-            let (mnemonic, args) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
-            let Some(op) = Op::from_mnemonic(mnemonic) else {
-                return err(line, format!("unknown instruction `{mnemonic}`"));
-            };
-            f.body.push(Pending {
-                line,
-                op,
-                args: split_operands(args),
-            });
             continue;
         }
         match word {
@@ -341,36 +228,7 @@ pub fn assemble(src: &str) -> Result<Program> {
             ".entry" => entry_name = Some((line, rest)),
             // Read in pass 1.
             ".import" => {}
-            ".data" | ".string" => {
-                let Some((addr, values)) = rest.split_once(':') else {
-                    return err(line, format!("`{word}` needs `ADDRESS: values`"));
-                };
-                let Some(addr) = parse_int(addr).filter(|&n| (0..=u64::MAX as i128).contains(&n))
-                else {
-                    return err(line, format!("bad address `{}`", addr.trim()));
-                };
-                let words = if word == ".string" {
-                    parse_string(values, line)?
-                } else {
-                    let mut words = Vec::new();
-                    for v in values
-                        .split(|c: char| c == ',' || c.is_whitespace())
-                        .filter(|s| !s.is_empty())
-                    {
-                        match parse_int(v)
-                            .filter(|&n| (i64::MIN as i128..=u64::MAX as i128).contains(&n))
-                        {
-                            Some(n) => words.push(n as i64),
-                            None => return err(line, format!("bad data word `{v}`")),
-                        }
-                    }
-                    words
-                };
-                data.push(DataSegment {
-                    addr: addr as u64,
-                    words,
-                });
-            }
+            ".data" | ".string" => data.push(data_segment(word, rest, line)?),
             other if other.starts_with('.') => {
                 return err(line, format!("unknown directive `{other}`"));
             }
@@ -420,6 +278,167 @@ pub fn assemble(src: &str) -> Result<Program> {
     };
     crate::verify::verify(&p)?;
     Ok(p)
+}
+
+/// Pass 1: the functions' and imports' names (with the imports), so
+/// that calls may refer forward.
+#[allow(clippy::type_complexity)]
+fn names(
+    lines: &[(usize, &str)],
+) -> Result<(HashMap<String, u32>, Vec<Import>, HashMap<String, u16>)> {
+    let mut func_index: HashMap<String, u32> = HashMap::new();
+    let mut imports: Vec<Import> = Vec::new();
+    let mut import_index: HashMap<String, u16> = HashMap::new();
+    for &(line, l) in lines {
+        if let Some(rest) = l.strip_prefix(".import") {
+            let mut words = rest.split_whitespace();
+            let (name, params) = (words.next().unwrap_or(""), words.next());
+            if !is_ident(name) {
+                return err(line, format!("bad import name `{name}`"));
+            }
+            let Some(params) = params.and_then(parse_int).filter(|n| (0..=255).contains(n)) else {
+                return err(line, "`.import` needs `NAME ARGUMENTS` (0-255 arguments)");
+            };
+            if words.next().is_some() {
+                return err(line, "`.import` takes a name and an argument count");
+            }
+            if imports.len() >= MAX_IMPORTS {
+                return err(line, format!("more than {MAX_IMPORTS} imports"));
+            }
+            if import_index
+                .insert(name.to_owned(), imports.len() as u16)
+                .is_some()
+            {
+                return err(line, format!("host function `{name}` is imported twice"));
+            }
+            imports.push(Import {
+                name: name.to_owned(),
+                params: params as u8,
+            });
+            continue;
+        }
+        if let Some(rest) = l.strip_prefix(".func") {
+            let name = rest.trim().split('(').next().unwrap_or("").trim();
+            if !is_ident(name) {
+                return err(line, format!("bad function name `{name}`"));
+            }
+            let index = func_index.len() as u32;
+            if func_index.insert(name.to_owned(), index).is_some() {
+                return err(line, format!("function `{name}` is defined twice"));
+            }
+        }
+    }
+    Ok((func_index, imports, import_index))
+}
+
+/// One line inside a function but `.end`: a directive of its own
+/// (`.regs`, `.reg`, `.alias`), or labels and an instruction.
+fn function_line<'a>(
+    f: &mut FuncBuilder<'a>,
+    line: usize,
+    l: &'a str,
+    word: &str,
+    rest: &str,
+) -> Result<()> {
+    match word {
+        ".func" => {
+            return err(
+                line,
+                format!("`.func` inside function `{}` (missing `.end`)", f.name),
+            );
+        }
+        ".regs" => {
+            match parse_int(rest).filter(|&n| (0..=MAX_REGS as i128).contains(&n)) {
+                Some(n) => f.regs = Some((n as u16, line)),
+                None => {
+                    return err(line, format!("`.regs` needs a count from 0 to {MAX_REGS}"));
+                }
+            }
+            return Ok(());
+        }
+        ".reg" => {
+            for name in rest.split(',').map(str::trim) {
+                define_name(f, name, f.next_named, line)?;
+                f.next_named += 1;
+            }
+            return Ok(());
+        }
+        ".alias" => {
+            let mut parts = rest
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|s| !s.is_empty());
+            let (Some(name), Some(reg), None) = (parts.next(), parts.next(), parts.next()) else {
+                return err(
+                    line,
+                    "`.alias` needs a name and a register, e.g. `.alias tmp r7`",
+                );
+            };
+            let Some(r) = parse_reg_name(reg) else {
+                return err(line, format!("`{reg}` is not a register (r0 to r255)"));
+            };
+            define_name(f, name, r, line)?;
+            f.next_named = f.next_named.max(r + 1);
+            return Ok(());
+        }
+        _ => {}
+    }
+    let mut text = l;
+    // Labels, possibly several, possibly followed by an instruction.
+    while let Some((label, after)) = text.split_once(':') {
+        let label = label.trim();
+        if !is_ident(label) || label.contains(char::is_whitespace) {
+            break;
+        }
+        if f.labels.insert(label, f.body.len() as u32).is_some() {
+            return err(
+                line,
+                format!("label `{label}` is defined twice in `{}`", f.name),
+            );
+        }
+        text = after.trim();
+    }
+    if text.is_empty() {
+        return Ok(());
+    }
+    let (mnemonic, args) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    let Some(op) = Op::from_mnemonic(mnemonic) else {
+        return err(line, format!("unknown instruction `{mnemonic}`"));
+    };
+    f.body.push(Pending {
+        line,
+        op,
+        args: split_operands(args),
+    });
+    Ok(())
+}
+
+/// A `.data ADDRESS: words` or `.string ADDRESS: "text"` line.
+fn data_segment(word: &str, rest: &str, line: usize) -> Result<DataSegment> {
+    let Some((addr, values)) = rest.split_once(':') else {
+        return err(line, format!("`{word}` needs `ADDRESS: values`"));
+    };
+    let Some(addr) = parse_int(addr).filter(|&n| (0..=u64::MAX as i128).contains(&n)) else {
+        return err(line, format!("bad address `{}`", addr.trim()));
+    };
+    let words = if word == ".string" {
+        parse_string(values, line)?
+    } else {
+        let mut words = Vec::new();
+        for v in values
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+        {
+            match parse_int(v).filter(|&n| (i64::MIN as i128..=u64::MAX as i128).contains(&n)) {
+                Some(n) => words.push(n as i64),
+                None => return err(line, format!("bad data word `{v}`")),
+            }
+        }
+        words
+    };
+    Ok(DataSegment {
+        addr: addr as u64,
+        words,
+    })
 }
 
 fn define_name(f: &mut FuncBuilder<'_>, name: &str, reg: u32, line: usize) -> Result<()> {

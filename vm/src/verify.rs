@@ -32,11 +32,25 @@ use crate::{Error, Result};
 
 /// Checks a program; the error names the function, instruction and problem.
 pub fn verify(p: &Program) -> Result<()> {
-    let fail = |function: &str, offset: Option<usize>, msg: String| Error::Verify {
+    check_program(p)?;
+    for f in &p.functions {
+        check_function(p, f)?;
+    }
+    Ok(())
+}
+
+/// A verification error in `function` (`<program>` for the program's own
+/// fields), at instruction `offset` if there is one.
+fn fail(function: &str, offset: Option<usize>, msg: String) -> Error {
+    Error::Verify {
         function: function.to_owned(),
         offset: offset.map(|o| o as u32),
         msg,
-    };
+    }
+}
+
+/// The program's own fields: functions, imports, memory, data, entry.
+fn check_program(p: &Program) -> Result<()> {
     if p.functions.is_empty() {
         return Err(fail(
             "<program>",
@@ -129,143 +143,154 @@ pub fn verify(p: &Program) -> Result<()> {
             format!("entry function index {} does not exist", p.entry),
         ));
     }
+    Ok(())
+}
 
-    for f in &p.functions {
-        let name = f.name.as_str();
-        if f.regs as usize > MAX_REGS {
+/// One function: its sizes, jump tables, instructions, definite
+/// assignment and end.
+fn check_function(p: &Program, f: &crate::program::Function) -> Result<()> {
+    let name = f.name.as_str();
+    if f.regs as usize > MAX_REGS {
+        return Err(fail(
+            name,
+            None,
+            format!("{} registers (at most {MAX_REGS})", f.regs),
+        ));
+    }
+    if f.params as u16 > f.regs {
+        return Err(fail(
+            name,
+            None,
+            format!("{} parameters but only {} registers", f.params, f.regs),
+        ));
+    }
+    if f.code.is_empty() {
+        return Err(fail(name, None, "function has no instructions".into()));
+    }
+    if f.code.len() > MAX_CODE_LEN {
+        return Err(fail(
+            name,
+            None,
+            format!("{} instructions (at most {MAX_CODE_LEN})", f.code.len()),
+        ));
+    }
+    let len = f.code.len();
+    for (t, table) in f.tables.iter().enumerate() {
+        if let Some(&bad) = table.iter().find(|&&e| e as usize >= len) {
             return Err(fail(
                 name,
                 None,
-                format!("{} registers (at most {MAX_REGS})", f.regs),
-            ));
-        }
-        if f.params as u16 > f.regs {
-            return Err(fail(
-                name,
-                None,
-                format!("{} parameters but only {} registers", f.params, f.regs),
-            ));
-        }
-        if f.code.is_empty() {
-            return Err(fail(name, None, "function has no instructions".into()));
-        }
-        if f.code.len() > MAX_CODE_LEN {
-            return Err(fail(
-                name,
-                None,
-                format!("{} instructions (at most {MAX_CODE_LEN})", f.code.len()),
-            ));
-        }
-        let len = f.code.len();
-        for (t, table) in f.tables.iter().enumerate() {
-            if let Some(&bad) = table.iter().find(|&&e| e as usize >= len) {
-                return Err(fail(
-                    name,
-                    None,
-                    format!(
-                        "jump table {t} targets instruction {bad}, past the end ({len} instructions)"
-                    ),
-                ));
-            }
-        }
-        for (pc, ins) in f.code.iter().enumerate() {
-            let at = Some(pc);
-            for o in ins.operands().iter() {
-                match *o {
-                    Operand::Reg(r) if r as u16 >= f.regs => {
-                        return Err(fail(
-                            name,
-                            at,
-                            format!(
-                                "`{}` uses register r{r}, but the function has {} registers",
-                                ins.op(),
-                                f.regs
-                            ),
-                        ));
-                    }
-                    Operand::Label(l) if l as usize >= len => {
-                        return Err(fail(
-                            name,
-                            at,
-                            format!("branch target {l} is past the end ({len} instructions)"),
-                        ));
-                    }
-                    Operand::Func(g) if g as usize >= p.functions.len() => {
-                        return Err(fail(name, at, format!("function index {g} does not exist")));
-                    }
-                    Operand::HostFn(h) if h as usize >= p.imports.len() => {
-                        return Err(fail(
-                            name,
-                            at,
-                            format!("import {h} does not exist ({} imports)", p.imports.len()),
-                        ));
-                    }
-                    Operand::Table(t) if t as usize >= f.tables.len() => {
-                        return Err(fail(
-                            name,
-                            at,
-                            format!("jump table {t} does not exist ({} tables)", f.tables.len()),
-                        ));
-                    }
-                    _ => {}
-                }
-            }
-            match *ins {
-                Instr::Call { f: g, a, n, .. } => {
-                    let callee = &p.functions[g as usize];
-                    if callee.params != n {
-                        return Err(fail(
-                            name,
-                            at,
-                            format!(
-                                "call to `{}` passes {n} arguments but it takes {}",
-                                callee.name, callee.params
-                            ),
-                        ));
-                    }
-                    check_window(f.regs, a, n).map_err(|m| fail(name, at, m))?;
-                }
-                Instr::Calli { a, n, .. } => {
-                    check_window(f.regs, a, n).map_err(|m| fail(name, at, m))?;
-                }
-                Instr::Trap { imm } if TrapCode::from_code(imm).is_none() => {
-                    return Err(fail(
-                        name,
-                        at,
-                        format!(
-                            "`trap {imm}`: unknown trap code (0 to {})",
-                            TrapCode::ALL.len() - 1
-                        ),
-                    ));
-                }
-                Instr::Hcall { h, a, n, .. } => {
-                    let import = &p.imports[h as usize];
-                    if import.params != n {
-                        return Err(fail(
-                            name,
-                            at,
-                            format!(
-                                "hcall of `{}` passes {n} arguments but it is imported with {}",
-                                import.name, import.params
-                            ),
-                        ));
-                    }
-                    check_window(f.regs, a, n).map_err(|m| fail(name, at, m))?;
-                }
-                _ => {}
-            }
-        }
-        check_definite_assignment(f).map_err(|(at, m)| fail(name, Some(at), m))?;
-        if f.code[len - 1].op().falls_through() {
-            return Err(fail(
-                name,
-                Some(len - 1),
                 format!(
-                    "control can run off the end of the function (last instruction `{}` is not jmp, ret, halt or trap)",
-                    f.code[len - 1].op()
+                    "jump table {t} targets instruction {bad}, past the end ({len} instructions)"
                 ),
             ));
         }
+    }
+    for (pc, ins) in f.code.iter().enumerate() {
+        check_instr(p, f, pc, ins)?;
+    }
+    check_definite_assignment(f).map_err(|(at, m)| fail(name, Some(at), m))?;
+    if f.code[len - 1].op().falls_through() {
+        return Err(fail(
+            name,
+            Some(len - 1),
+            format!(
+                "control can run off the end of the function (last instruction `{}` is not jmp, ret, halt or trap)",
+                f.code[len - 1].op()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// One instruction: its operands in range, and the calls' and traps'
+/// own rules.
+fn check_instr(p: &Program, f: &crate::program::Function, pc: usize, ins: &Instr) -> Result<()> {
+    let (name, len) = (f.name.as_str(), f.code.len());
+    let at = Some(pc);
+    for o in ins.operands().iter() {
+        match *o {
+            Operand::Reg(r) if r as u16 >= f.regs => {
+                return Err(fail(
+                    name,
+                    at,
+                    format!(
+                        "`{}` uses register r{r}, but the function has {} registers",
+                        ins.op(),
+                        f.regs
+                    ),
+                ));
+            }
+            Operand::Label(l) if l as usize >= len => {
+                return Err(fail(
+                    name,
+                    at,
+                    format!("branch target {l} is past the end ({len} instructions)"),
+                ));
+            }
+            Operand::Func(g) if g as usize >= p.functions.len() => {
+                return Err(fail(name, at, format!("function index {g} does not exist")));
+            }
+            Operand::HostFn(h) if h as usize >= p.imports.len() => {
+                return Err(fail(
+                    name,
+                    at,
+                    format!("import {h} does not exist ({} imports)", p.imports.len()),
+                ));
+            }
+            Operand::Table(t) if t as usize >= f.tables.len() => {
+                return Err(fail(
+                    name,
+                    at,
+                    format!("jump table {t} does not exist ({} tables)", f.tables.len()),
+                ));
+            }
+            _ => {}
+        }
+    }
+    match *ins {
+        Instr::Call { f: g, a, n, .. } => {
+            let callee = &p.functions[g as usize];
+            if callee.params != n {
+                return Err(fail(
+                    name,
+                    at,
+                    format!(
+                        "call to `{}` passes {n} arguments but it takes {}",
+                        callee.name, callee.params
+                    ),
+                ));
+            }
+            check_window(f.regs, a, n).map_err(|m| fail(name, at, m))?;
+        }
+        Instr::Calli { a, n, .. } => {
+            check_window(f.regs, a, n).map_err(|m| fail(name, at, m))?;
+        }
+        Instr::Trap { imm } if TrapCode::from_code(imm).is_none() => {
+            return Err(fail(
+                name,
+                at,
+                format!(
+                    "`trap {imm}`: unknown trap code (0 to {})",
+                    TrapCode::ALL.len() - 1
+                ),
+            ));
+        }
+        Instr::Hcall { h, a, n, .. } => {
+            let import = &p.imports[h as usize];
+            if import.params != n {
+                return Err(fail(
+                    name,
+                    at,
+                    format!(
+                        "hcall of `{}` passes {n} arguments but it is imported with {}",
+                        import.name, import.params
+                    ),
+                ));
+            }
+            check_window(f.regs, a, n).map_err(|m| fail(name, at, m))?;
+        }
+        _ => {}
     }
     Ok(())
 }

@@ -25,58 +25,7 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
 
     // Imports: WASI's functions (proc_exit becomes `halt`), the embedder's.
     let mut unique = Unique::default();
-    let mut callees = Vec::with_capacity(m.imports.len() + m.funcs.len());
-    let mut imports = Vec::new();
-    let mut host_imports = Vec::new();
-    for imp in &m.imports {
-        let ty = &m.types[imp.ty as usize];
-        let link = |why: String| Error::Link {
-            module: imp.module.to_owned(),
-            field: imp.field.to_owned(),
-            why,
-        };
-        let wasi = if imp.module == WASI_MODULE {
-            let f = WasiFn::from_name(imp.field)
-                .ok_or_else(|| link("not a WASI function this host offers".into()))?;
-            if ty.params() != f.params() || ty.results() != f.results() {
-                return Err(link(format!(
-                    "imported as {:?} -> {:?}, but WASI's is {:?} -> {:?}",
-                    ty.params(),
-                    ty.results(),
-                    f.params(),
-                    f.results()
-                )));
-            }
-            if f == WasiFn::ProcExit {
-                callees.push(Callee::Exit);
-                continue;
-            }
-            Some(f)
-        } else if opts.host_imports {
-            None
-        } else {
-            return Err(link("host imports are off (Options::host_imports)".into()));
-        };
-        if imports.len() >= MAX_IMPORTS {
-            return Err(Error::Limit {
-                what: format!("more than {MAX_IMPORTS} imported functions"),
-            });
-        }
-        callees.push(Callee::Host(imports.len() as u16));
-        let name = unique.take(sanitize(
-            &format!("{}.{}", imp.module, imp.field),
-            &format!("import{}", imports.len()),
-        ));
-        imports.push(Import {
-            name,
-            params: ty.params().len() as u8,
-        });
-        host_imports.push(HostImport {
-            module: imp.module.to_owned(),
-            field: imp.field.to_owned(),
-            wasi,
-        });
-    }
+    let (mut callees, imports, host_imports) = link_imports(&m, opts, &mut unique)?;
     let n_imports = m.imports.len() as u32;
     let defined = m.funcs.len() as u32;
     if bodies.len() as u32 != defined {
@@ -158,39 +107,11 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
         });
     }
     for &f in &thunks {
-        let imp = &m.imports[f as usize];
-        let n = m.types[imp.ty as usize].params().len();
-        let name = unique.take(sanitize(
-            &format!("thunk.{}.{}", imp.module, imp.field),
-            &format!("thunk{f}"),
-        ));
-        let d = n as Reg;
-        let code = match shared.callees[f as usize] {
-            Callee::Host(h) => vec![
-                Instr::Hcall {
-                    d,
-                    h,
-                    a: 0,
-                    n: n as u8,
-                },
-                Instr::Ret { a: d },
-            ],
-            _ => vec![Instr::Halt { a: 0 }],
-        };
-        infos.push(FunctionInfo {
-            name: name.clone(),
-            origin: Origin::ImportThunk { index: f },
-            operators: 0,
-            body_bytes: 0,
-        });
-        source_offsets.push(vec![imp.offset as u32; code.len()]);
-        functions.push(Function {
-            name,
-            params: n as u8,
-            regs: n as u16 + 1,
-            code,
-            tables: Vec::new(),
-        });
+        let (function, info, offsets) =
+            import_thunk(&m, f, shared.callees[f as usize], &mut unique);
+        functions.push(function);
+        infos.push(info);
+        source_offsets.push(offsets);
     }
 
     // Instantiation: the segments' trap, else the start function.
@@ -239,63 +160,9 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
         .collect();
 
     // The entry.
-    let (entry_params, target) = match &opts.entry {
-        Entry::InstantiateOnly => (Vec::new(), None),
-        Entry::Start => {
-            let &(_, f) = m
-                .exports
-                .iter()
-                .find(|(n, _)| *n == "_start")
-                .ok_or_else(|| {
-                    Error::Entry("the module exports no `_start` (not a WASI command); choose an export with Options::entry".into())
-                })?;
-            let ty = m.func_type(f);
-            if !ty.params().is_empty() || !ty.results().is_empty() {
-                return Err(Error::Entry("`_start` takes or returns values".into()));
-            }
-            (Vec::new(), Some(f))
-        }
-        Entry::Export(name) => {
-            let &(_, f) =
-                m.exports.iter().find(|(n, _)| n == name).ok_or_else(|| {
-                    Error::Entry(format!("the module exports no function `{name}`"))
-                })?;
-            let ty = m.func_type(f);
-            if ty.results().len() > 1 {
-                return Err(Error::Entry(format!("`{name}` returns several values")));
-            }
-            (ty.params().to_vec(), Some(f))
-        }
-    };
+    let (entry_params, target) = entry_target(&m, &opts.entry)?;
+    let entry = entry_code(&shared, init_index, &entry_params, target)?;
     let p = entry_params.len();
-    if p > 254 {
-        return Err(Error::Entry(
-            "the entry export takes more than 254 parameters".into(),
-        ));
-    }
-    let d = p as Reg;
-    let mut entry = vec![Instr::Call {
-        d,
-        f: init_index,
-        a: d,
-        n: 0,
-    }];
-    if let Some(f) = target {
-        // Arguments as WebAssembly keeps them: i32 (and f32) sign-extended.
-        for (i, t) in entry_params.iter().enumerate() {
-            if matches!(t, ValType::I32 | ValType::F32) {
-                let r = i as Reg;
-                entry.push(emit::sext(emit::Width::W32, r, r));
-            }
-        }
-        entry.push(call(&shared, f, d, 0, p as u8));
-        if m.func_type(f).results().is_empty() {
-            entry.push(Instr::Li { d, imm: 0 });
-        }
-    } else {
-        entry.push(Instr::Li { d, imm: 0 });
-    }
-    entry.push(Instr::Ret { a: d });
     let entry_name = unique.take("wasm_entry".into());
     infos.push(FunctionInfo {
         name: entry_name.clone(),
@@ -335,6 +202,186 @@ pub fn translate(bytes: &[u8], opts: &Options) -> Result<Translation> {
         init: init_index,
         unsupported,
     })
+}
+
+/// The module's imports: WASI's functions (`proc_exit` becomes `halt`)
+/// and, with [`Options::host_imports`], the embedder's; each WebAssembly
+/// import's callee, the program's imports and what each is.
+fn link_imports(
+    m: &Module<'_>,
+    opts: &Options,
+    unique: &mut Unique,
+) -> Result<(Vec<Callee>, Vec<Import>, Vec<HostImport>)> {
+    let mut callees = Vec::with_capacity(m.imports.len() + m.funcs.len());
+    let mut imports = Vec::new();
+    let mut host_imports = Vec::new();
+    for imp in &m.imports {
+        let ty = &m.types[imp.ty as usize];
+        let link = |why: String| Error::Link {
+            module: imp.module.to_owned(),
+            field: imp.field.to_owned(),
+            why,
+        };
+        let wasi = if imp.module == WASI_MODULE {
+            let f = WasiFn::from_name(imp.field)
+                .ok_or_else(|| link("not a WASI function this host offers".into()))?;
+            if ty.params() != f.params() || ty.results() != f.results() {
+                return Err(link(format!(
+                    "imported as {:?} -> {:?}, but WASI's is {:?} -> {:?}",
+                    ty.params(),
+                    ty.results(),
+                    f.params(),
+                    f.results()
+                )));
+            }
+            if f == WasiFn::ProcExit {
+                callees.push(Callee::Exit);
+                continue;
+            }
+            Some(f)
+        } else if opts.host_imports {
+            None
+        } else {
+            return Err(link("host imports are off (Options::host_imports)".into()));
+        };
+        if imports.len() >= MAX_IMPORTS {
+            return Err(Error::Limit {
+                what: format!("more than {MAX_IMPORTS} imported functions"),
+            });
+        }
+        callees.push(Callee::Host(imports.len() as u16));
+        let name = unique.take(sanitize(
+            &format!("{}.{}", imp.module, imp.field),
+            &format!("import{}", imports.len()),
+        ));
+        imports.push(Import {
+            name,
+            params: ty.params().len() as u8,
+        });
+        host_imports.push(HostImport {
+            module: imp.module.to_owned(),
+            field: imp.field.to_owned(),
+            wasi,
+        });
+    }
+    Ok((callees, imports, host_imports))
+}
+
+/// The function the entry calls (`None`: instantiation only) and its
+/// parameters.
+fn entry_target(m: &Module<'_>, entry: &Entry) -> Result<(Vec<ValType>, Option<u32>)> {
+    Ok(match entry {
+        Entry::InstantiateOnly => (Vec::new(), None),
+        Entry::Start => {
+            let &(_, f) = m
+            .exports
+            .iter()
+            .find(|(n, _)| *n == "_start")
+            .ok_or_else(|| {
+                Error::Entry("the module exports no `_start` (not a WASI command); choose an export with Options::entry".into())
+            })?;
+            let ty = m.func_type(f);
+            if !ty.params().is_empty() || !ty.results().is_empty() {
+                return Err(Error::Entry("`_start` takes or returns values".into()));
+            }
+            (Vec::new(), Some(f))
+        }
+        Entry::Export(name) => {
+            let &(_, f) =
+                m.exports.iter().find(|(n, _)| n == name).ok_or_else(|| {
+                    Error::Entry(format!("the module exports no function `{name}`"))
+                })?;
+            let ty = m.func_type(f);
+            if ty.results().len() > 1 {
+                return Err(Error::Entry(format!("`{name}` returns several values")));
+            }
+            (ty.params().to_vec(), Some(f))
+        }
+    })
+}
+
+/// The entry function's code: the instantiation, then `target` with the
+/// entry's arguments (`params`), returning its value (0 without one).
+fn entry_code(
+    shared: &Shared<'_>,
+    init_index: u32,
+    params: &[ValType],
+    target: Option<u32>,
+) -> Result<Vec<Instr>> {
+    let p = params.len();
+    if p > 254 {
+        return Err(Error::Entry(
+            "the entry export takes more than 254 parameters".into(),
+        ));
+    }
+    let d = p as Reg;
+    let mut entry = vec![Instr::Call {
+        d,
+        f: init_index,
+        a: d,
+        n: 0,
+    }];
+    if let Some(f) = target {
+        // Arguments as WebAssembly keeps them: i32 (and f32) sign-extended.
+        for (i, t) in params.iter().enumerate() {
+            if matches!(t, ValType::I32 | ValType::F32) {
+                let r = i as Reg;
+                entry.push(emit::sext(emit::Width::W32, r, r));
+            }
+        }
+        entry.push(call(shared, f, d, 0, p as u8));
+        if shared.module.func_type(f).results().is_empty() {
+            entry.push(Instr::Li { d, imm: 0 });
+        }
+    } else {
+        entry.push(Instr::Li { d, imm: 0 });
+    }
+    entry.push(Instr::Ret { a: d });
+    Ok(entry)
+}
+
+/// The function a table holds for imported function `f`: it calls the
+/// import (`callee`), with its source offsets.
+fn import_thunk(
+    m: &Module<'_>,
+    f: u32,
+    callee: Callee,
+    unique: &mut Unique,
+) -> (Function, FunctionInfo, Vec<u32>) {
+    let imp = &m.imports[f as usize];
+    let n = m.types[imp.ty as usize].params().len();
+    let name = unique.take(sanitize(
+        &format!("thunk.{}.{}", imp.module, imp.field),
+        &format!("thunk{f}"),
+    ));
+    let d = n as Reg;
+    let code = match callee {
+        Callee::Host(h) => vec![
+            Instr::Hcall {
+                d,
+                h,
+                a: 0,
+                n: n as u8,
+            },
+            Instr::Ret { a: d },
+        ],
+        _ => vec![Instr::Halt { a: 0 }],
+    };
+    let info = FunctionInfo {
+        name: name.clone(),
+        origin: Origin::ImportThunk { index: f },
+        operators: 0,
+        body_bytes: 0,
+    };
+    let offsets = vec![imp.offset as u32; code.len()];
+    let function = Function {
+        name,
+        params: n as u8,
+        regs: n as u16 + 1,
+        code,
+        tables: Vec::new(),
+    };
+    (function, info, offsets)
 }
 
 /// A call of WebAssembly function `f` with arguments `a..a+n`, result in `d`.
