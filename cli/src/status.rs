@@ -130,7 +130,7 @@ impl Classify for toyvm::Error {
             E::Vm(e) => e.status(),
             E::Profiler(e) => e.status(),
             E::Io { .. } | E::MemoryLimit { .. } | E::Link(_) => Status::Io,
-            E::Usage(_) | E::NoSuchFunction(_) => Status::Usage,
+            E::Usage(_) | E::NoSuchFunction(_) | E::Arity { .. } => Status::Usage,
             E::Jit(_) | E::Thread { .. } | E::MemoryAccess { .. } | E::Model(_) => Status::Internal,
         }
     }

@@ -2,10 +2,12 @@
 //! configuration (profiler model, JIT policy, limits), a [`Module`] a
 //! verified program and the code compiled for it, and an [`Instance`] one
 //! running copy of the module: its memory, its profiler model's state and
-//! the compiled regions it installed. The host calls any function of an
-//! instance by name, as many times as it likes; the profile and the
-//! compiled code carry over from call to call, and instances of one module
-//! (on any threads) share the code any of them compiled.
+//! the compiled regions it installed. The host looks a function up by name
+//! once ([`Instance::get_typed_func`], [`Instance::get_func`]: a handle,
+//! its argument count checked) and calls it as many times as it likes
+//! (or calls by name, [`Instance::call`]); the profile and the compiled
+//! code carry over from call to call, and instances of one module (on any
+//! threads) share the code any of them compiled.
 //!
 //! ```
 //! use toyvm::engine::{Engine, Instance, Module};
@@ -31,12 +33,16 @@
 //! let engine = Engine::builder().profile_str("multihash:interval=1000")?.build();
 //! let module = Module::from_bytes(&engine, src.as_bytes())?;
 //! let mut instance = Instance::new(&module)?;
-//! assert_eq!(instance.call("tri", &[100_000, 0])?, 5_000_050_000);
+//! // Looked up once, checked to take two arguments.
+//! let tri = instance.get_typed_func::<2>("tri")?;
+//! assert_eq!(tri.call(&mut instance, [100_000, 0])?, 5_000_050_000);
 //! let compiled = instance.stats().jit.unwrap().compiles;
 //! assert!(compiled >= 1);
 //! // The second call runs the loop compiled during the first, from its
 //! // first instruction, and compiles nothing new.
-//! assert_eq!(instance.call("tri", &[10, 5])?, 60);
+//! assert_eq!(tri.call(&mut instance, [10, 5])?, 60);
+//! // By name: a lookup, then the same call.
+//! assert_eq!(instance.call("tri", &[3, 0])?, 6);
 //! assert_eq!(instance.stats().jit.unwrap().compiles, compiled);
 //! # Ok::<(), toyvm::Error>(())
 //! ```
@@ -79,6 +85,10 @@ use crate::runtime::{
     jit_stack_bytes,
 };
 use crate::{Error, Result};
+
+mod func;
+
+pub use func::{Func, TypedFunc};
 
 /// The configuration every module and instance made from it shares: the
 /// profiler model, the JIT's policy and the limits. Cheap to clone, and
@@ -570,20 +580,38 @@ impl Instance {
     }
 
     /// Calls the function named `name` with `args` (one per parameter) and
-    /// returns what it returns (or `halt`'s operand).
+    /// returns what it returns (or `halt`'s operand): a lookup by name,
+    /// then [`Func::call`]. To call a function many times, look it up
+    /// once with [`get_func`](Self::get_func) or
+    /// [`get_typed_func`](Self::get_typed_func).
+    ///
+    /// An unknown name is [`Error::NoSuchFunction`], another number of
+    /// arguments than the function takes [`Error::Arity`].
     pub fn call(&mut self, name: &str, args: &[i64]) -> Result<i64> {
-        let func = self
-            .module()
-            .function(name)
-            .ok_or_else(|| Error::NoSuchFunction(name.to_owned()))?;
-        self.call_index(func, args)
+        self.get_func(name)?.call(self, args)
     }
 
-    /// Calls function `func` (an index into the program's functions).
+    /// Calls function `func` (an index into the program's functions): an
+    /// index past them is [`Error::NoSuchFunction`], another number of
+    /// arguments than the function takes [`Error::Arity`].
     pub fn call_index(&mut self, func: u32, args: &[i64]) -> Result<i64> {
-        if func as usize >= self.module().program.functions.len() {
+        let Some(f) = self.module().program.functions.get(func as usize) else {
             return Err(Error::NoSuchFunction(format!("#{func}")));
+        };
+        if args.len() != f.params as usize {
+            return Err(Error::Arity {
+                function: f.name.clone(),
+                expected: f.params as usize,
+                given: args.len(),
+            });
         }
+        self.run_call(func, args)
+    }
+
+    /// Runs a call of `func` (a function of the module, called with its
+    /// number of arguments) on the calling thread, or on the instance's
+    /// own thread where this one has too little stack for compiled code.
+    fn run_call(&mut self, func: u32, args: &[i64]) -> Result<i64> {
         let Some(stack) = self.state().stack else {
             return self.state_mut().call_here(func, args);
         };

@@ -14,6 +14,7 @@
 //! let program = asm::assemble(
 //!     ".func main(n)\n li r1, 0\n li r2, 1\n top: add r1, r1, r2\n loop r2, n, top\n ret r1\n.end",
 //! )?;
+//! let report_program = program.clone();
 //! let report = Runtime::builder(program)
 //!     .profile_str("multihash:interval=1000")?
 //!     .build()
@@ -21,6 +22,16 @@
 //! assert_eq!(report.outcome.value, 5_000_050_000);
 //! // The loop became hot in the first interval and ran as compiled code.
 //! assert!(report.stats.jit.unwrap().compiles >= 1);
+//!
+//! // Embedded: the same program as a module, its function looked up once
+//! // (checked to take one argument) and called as often as the host likes.
+//! use toyvm::engine::{Engine, Instance, Module};
+//! let engine = Engine::builder().profile_str("multihash:interval=1000")?.build();
+//! let module = Module::new(&engine, report_program)?;
+//! let mut instance = Instance::new(&module)?;
+//! let sum = instance.get_typed_func::<1>("main")?;
+//! assert_eq!(sum.call(&mut instance, [100_000])?, 5_000_050_000);
+//! assert_eq!(sum.call(&mut instance, [10])?, 55);
 //! # Ok::<(), toyvm::Error>(())
 //! ```
 //!
@@ -95,6 +106,21 @@ pub enum Error {
     /// The host named a function the module does not have.
     #[error("no function `{0}` in the module")]
     NoSuchFunction(String),
+    /// The host called a function with another number of arguments than
+    /// it takes, or looked it up as taking another number
+    /// ([`engine::Module::get_typed_func`]); nothing ran.
+    #[error(
+        "`{function}` takes {expected} argument{}, {given} given",
+        if *.expected == 1 { "" } else { "s" }
+    )]
+    Arity {
+        /// The function's name.
+        function: String,
+        /// The arguments it takes.
+        expected: usize,
+        /// The arguments given.
+        given: usize,
+    },
     /// The host read or wrote guest memory outside it.
     #[error(
         "memory access of {len} words at address {addr} is out of bounds (memory has {size} words)"
