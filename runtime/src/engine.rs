@@ -73,10 +73,9 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use std::collections::HashMap;
 use toyvm_profiler::ProfilerSpec;
 
-use toyvm_vm::interp::{self, Call, Config, HostFunctions, NoJit};
+use toyvm_vm::interp::{self, Call, Config, NoJit};
 use toyvm_vm::tuple::NoSink;
 use toyvm_vm::{KindSet, Program};
 
@@ -87,8 +86,12 @@ use crate::runtime::{
 use crate::{Error, Result};
 
 mod func;
+mod imports;
 
 pub use func::{Func, TypedFunc};
+use imports::Linked;
+pub use imports::{HostFn, Imports};
+pub use toyvm_vm::interp::HostError;
 
 /// The configuration every module and instance made from it shares: the
 /// profiler model, the JIT's policy and the limits. Cheap to clone, and
@@ -245,86 +248,6 @@ impl Module {
     /// its instances together (each once).
     pub fn compiled(&self) -> usize {
         self.code.as_ref().map_or(0, |c| c.compiled())
-    }
-}
-
-/// A host function: called with its arguments and the instance's memory,
-/// it returns the value `hcall` puts in its destination register, or a
-/// message that becomes the guest's trap.
-pub type HostFn = Box<dyn FnMut(&[i64], &mut [i64]) -> Result<i64, String> + Send>;
-
-/// The host functions a host offers an instance, by name: linked against
-/// the module's imports (`.import NAME N`) when the instance is made.
-#[derive(Default)]
-pub struct Imports {
-    fns: HashMap<String, (u8, HostFn)>,
-}
-
-impl std::fmt::Debug for Imports {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut names: Vec<_> = self.fns.iter().map(|(n, (p, _))| (n, p)).collect();
-        names.sort();
-        f.debug_struct("Imports").field("fns", &names).finish()
-    }
-}
-
-impl Imports {
-    /// No host functions.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Offers `f` as host function `name` taking `params` arguments
-    /// (replacing one of that name).
-    pub fn define(
-        &mut self,
-        name: &str,
-        params: u8,
-        f: impl FnMut(&[i64], &mut [i64]) -> Result<i64, String> + Send + 'static,
-    ) -> &mut Self {
-        self.fns.insert(name.to_owned(), (params, Box::new(f)));
-        self
-    }
-
-    /// The functions for `program`'s imports, in import order: each
-    /// import must be offered, with its number of arguments.
-    fn link(mut self, program: &Program) -> Result<Linked> {
-        let mut linked = Vec::with_capacity(program.imports.len());
-        for i in &program.imports {
-            match self.fns.remove(&i.name) {
-                Some((params, f)) if params == i.params => linked.push(f),
-                Some((params, _)) => {
-                    return Err(Error::Link(format!(
-                        "the module imports `{}` taking {}; the host offers it taking {}",
-                        i.name,
-                        plural(i.params),
-                        plural(params)
-                    )));
-                }
-                None => {
-                    return Err(Error::Link(format!(
-                        "the module imports `{}` (taking {}), which the host does not offer",
-                        i.name,
-                        plural(i.params)
-                    )));
-                }
-            }
-        }
-        Ok(Linked(linked))
-    }
-}
-
-/// `1 argument`, `2 arguments`.
-fn plural(n: u8) -> String {
-    format!("{n} argument{}", if n == 1 { "" } else { "s" })
-}
-
-/// An instance's host functions, by import index.
-struct Linked(Vec<HostFn>);
-
-impl HostFunctions for Linked {
-    fn call(&mut self, index: u16, args: &[i64], mem: &mut [i64]) -> Result<i64, String> {
-        (self.0[index as usize])(args, mem)
     }
 }
 

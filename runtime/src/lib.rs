@@ -142,6 +142,49 @@ pub enum Error {
     Model(String),
 }
 
+impl Error {
+    /// The failure of the host function whose trap this is (a
+    /// [`engine::HostError`], the embedder's own error in it when the host
+    /// gave one: [`engine::HostError::downcast_ref`]); `None` for any other
+    /// error.
+    ///
+    /// ```
+    /// use toyvm::engine::{Engine, HostError, Imports, Instance, Module};
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// struct Refused(i64);
+    /// impl std::fmt::Display for Refused {
+    ///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    ///         write!(f, "refused {}", self.0)
+    ///     }
+    /// }
+    /// impl std::error::Error for Refused {}
+    ///
+    /// let src = ".import check 1\n.func f(n)\n hcall r1, check, n, 1\n ret r1\n.end\n.entry f";
+    /// let module = Module::from_bytes(&Engine::default(), src.as_bytes())?;
+    /// let mut imports = Imports::new();
+    /// imports.define("check", 1, |args, _| match args[0] {
+    ///     n if n < 0 => Err(HostError::new(Refused(n))),
+    ///     n => Ok(n),
+    /// });
+    /// let mut instance = Instance::with_imports(&module, imports, &[])?;
+    /// let e = instance.call("f", &[-3]).unwrap_err();
+    /// assert!(e.to_string().ends_with("host function `check` failed: refused -3"));
+    /// let host = e.host_error().expect("the host's failure");
+    /// assert_eq!(host.downcast_ref::<Refused>(), Some(&Refused(-3)));
+    /// # Ok::<(), toyvm::Error>(())
+    /// ```
+    pub fn host_error(&self) -> Option<&engine::HostError> {
+        match self {
+            Error::Vm(toyvm_vm::Error::Trap(toyvm_vm::interp::Trap {
+                kind: toyvm_vm::interp::TrapKind::Host { message, .. },
+                ..
+            })) => Some(message),
+            _ => None,
+        }
+    }
+}
+
 /// The runtime's result, with [`Error`] by default.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
