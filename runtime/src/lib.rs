@@ -56,7 +56,68 @@ pub mod runtime;
 pub use runtime::{RunReport, Runtime, Stats};
 
 /// Everything that can go wrong in the runtime.
+///
+/// `#[non_exhaustive]`, as the error enums of [`toyvm_vm`],
+/// [`toyvm_profiler`] and [`toyvm_optimizer`] are: a new kind of failure
+/// is not a breaking change, so a `match` outside the crate needs a
+/// wildcard arm:
+///
+/// ```compile_fail
+/// fn class(e: &toyvm::Error) -> u8 {
+///     use toyvm::Error as E;
+///     match e {
+///         E::Vm(_) | E::Profiler(_) | E::Jit(_) | E::Io { .. } | E::Thread { .. } => 1,
+///         E::MemoryLimit { .. } | E::Link(_) | E::NoSuchFunction(_) | E::Arity { .. } => 2,
+///         E::MemoryAccess { .. } | E::Usage(_) | E::Model(_) => 3,
+///     }
+/// }
+/// ```
+///
+/// ```compile_fail
+/// fn class(e: &toyvm::vm::Error) -> u8 {
+///     use toyvm::vm::Error as E;
+///     match e {
+///         E::Decode { .. } | E::Asm { .. } | E::Verify { .. } | E::Trap(_) => 1,
+///         E::Usage(_) | E::NoMemory { .. } | E::Output(_) => 2,
+///     }
+/// }
+/// ```
+///
+/// ```compile_fail
+/// fn class(e: &toyvm::profiler::Error) -> u8 {
+///     use toyvm::profiler::Error as E;
+///     match e {
+///         E::Spec { .. } | E::TraceText { .. } | E::TraceBinary { .. } | E::Import { .. } => 1,
+///         E::UnsupportedKind { .. } | E::Io(_) | E::TooManyModels { .. } => 2,
+///     }
+/// }
+/// ```
+///
+/// ```compile_fail
+/// fn class(e: &toyvm::optimizer::Error) -> u8 {
+///     use toyvm::optimizer::Error as E;
+///     match e {
+///         E::NoSuchFunction { .. } | E::Parse { .. } | E::InvalidRegion { .. } => 1,
+///         E::Host(_) | E::Codegen { .. } => 2,
+///     }
+/// }
+/// ```
+///
+/// With the wildcard arm, the same `match` compiles:
+///
+/// ```
+/// fn class(e: &toyvm::Error) -> u8 {
+///     use toyvm::Error as E;
+///     match e {
+///         E::Vm(_) | E::Profiler(_) | E::Jit(_) => 1,
+///         E::Usage(_) | E::NoSuchFunction(_) | E::Arity { .. } => 2,
+///         _ => 3,
+///     }
+/// }
+/// assert_eq!(class(&toyvm::Error::Usage("x".into())), 2);
+/// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Loading, verifying or running the program failed (a trap included:
     /// `Vm(toyvm_vm::Error::Trap(_))`).
