@@ -75,13 +75,12 @@ use std::sync::Arc;
 
 use toyvm_profiler::ProfilerSpec;
 
-use toyvm_vm::interp::{self, Call, Config, NoJit};
-use toyvm_vm::tuple::NoSink;
+use toyvm_vm::interp::{self, Call, Config};
 use toyvm_vm::{KindSet, Program};
 
 use crate::runtime::{
-    Feeder, Jit, JitHost, JitLimits, JitOptions, JitStats, Limits, Link, Model, SharedCode,
-    jit_stack_bytes,
+    Jit, JitLimits, JitOptions, JitStats, Limits, Link, Model, SharedCode, WithHost,
+    jit_stack_bytes, with_host,
 };
 use crate::{Error, Result};
 
@@ -101,13 +100,15 @@ pub struct Engine {
     config: Arc<EngineConfig>,
 }
 
+/// An engine's options (see [`EngineBuilder`]), which a whole run
+/// ([`crate::Runtime`]) takes too.
 #[derive(Clone, Debug)]
-struct EngineConfig {
-    profile: Option<ProfilerSpec>,
-    jit: Option<JitOptions>,
-    limits: Limits,
-    lag: Option<u64>,
-    count: bool,
+pub(crate) struct EngineConfig {
+    pub(crate) profile: Option<ProfilerSpec>,
+    pub(crate) jit: Option<JitOptions>,
+    pub(crate) limits: Limits,
+    pub(crate) lag: Option<u64>,
+    pub(crate) count: bool,
 }
 
 impl Default for EngineConfig {
@@ -122,7 +123,8 @@ impl Default for EngineConfig {
     }
 }
 
-/// Builds an [`Engine`].
+/// Builds an [`Engine`]; [`crate::RuntimeBuilder`] takes the same options
+/// (it wraps one).
 #[derive(Clone, Debug, Default)]
 pub struct EngineBuilder {
     config: EngineConfig,
@@ -152,6 +154,39 @@ impl EngineBuilder {
     /// module may have.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.config.limits = limits;
+        self
+    }
+
+    /// Stop with an out-of-fuel trap after this many instructions (an
+    /// instance's over all its calls, until [`Instance::set_fuel`]).
+    ///
+    /// The interpreter counts each instruction and traps exactly at the
+    /// limit. Compiled code (the JIT stays on) counts the instructions it
+    /// runs a basic block at a time, exactly, and stops at the start of a
+    /// block when none is left: a run that reaches the limit inside
+    /// compiled code traps at most one basic block of the original program
+    /// past it, at that block's first instruction. A run that ends within
+    /// the limit ends as it would without one, with the same instruction
+    /// count.
+    pub fn fuel(mut self, fuel: Option<u64>) -> Self {
+        self.config.limits.fuel = fuel;
+        self
+    }
+
+    /// The call-depth limit (default 65,536; at most
+    /// [`MAX_CALL_DEPTH`](crate::runtime::MAX_CALL_DEPTH)): a call nested
+    /// deeper traps with a stack overflow naming it, in the interpreter
+    /// and in compiled code's native calls alike.
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.config.limits.max_depth = depth;
+        self
+    }
+
+    /// The most memory, in words, a program may have (`None`: what
+    /// `.memory` asks, up to its own bound of 1 GiB): a program asking
+    /// for more is refused before it runs, with [`Error::MemoryLimit`].
+    pub fn max_memory_words(mut self, words: Option<u64>) -> Self {
+        self.config.limits.max_memory_words = words;
         self
     }
 
@@ -187,6 +222,11 @@ impl Engine {
     /// The limits instances of this engine honour.
     pub fn limits(&self) -> &Limits {
         &self.config.limits
+    }
+
+    /// The engine's options.
+    pub(crate) fn config(&self) -> &EngineConfig {
+        &self.config
     }
 
     /// Whether instances compile code: a JIT and a profiler model to
@@ -584,27 +624,19 @@ impl State {
             args,
             input_len: self.input_len,
         };
-        let program = &self.module.program;
-        let out = &mut *self.out;
-        let mem = &mut self.mem;
-        let fns = &mut self.host_fns;
-        let (result, steps) = match (&mut self.link, &mut self.jit) {
-            (Some(link), Some(jit)) => {
-                jit.set_fuel_limit(self.fuel);
-                let mut host = JitHost::new(link, jit, self.kinds);
-                let r = interp::call_with_host(program, mem, call, out, &mut host, fns, &cfg);
-                host.end();
-                r
-            }
-            (Some(link), None) => {
-                let mut feeder = NoJit(&mut Feeder(link));
-                interp::call_with_host(program, mem, call, out, &mut feeder, fns, &cfg)
-            }
-            (None, _) => {
-                let mut none = NoJit(&mut NoSink);
-                interp::call_with_host(program, mem, call, out, &mut none, fns, &cfg)
-            }
+        if let Some(jit) = &mut self.jit {
+            jit.set_fuel_limit(self.fuel);
+        }
+        let run = CallRun {
+            program: &self.module.program,
+            mem: &mut self.mem,
+            call,
+            out: &mut *self.out,
+            host_fns: &mut self.host_fns,
+            cfg: &cfg,
         };
+        let ((result, steps), _) =
+            with_host(self.link.as_mut(), self.jit.as_mut(), self.kinds, run);
         self.stats.calls += 1;
         self.stats.instructions += steps;
         if let Some(fuel) = &mut self.fuel {
@@ -615,6 +647,32 @@ impl State {
             .flush()
             .map_err(|e| Error::Vm(toyvm_vm::Error::Output(e)))?;
         Ok(value)
+    }
+}
+
+/// One call, for [`with_host`] to run with the host it chooses.
+struct CallRun<'r> {
+    program: &'r Program,
+    mem: &'r mut interp::Memory,
+    call: Call<'r>,
+    out: &'r mut dyn Write,
+    host_fns: &'r mut Linked,
+    cfg: &'r Config,
+}
+
+impl WithHost for CallRun<'_> {
+    type Output = (toyvm_vm::Result<interp::Outcome>, u64);
+
+    fn run<H: interp::Host>(self, host: &mut H) -> Self::Output {
+        interp::call_with_host(
+            self.program,
+            self.mem,
+            self.call,
+            self.out,
+            host,
+            self.host_fns,
+            self.cfg,
+        )
     }
 }
 
