@@ -79,7 +79,7 @@ use toyvm_vm::interp::{self, Call, Config};
 use toyvm_vm::{KindSet, Program};
 
 use crate::runtime::{
-    Jit, JitLimits, JitOptions, JitStats, Limits, Link, Model, SharedCode, WithHost,
+    Jit, JitLimits, JitOptions, JitStats, Limits, Link, RunModel, SharedCode, WithHost,
     jit_stack_bytes, with_host,
 };
 use crate::{Error, Result};
@@ -123,7 +123,7 @@ impl Default for EngineConfig {
     }
 }
 
-/// Builds an [`Engine`]; [`crate::RuntimeBuilder`] takes the same options
+/// Builds an [`Engine`]; [`crate::runtime::RuntimeBuilder`] takes the same options
 /// (it wraps one).
 #[derive(Clone, Debug, Default)]
 pub struct EngineBuilder {
@@ -324,7 +324,7 @@ struct State {
     mem: interp::Memory,
     input_len: usize,
     /// The model's link (inline: on the calling thread), with a model.
-    link: Option<Link<'static, Model>>,
+    link: Option<Link<'static, RunModel>>,
     jit: Option<Jit>,
     kinds: KindSet,
     /// Fuel left, with a fuel limit.
@@ -499,7 +499,7 @@ impl Instance {
         };
         let link = config.profile.as_ref().map(|spec| {
             let lag = config.lag.unwrap_or(spec.interval);
-            Link::inline(Model::new(spec, false), lag, jit.is_some())
+            Link::inline(RunModel::new(spec, false), lag, jit.is_some())
         });
         let state = State {
             module: module.clone(),

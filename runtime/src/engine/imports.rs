@@ -1,6 +1,22 @@
 //! Host functions: the closures a host offers an instance ([`Imports`]),
 //! linked by name and argument count against the module's imports, and
 //! the failure they return ([`HostError`]).
+//!
+//! The `Host*` names of the workspace, each for one thing:
+//! - [`HostFn`]: one host function as an embedder writes it, a closure
+//!   over the arguments and the guest's memory.
+//! - [`HostFunctions`]: the interpreter's trait for the functions `hcall`
+//!   calls, by import index ([`Imports`] linked become one; a WASI host is
+//!   another).
+//! - [`HostError`]: how a host function fails; the trap keeps it.
+//! - [`toyvm_optimizer::HostCalls`]: compiled code's side of the same
+//!   calls (the [`HostFunctions`], the import names for traps, the
+//!   interpreter compiled code calls back into).
+//! - [`toyvm_vm::interp::Host`]: not a host function at all, the
+//!   interpreter's embedder hooks: the sink of its tuples and the compiled
+//!   regions it enters (the runtime's JIT host, a model feeder, or none).
+//! - `toyvm::feedback::HostGraph`: a foreign VM's control-flow graph, as
+//!   the feedback component asks it.
 
 use std::collections::HashMap;
 

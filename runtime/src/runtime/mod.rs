@@ -170,7 +170,7 @@ pub use link::{
     BUFFER_TUPLES, FeedStats, MAX_BUFFER_TUPLES, MIN_THREADED_LAG, QUEUE_BUFFERS, Threads,
     buffer_tuples,
 };
-pub(crate) use model::Model;
+pub(crate) use model::RunModel;
 pub(crate) use tiering::{Jit, JitHost, WithHost, stack_limit_here, with_host};
 pub use tiering::{JitLimits, JitLog, JitOptions, JitStats, SharedCode};
 
@@ -509,7 +509,7 @@ impl Runtime {
             let jit_opts = config.jit.clone();
             let want_ends = jit_opts.is_some();
             let keep = self.keep_candidates;
-            let make = move || Model::new(spec, keep);
+            let make = move || RunModel::new(spec, keep);
             let threaded = self.threads.model_thread(want_ends.then_some(lag));
             let mut link = if threaded {
                 Link::spawn(scope, make, lag, want_ends).map_err(|source| crate::Error::Thread {

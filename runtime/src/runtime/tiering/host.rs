@@ -11,7 +11,7 @@ use toyvm_vm::tuple::NoSink;
 use toyvm_vm::{KindSet, Tuple, TupleSink};
 
 use super::Jit;
-use crate::runtime::{Link, Model};
+use crate::runtime::{Link, RunModel};
 
 /// Exit tuples are fed to the model in batches of at most this many.
 const EXIT_BATCH: usize = 1024;
@@ -30,7 +30,7 @@ pub(crate) trait WithHost {
 /// sink without one. Returns its output and the time the JIT's decisions
 /// took (zero without the JIT host).
 pub(crate) fn with_host<W: WithHost>(
-    link: Option<&mut Link<'_, Model>>,
+    link: Option<&mut Link<'_, RunModel>>,
     jit: Option<&mut Jit>,
     kinds: KindSet,
     run: W,
@@ -47,7 +47,7 @@ pub(crate) fn with_host<W: WithHost>(
 }
 
 /// The sink of a profiled run without a JIT: batches go to the model.
-struct Feeder<'a, 's>(&'a mut Link<'s, Model>);
+struct Feeder<'a, 's>(&'a mut Link<'s, RunModel>);
 
 impl TupleSink for Feeder<'_, '_> {
     fn accept(&mut self, batch: &[Tuple]) {
@@ -56,7 +56,7 @@ impl TupleSink for Feeder<'_, '_> {
 }
 
 impl<'a, 's> JitHost<'a, 's> {
-    fn new(link: &'a mut Link<'s, Model>, jit: &'a mut Jit, kinds: KindSet) -> Self {
+    fn new(link: &'a mut Link<'s, RunModel>, jit: &'a mut Jit, kinds: KindSet) -> Self {
         JitHost {
             link,
             jit,
@@ -97,7 +97,7 @@ impl<'a, 's> JitHost<'a, 's> {
 /// The host with a JIT: interval ends drive compilation, and the
 /// interpreter enters compiled regions at their heads.
 pub(crate) struct JitHost<'a, 's> {
-    link: &'a mut Link<'s, Model>,
+    link: &'a mut Link<'s, RunModel>,
     pub(super) jit: &'a mut Jit,
     compile_time: Duration,
     /// The profiled kinds: what exits report.
