@@ -109,6 +109,9 @@ impl Classify for toyvm_vm::Error {
             E::Usage(_) => Status::Usage,
             E::NoMemory { .. } => Status::Internal,
             E::Decode { .. } | E::Asm { .. } | E::Verify { .. } | E::Output(_) => Status::Io,
+            // `#[non_exhaustive]`: a new failure is internal until it is
+            // classified here.
+            _ => Status::Internal,
         }
     }
 }
@@ -119,6 +122,8 @@ impl Classify for toyvm_profiler::Error {
         match self {
             E::Spec { .. } | E::UnsupportedKind { .. } | E::TooManyModels { .. } => Status::Usage,
             E::TraceText { .. } | E::TraceBinary { .. } | E::Import { .. } | E::Io(_) => Status::Io,
+            // `#[non_exhaustive]`, as above.
+            _ => Status::Internal,
         }
     }
 }
@@ -130,8 +135,10 @@ impl Classify for toyvm::Error {
             E::Vm(e) => e.status(),
             E::Profiler(e) => e.status(),
             E::Io { .. } | E::MemoryLimit { .. } | E::Link(_) => Status::Io,
-            E::Usage(_) | E::NoSuchFunction(_) => Status::Usage,
+            E::Usage(_) | E::NoSuchFunction(_) | E::Arity { .. } => Status::Usage,
             E::Jit(_) | E::Thread { .. } | E::MemoryAccess { .. } | E::Model(_) => Status::Internal,
+            // `#[non_exhaustive]`, as above.
+            _ => Status::Internal,
         }
     }
 }

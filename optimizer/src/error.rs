@@ -8,6 +8,7 @@ use thiserror::Error;
 /// ignored, never errors. Errors are for inputs a caller controls: a
 /// function index, region IR text, or a region the code generator rejects.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A function index outside the program.
     #[error("function index {func} is out of range (the program has {count} functions)")]

@@ -5,6 +5,7 @@ use crate::tuple::Kind;
 /// Everything that can go wrong in this crate.  Every variant says what was wrong and
 /// where: the spec key, the trace line or byte offset.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A profiler spec string did not parse or names an impossible configuration.
     #[error("bad profiler spec `{spec}`: {msg}")]

@@ -6,6 +6,9 @@
 //! thread, a JIT call was handed to the instance's own thread and back:
 //! 1.5 us against 0.1 us (issue 38).
 //!
+//! Each engine is timed calling by name (`Instance::call`) and through a
+//! handle looked up once (`Instance::get_typed_func`).
+//!
 //! `cargo run --release --example call_cost` (7 alternated rounds: median
 //! and range in nanoseconds).
 
@@ -20,22 +23,34 @@ fn main() -> Result<(), toyvm::Error> {
         let module = Module::from_bytes(&engine, src.as_bytes())?;
         instances.push(Instance::new(&module)?);
     }
-    // Rounds alternate the engines; each round times 20,000 calls.
+    // Rounds alternate the engines and the two ways to call (by name, and
+    // through a handle looked up once); each round times 20,000 calls.
     let (rounds, n) = (7, 20_000);
-    let mut ns: Vec<Vec<f64>> = vec![Vec::new(); profiles.len()];
+    let ways = ["by name", "by handle"];
+    let mut ns: Vec<Vec<f64>> = vec![Vec::new(); profiles.len() * ways.len()];
     for _ in 0..rounds {
-        for (instance, times) in instances.iter_mut().zip(&mut ns) {
-            let start = std::time::Instant::now();
-            for k in 0..n {
-                assert_eq!(instance.call("id", &[k])?, k);
+        for (e, instance) in instances.iter_mut().enumerate() {
+            let id = instance.get_typed_func::<1>("id")?;
+            for (w, _) in ways.iter().enumerate() {
+                let start = std::time::Instant::now();
+                for k in 0..n {
+                    let v = if w == 0 {
+                        instance.call("id", &[k])?
+                    } else {
+                        id.call(instance, [k])?
+                    };
+                    assert_eq!(v, k);
+                }
+                ns[e * ways.len() + w].push(start.elapsed().as_secs_f64() * 1e9 / n as f64);
             }
-            times.push(start.elapsed().as_secs_f64() * 1e9 / n as f64);
         }
     }
-    for (profile, mut t) in profiles.iter().zip(ns) {
+    for (i, mut t) in ns.into_iter().enumerate() {
         t.sort_by(f64::total_cmp);
         println!(
-            "--profile {profile}: {:.0} ns per call (median of {rounds} rounds; range {:.0}-{:.0})",
+            "--profile {}, {}: {:.0} ns per call (median of {rounds} rounds; range {:.0}-{:.0})",
+            profiles[i / ways.len()],
+            ways[i % ways.len()],
             t[t.len() / 2],
             t[0],
             t[t.len() - 1]

@@ -4,6 +4,7 @@
 //! `cargo run --example embed`
 
 use toyvm::Runtime;
+use toyvm::engine::{Engine, Instance, Module};
 use toyvm::vm::asm;
 use toyvm::vm::interp::Input;
 
@@ -58,5 +59,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{:.3} s wall, {:.3} s interpreting",
         s.wall_seconds, s.interpreter_seconds
     );
+
+    // Embedded instead: the program as a module, `main` looked up once
+    // (checked to take one argument) and called as often as the host
+    // likes, the compiled loop kept from call to call.
+    let engine = Engine::builder()
+        .profile_str("multihash:interval=10000,threshold=1%")?
+        .build();
+    let module = Module::new(&engine, runtime.program().clone())?;
+    let mut instance = Instance::new(&module)?;
+    instance.set_output(std::io::sink());
+    let main = instance.get_typed_func::<1>("main")?;
+    for n in [100_000, 1_000_000] {
+        let value = main.call(&mut instance, [n])?;
+        let compiles = instance.stats().jit.map_or(0, |j| j.compiles);
+        println!("main({n}) = {value}; {compiles} regions compiled so far");
+    }
     Ok(())
 }

@@ -2,10 +2,12 @@
 //! configuration (profiler model, JIT policy, limits), a [`Module`] a
 //! verified program and the code compiled for it, and an [`Instance`] one
 //! running copy of the module: its memory, its profiler model's state and
-//! the compiled regions it installed. The host calls any function of an
-//! instance by name, as many times as it likes; the profile and the
-//! compiled code carry over from call to call, and instances of one module
-//! (on any threads) share the code any of them compiled.
+//! the compiled regions it installed. The host looks a function up by name
+//! once ([`Instance::get_typed_func`], [`Instance::get_func`]: a handle,
+//! its argument count checked) and calls it as many times as it likes
+//! (or calls by name, [`Instance::call`]); the profile and the compiled
+//! code carry over from call to call, and instances of one module (on any
+//! threads) share the code any of them compiled.
 //!
 //! ```
 //! use toyvm::engine::{Engine, Instance, Module};
@@ -31,12 +33,16 @@
 //! let engine = Engine::builder().profile_str("multihash:interval=1000")?.build();
 //! let module = Module::from_bytes(&engine, src.as_bytes())?;
 //! let mut instance = Instance::new(&module)?;
-//! assert_eq!(instance.call("tri", &[100_000, 0])?, 5_000_050_000);
+//! // Looked up once, checked to take two arguments.
+//! let tri = instance.get_typed_func::<2>("tri")?;
+//! assert_eq!(tri.call(&mut instance, [100_000, 0])?, 5_000_050_000);
 //! let compiled = instance.stats().jit.unwrap().compiles;
 //! assert!(compiled >= 1);
 //! // The second call runs the loop compiled during the first, from its
 //! // first instruction, and compiles nothing new.
-//! assert_eq!(instance.call("tri", &[10, 5])?, 60);
+//! assert_eq!(tri.call(&mut instance, [10, 5])?, 60);
+//! // By name: a lookup, then the same call.
+//! assert_eq!(instance.call("tri", &[3, 0])?, 6);
 //! assert_eq!(instance.stats().jit.unwrap().compiles, compiled);
 //! # Ok::<(), toyvm::Error>(())
 //! ```
@@ -67,18 +73,24 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use std::collections::HashMap;
 use toyvm_profiler::ProfilerSpec;
 
-use toyvm_vm::interp::{self, Call, Config, HostFunctions, NoJit};
-use toyvm_vm::tuple::NoSink;
+use toyvm_vm::interp::{self, Call, Config};
 use toyvm_vm::{KindSet, Program};
 
 use crate::runtime::{
-    Feeder, Jit, JitHost, JitLimits, JitOptions, JitStats, Limits, Link, Model, SharedCode,
-    jit_stack_bytes,
+    Jit, JitLimits, JitOptions, JitStats, Limits, Link, RunModel, SharedCode, WithHost,
+    jit_stack_bytes, with_host,
 };
 use crate::{Error, Result};
+
+mod func;
+mod imports;
+
+pub use func::{Func, TypedFunc};
+use imports::Linked;
+pub use imports::{HostFn, Imports};
+pub use toyvm_vm::interp::HostError;
 
 /// The configuration every module and instance made from it shares: the
 /// profiler model, the JIT's policy and the limits. Cheap to clone, and
@@ -88,13 +100,15 @@ pub struct Engine {
     config: Arc<EngineConfig>,
 }
 
+/// An engine's options (see [`EngineBuilder`]), which a whole run
+/// ([`crate::Runtime`]) takes too.
 #[derive(Clone, Debug)]
-struct EngineConfig {
-    profile: Option<ProfilerSpec>,
-    jit: Option<JitOptions>,
-    limits: Limits,
-    lag: Option<u64>,
-    count: bool,
+pub(crate) struct EngineConfig {
+    pub(crate) profile: Option<ProfilerSpec>,
+    pub(crate) jit: Option<JitOptions>,
+    pub(crate) limits: Limits,
+    pub(crate) lag: Option<u64>,
+    pub(crate) count: bool,
 }
 
 impl Default for EngineConfig {
@@ -109,7 +123,8 @@ impl Default for EngineConfig {
     }
 }
 
-/// Builds an [`Engine`].
+/// Builds an [`Engine`]; [`crate::runtime::RuntimeBuilder`] takes the same options
+/// (it wraps one).
 #[derive(Clone, Debug, Default)]
 pub struct EngineBuilder {
     config: EngineConfig,
@@ -139,6 +154,39 @@ impl EngineBuilder {
     /// module may have.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.config.limits = limits;
+        self
+    }
+
+    /// Stop with an out-of-fuel trap after this many instructions (an
+    /// instance's over all its calls, until [`Instance::set_fuel`]).
+    ///
+    /// The interpreter counts each instruction and traps exactly at the
+    /// limit. Compiled code (the JIT stays on) counts the instructions it
+    /// runs a basic block at a time, exactly, and stops at the start of a
+    /// block when none is left: a run that reaches the limit inside
+    /// compiled code traps at most one basic block of the original program
+    /// past it, at that block's first instruction. A run that ends within
+    /// the limit ends as it would without one, with the same instruction
+    /// count.
+    pub fn fuel(mut self, fuel: Option<u64>) -> Self {
+        self.config.limits.fuel = fuel;
+        self
+    }
+
+    /// The call-depth limit (default 65,536; at most
+    /// [`MAX_CALL_DEPTH`](crate::runtime::MAX_CALL_DEPTH)): a call nested
+    /// deeper traps with a stack overflow naming it, in the interpreter
+    /// and in compiled code's native calls alike.
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.config.limits.max_depth = depth;
+        self
+    }
+
+    /// The most memory, in words, a program may have (`None`: what
+    /// `.memory` asks, up to its own bound of 1 GiB): a program asking
+    /// for more is refused before it runs, with [`Error::MemoryLimit`].
+    pub fn max_memory_words(mut self, words: Option<u64>) -> Self {
+        self.config.limits.max_memory_words = words;
         self
     }
 
@@ -174,6 +222,11 @@ impl Engine {
     /// The limits instances of this engine honour.
     pub fn limits(&self) -> &Limits {
         &self.config.limits
+    }
+
+    /// The engine's options.
+    pub(crate) fn config(&self) -> &EngineConfig {
+        &self.config
     }
 
     /// Whether instances compile code: a JIT and a profiler model to
@@ -238,86 +291,6 @@ impl Module {
     }
 }
 
-/// A host function: called with its arguments and the instance's memory,
-/// it returns the value `hcall` puts in its destination register, or a
-/// message that becomes the guest's trap.
-pub type HostFn = Box<dyn FnMut(&[i64], &mut [i64]) -> Result<i64, String> + Send>;
-
-/// The host functions a host offers an instance, by name: linked against
-/// the module's imports (`.import NAME N`) when the instance is made.
-#[derive(Default)]
-pub struct Imports {
-    fns: HashMap<String, (u8, HostFn)>,
-}
-
-impl std::fmt::Debug for Imports {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut names: Vec<_> = self.fns.iter().map(|(n, (p, _))| (n, p)).collect();
-        names.sort();
-        f.debug_struct("Imports").field("fns", &names).finish()
-    }
-}
-
-impl Imports {
-    /// No host functions.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Offers `f` as host function `name` taking `params` arguments
-    /// (replacing one of that name).
-    pub fn define(
-        &mut self,
-        name: &str,
-        params: u8,
-        f: impl FnMut(&[i64], &mut [i64]) -> Result<i64, String> + Send + 'static,
-    ) -> &mut Self {
-        self.fns.insert(name.to_owned(), (params, Box::new(f)));
-        self
-    }
-
-    /// The functions for `program`'s imports, in import order: each
-    /// import must be offered, with its number of arguments.
-    fn link(mut self, program: &Program) -> Result<Linked> {
-        let mut linked = Vec::with_capacity(program.imports.len());
-        for i in &program.imports {
-            match self.fns.remove(&i.name) {
-                Some((params, f)) if params == i.params => linked.push(f),
-                Some((params, _)) => {
-                    return Err(Error::Link(format!(
-                        "the module imports `{}` taking {}; the host offers it taking {}",
-                        i.name,
-                        plural(i.params),
-                        plural(params)
-                    )));
-                }
-                None => {
-                    return Err(Error::Link(format!(
-                        "the module imports `{}` (taking {}), which the host does not offer",
-                        i.name,
-                        plural(i.params)
-                    )));
-                }
-            }
-        }
-        Ok(Linked(linked))
-    }
-}
-
-/// `1 argument`, `2 arguments`.
-fn plural(n: u8) -> String {
-    format!("{n} argument{}", if n == 1 { "" } else { "s" })
-}
-
-/// An instance's host functions, by import index.
-struct Linked(Vec<HostFn>);
-
-impl HostFunctions for Linked {
-    fn call(&mut self, index: u16, args: &[i64], mem: &mut [i64]) -> Result<i64, String> {
-        (self.0[index as usize])(args, mem)
-    }
-}
-
 /// What an instance has done over its calls.
 #[derive(Clone, Debug, Default)]
 pub struct InstanceStats {
@@ -351,7 +324,7 @@ struct State {
     mem: interp::Memory,
     input_len: usize,
     /// The model's link (inline: on the calling thread), with a model.
-    link: Option<Link<'static, Model>>,
+    link: Option<Link<'static, RunModel>>,
     jit: Option<Jit>,
     kinds: KindSet,
     /// Fuel left, with a fuel limit.
@@ -526,7 +499,7 @@ impl Instance {
         };
         let link = config.profile.as_ref().map(|spec| {
             let lag = config.lag.unwrap_or(spec.interval);
-            Link::inline(Model::new(spec, false), lag, jit.is_some())
+            Link::inline(RunModel::new(spec, false), lag, jit.is_some())
         });
         let state = State {
             module: module.clone(),
@@ -570,20 +543,38 @@ impl Instance {
     }
 
     /// Calls the function named `name` with `args` (one per parameter) and
-    /// returns what it returns (or `halt`'s operand).
+    /// returns what it returns (or `halt`'s operand): a lookup by name,
+    /// then [`Func::call`]. To call a function many times, look it up
+    /// once with [`get_func`](Self::get_func) or
+    /// [`get_typed_func`](Self::get_typed_func).
+    ///
+    /// An unknown name is [`Error::NoSuchFunction`], another number of
+    /// arguments than the function takes [`Error::Arity`].
     pub fn call(&mut self, name: &str, args: &[i64]) -> Result<i64> {
-        let func = self
-            .module()
-            .function(name)
-            .ok_or_else(|| Error::NoSuchFunction(name.to_owned()))?;
-        self.call_index(func, args)
+        self.get_func(name)?.call(self, args)
     }
 
-    /// Calls function `func` (an index into the program's functions).
+    /// Calls function `func` (an index into the program's functions): an
+    /// index past them is [`Error::NoSuchFunction`], another number of
+    /// arguments than the function takes [`Error::Arity`].
     pub fn call_index(&mut self, func: u32, args: &[i64]) -> Result<i64> {
-        if func as usize >= self.module().program.functions.len() {
+        let Some(f) = self.module().program.functions.get(func as usize) else {
             return Err(Error::NoSuchFunction(format!("#{func}")));
+        };
+        if args.len() != f.params as usize {
+            return Err(Error::Arity {
+                function: f.name.clone(),
+                expected: f.params as usize,
+                given: args.len(),
+            });
         }
+        self.run_call(func, args)
+    }
+
+    /// Runs a call of `func` (a function of the module, called with its
+    /// number of arguments) on the calling thread, or on the instance's
+    /// own thread where this one has too little stack for compiled code.
+    fn run_call(&mut self, func: u32, args: &[i64]) -> Result<i64> {
         let Some(stack) = self.state().stack else {
             return self.state_mut().call_here(func, args);
         };
@@ -633,27 +624,19 @@ impl State {
             args,
             input_len: self.input_len,
         };
-        let program = &self.module.program;
-        let out = &mut *self.out;
-        let mem = &mut self.mem;
-        let fns = &mut self.host_fns;
-        let (result, steps) = match (&mut self.link, &mut self.jit) {
-            (Some(link), Some(jit)) => {
-                jit.set_fuel_limit(self.fuel);
-                let mut host = JitHost::new(link, jit, self.kinds);
-                let r = interp::call_with_host(program, mem, call, out, &mut host, fns, &cfg);
-                host.end();
-                r
-            }
-            (Some(link), None) => {
-                let mut feeder = NoJit(&mut Feeder(link));
-                interp::call_with_host(program, mem, call, out, &mut feeder, fns, &cfg)
-            }
-            (None, _) => {
-                let mut none = NoJit(&mut NoSink);
-                interp::call_with_host(program, mem, call, out, &mut none, fns, &cfg)
-            }
+        if let Some(jit) = &mut self.jit {
+            jit.set_fuel_limit(self.fuel);
+        }
+        let run = CallRun {
+            program: &self.module.program,
+            mem: &mut self.mem,
+            call,
+            out: &mut *self.out,
+            host_fns: &mut self.host_fns,
+            cfg: &cfg,
         };
+        let ((result, steps), _) =
+            with_host(self.link.as_mut(), self.jit.as_mut(), self.kinds, run);
         self.stats.calls += 1;
         self.stats.instructions += steps;
         if let Some(fuel) = &mut self.fuel {
@@ -664,6 +647,32 @@ impl State {
             .flush()
             .map_err(|e| Error::Vm(toyvm_vm::Error::Output(e)))?;
         Ok(value)
+    }
+}
+
+/// One call, for [`with_host`] to run with the host it chooses.
+struct CallRun<'r> {
+    program: &'r Program,
+    mem: &'r mut interp::Memory,
+    call: Call<'r>,
+    out: &'r mut dyn Write,
+    host_fns: &'r mut Linked,
+    cfg: &'r Config,
+}
+
+impl WithHost for CallRun<'_> {
+    type Output = (toyvm_vm::Result<interp::Outcome>, u64);
+
+    fn run<H: interp::Host>(self, host: &mut H) -> Self::Output {
+        interp::call_with_host(
+            self.program,
+            self.mem,
+            self.call,
+            self.out,
+            host,
+            self.host_fns,
+            self.cfg,
+        )
     }
 }
 

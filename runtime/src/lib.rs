@@ -14,6 +14,7 @@
 //! let program = asm::assemble(
 //!     ".func main(n)\n li r1, 0\n li r2, 1\n top: add r1, r1, r2\n loop r2, n, top\n ret r1\n.end",
 //! )?;
+//! let report_program = program.clone();
 //! let report = Runtime::builder(program)
 //!     .profile_str("multihash:interval=1000")?
 //!     .build()
@@ -21,6 +22,16 @@
 //! assert_eq!(report.outcome.value, 5_000_050_000);
 //! // The loop became hot in the first interval and ran as compiled code.
 //! assert!(report.stats.jit.unwrap().compiles >= 1);
+//!
+//! // Embedded: the same program as a module, its function looked up once
+//! // (checked to take one argument) and called as often as the host likes.
+//! use toyvm::engine::{Engine, Instance, Module};
+//! let engine = Engine::builder().profile_str("multihash:interval=1000")?.build();
+//! let module = Module::new(&engine, report_program)?;
+//! let mut instance = Instance::new(&module)?;
+//! let sum = instance.get_typed_func::<1>("main")?;
+//! assert_eq!(sum.call(&mut instance, [100_000])?, 5_000_050_000);
+//! assert_eq!(sum.call(&mut instance, [10])?, 55);
 //! # Ok::<(), toyvm::Error>(())
 //! ```
 //!
@@ -45,7 +56,68 @@ pub mod runtime;
 pub use runtime::{RunReport, Runtime, Stats};
 
 /// Everything that can go wrong in the runtime.
+///
+/// `#[non_exhaustive]`, as the error enums of [`toyvm_vm`],
+/// [`toyvm_profiler`] and [`toyvm_optimizer`] are: a new kind of failure
+/// is not a breaking change, so a `match` outside the crate needs a
+/// wildcard arm:
+///
+/// ```compile_fail
+/// fn class(e: &toyvm::Error) -> u8 {
+///     use toyvm::Error as E;
+///     match e {
+///         E::Vm(_) | E::Profiler(_) | E::Jit(_) | E::Io { .. } | E::Thread { .. } => 1,
+///         E::MemoryLimit { .. } | E::Link(_) | E::NoSuchFunction(_) | E::Arity { .. } => 2,
+///         E::MemoryAccess { .. } | E::Usage(_) | E::Model(_) => 3,
+///     }
+/// }
+/// ```
+///
+/// ```compile_fail
+/// fn class(e: &toyvm::vm::Error) -> u8 {
+///     use toyvm::vm::Error as E;
+///     match e {
+///         E::Decode { .. } | E::Asm { .. } | E::Verify { .. } | E::Trap(_) => 1,
+///         E::Usage(_) | E::NoMemory { .. } | E::Output(_) => 2,
+///     }
+/// }
+/// ```
+///
+/// ```compile_fail
+/// fn class(e: &toyvm::profiler::Error) -> u8 {
+///     use toyvm::profiler::Error as E;
+///     match e {
+///         E::Spec { .. } | E::TraceText { .. } | E::TraceBinary { .. } | E::Import { .. } => 1,
+///         E::UnsupportedKind { .. } | E::Io(_) | E::TooManyModels { .. } => 2,
+///     }
+/// }
+/// ```
+///
+/// ```compile_fail
+/// fn class(e: &toyvm::optimizer::Error) -> u8 {
+///     use toyvm::optimizer::Error as E;
+///     match e {
+///         E::NoSuchFunction { .. } | E::Parse { .. } | E::InvalidRegion { .. } => 1,
+///         E::Host(_) | E::Codegen { .. } => 2,
+///     }
+/// }
+/// ```
+///
+/// With the wildcard arm, the same `match` compiles:
+///
+/// ```
+/// fn class(e: &toyvm::Error) -> u8 {
+///     use toyvm::Error as E;
+///     match e {
+///         E::Vm(_) | E::Profiler(_) | E::Jit(_) => 1,
+///         E::Usage(_) | E::NoSuchFunction(_) | E::Arity { .. } => 2,
+///         _ => 3,
+///     }
+/// }
+/// assert_eq!(class(&toyvm::Error::Usage("x".into())), 2);
+/// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Loading, verifying or running the program failed (a trap included:
     /// `Vm(toyvm_vm::Error::Trap(_))`).
@@ -95,6 +167,21 @@ pub enum Error {
     /// The host named a function the module does not have.
     #[error("no function `{0}` in the module")]
     NoSuchFunction(String),
+    /// The host called a function with another number of arguments than
+    /// it takes, or looked it up as taking another number
+    /// ([`engine::Module::get_typed_func`]); nothing ran.
+    #[error(
+        "`{function}` takes {expected} argument{}, {given} given",
+        if *.expected == 1 { "" } else { "s" }
+    )]
+    Arity {
+        /// The function's name.
+        function: String,
+        /// The arguments it takes.
+        expected: usize,
+        /// The arguments given.
+        given: usize,
+    },
     /// The host read or wrote guest memory outside it.
     #[error(
         "memory access of {len} words at address {addr} is out of bounds (memory has {size} words)"
@@ -114,6 +201,49 @@ pub enum Error {
     /// rather than lost).
     #[error("the profiler model's thread panicked: {0}")]
     Model(String),
+}
+
+impl Error {
+    /// The failure of the host function whose trap this is (a
+    /// [`engine::HostError`], the embedder's own error in it when the host
+    /// gave one: [`engine::HostError::downcast_ref`]); `None` for any other
+    /// error.
+    ///
+    /// ```
+    /// use toyvm::engine::{Engine, HostError, Imports, Instance, Module};
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// struct Refused(i64);
+    /// impl std::fmt::Display for Refused {
+    ///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    ///         write!(f, "refused {}", self.0)
+    ///     }
+    /// }
+    /// impl std::error::Error for Refused {}
+    ///
+    /// let src = ".import check 1\n.func f(n)\n hcall r1, check, n, 1\n ret r1\n.end\n.entry f";
+    /// let module = Module::from_bytes(&Engine::default(), src.as_bytes())?;
+    /// let mut imports = Imports::new();
+    /// imports.define("check", 1, |args, _| match args[0] {
+    ///     n if n < 0 => Err(HostError::new(Refused(n))),
+    ///     n => Ok(n),
+    /// });
+    /// let mut instance = Instance::with_imports(&module, imports, &[])?;
+    /// let e = instance.call("f", &[-3]).unwrap_err();
+    /// assert!(e.to_string().ends_with("host function `check` failed: refused -3"));
+    /// let host = e.host_error().expect("the host's failure");
+    /// assert_eq!(host.downcast_ref::<Refused>(), Some(&Refused(-3)));
+    /// # Ok::<(), toyvm::Error>(())
+    /// ```
+    pub fn host_error(&self) -> Option<&engine::HostError> {
+        match self {
+            Error::Vm(toyvm_vm::Error::Trap(toyvm_vm::interp::Trap {
+                kind: toyvm_vm::interp::TrapKind::Host { message, .. },
+                ..
+            })) => Some(message),
+            _ => None,
+        }
+    }
 }
 
 /// The runtime's result, with [`Error`] by default.

@@ -373,7 +373,7 @@ fn hosted_imports(calls: std::sync::Arc<std::sync::atomic::AtomicU64>) -> toyvm:
     });
     imports.define("check", 1, |args, _| {
         if args[0] < 0 {
-            Err(format!("negative: {}", args[0]))
+            Err(format!("negative: {}", args[0]).into())
         } else {
             Ok(0)
         }
@@ -427,7 +427,7 @@ fn missing_or_mismatched_imports_are_link_errors_and_host_failures_traps() {
         .define("mix", 2, |_, _| Ok(-10))
         .define("check", 1, |a, _| {
             if a[0] < 0 {
-                Err(format!("negative: {}", a[0]))
+                Err(format!("negative: {}", a[0]).into())
             } else {
                 Ok(0)
             }

@@ -56,7 +56,7 @@ fn imports(log: &Log, fail_at: i64, panic_at: i64) -> Imports {
     imports.define("bump", 1, move |args, mem| {
         l.lock().unwrap().push(("bump", args[0]));
         if args[0] == fail_at {
-            return Err(format!("bump refuses {}", args[0]));
+            return Err(format!("bump refuses {}", args[0]).into());
         }
         if args[0] == panic_at {
             panic!("bump panics at {}", args[0]);
@@ -198,7 +198,12 @@ fn host_functions_are_value_and_call_tuples() {
     // `functions + import` and its result as a Value tuple at its pc.
     struct Probe;
     impl HostFunctions for Probe {
-        fn call(&mut self, index: u16, args: &[i64], _: &mut [i64]) -> Result<i64, String> {
+        fn call(
+            &mut self,
+            index: u16,
+            args: &[i64],
+            _: &mut [i64],
+        ) -> Result<i64, interp::HostError> {
             Ok(match index {
                 0 => args[0] * 10,
                 _ if args[0] == args[1] => 8,
@@ -258,7 +263,12 @@ fn whole_runs_call_the_host_functions_they_are_given() {
     /// `bump(i)` = 3 * word 0 + i, counting its calls.
     struct Host(u64);
     impl HostFunctions for Host {
-        fn call(&mut self, index: u16, args: &[i64], mem: &mut [i64]) -> Result<i64, String> {
+        fn call(
+            &mut self,
+            index: u16,
+            args: &[i64],
+            mem: &mut [i64],
+        ) -> Result<i64, interp::HostError> {
             assert_eq!(index, 0, "one import");
             self.0 += 1;
             Ok(3 * mem[0] + args[0])

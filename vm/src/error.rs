@@ -4,6 +4,7 @@ use crate::trap::Trap;
 
 /// Everything that can go wrong loading or running a program.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A `.bc` image is malformed.
     #[error("bytecode: byte offset {offset}: {msg}")]

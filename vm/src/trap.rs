@@ -124,8 +124,10 @@ pub enum TrapKind {
     Host {
         /// The host function's name (its import).
         name: String,
-        /// What the host said.
-        message: String,
+        /// What the host said: its message (the trap's text), and the
+        /// host's own error when it gave one
+        /// ([`HostError::downcast_ref`](crate::interp::HostError::downcast_ref)).
+        message: crate::interp::HostError,
     },
     /// A `calli` to a function with a different number of parameters than
     /// the arguments it passes.

@@ -1,7 +1,7 @@
 //! Host function imports: the assembler, the `.bc` format, the verifier
 //! and the interpreter agree on `.import` and `hcall`.
 
-use toyvm_vm::interp::{self, Call, Config, HostFunctions, NoJit, TrapKind};
+use toyvm_vm::interp::{self, Call, Config, HostError, HostFunctions, NoJit, TrapKind};
 use toyvm_vm::tuple::NoSink;
 use toyvm_vm::{Error, Program, asm, bytecode};
 
@@ -33,7 +33,7 @@ struct Host {
 }
 
 impl HostFunctions for Host {
-    fn call(&mut self, index: u16, args: &[i64], mem: &mut [i64]) -> Result<i64, String> {
+    fn call(&mut self, index: u16, args: &[i64], mem: &mut [i64]) -> Result<i64, HostError> {
         self.calls += 1;
         match index {
             0 => Ok(args[0] + args[1] + args[2]),

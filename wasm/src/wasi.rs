@@ -10,7 +10,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::io::Write;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use toyvm_vm::interp::HostFunctions;
+use toyvm_vm::interp::{HostError, HostFunctions};
 use wasmparser::ValType;
 
 use crate::{Layout, Translation};
@@ -412,7 +412,7 @@ impl<'a> Wasi<'a> {
 }
 
 impl HostFunctions for Wasi<'_> {
-    fn call(&mut self, index: u16, args: &[i64], mem: &mut [i64]) -> Result<i64, String> {
+    fn call(&mut self, index: u16, args: &[i64], mem: &mut [i64]) -> Result<i64, HostError> {
         match self.fns.get(index as usize).copied() {
             Some(Some(f)) => {
                 let len = mem.len() as u64 * 8;
@@ -425,9 +425,9 @@ impl HostFunctions for Wasi<'_> {
             }
             _ => match self.others.as_mut() {
                 Some(h) => h.call(index, args, mem),
-                None => Err(format!(
+                None => Err(HostError::msg(format!(
                     "import {index} is not a WASI function and no host provides it"
-                )),
+                ))),
             },
         }
     }

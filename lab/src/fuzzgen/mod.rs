@@ -91,7 +91,7 @@ pub fn host_imports(log: std::sync::Arc<std::sync::Mutex<u64>>) -> toyvm::engine
         .define("flaky", 1, move |args, _| {
             note(&l3, 3, args);
             if args[0].rem_euclid(257) == 13 {
-                Err(format!("flaky fails at {}", args[0]))
+                Err(format!("flaky fails at {}", args[0]).into())
             } else {
                 Ok(i64::from(args[0] == 12345))
             }

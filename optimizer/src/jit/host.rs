@@ -42,7 +42,7 @@ use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use toyvm_vm::Pc;
-use toyvm_vm::interp::{CallSite, HostFunctions, Memory, NoHostFunctions, TrapKind};
+use toyvm_vm::interp::{CallSite, HostError, HostFunctions, Memory, NoHostFunctions, TrapKind};
 use toyvm_vm::program::Import;
 
 use crate::native::{self, NativeCtx};
@@ -175,10 +175,10 @@ impl<'a> HostCalls<'a> {
         self.declined
     }
 
-    fn call(&mut self, index: u16, args: &[i64], mem: &mut [i64]) -> Result<i64, String> {
+    fn call(&mut self, index: u16, args: &[i64], mem: &mut [i64]) -> Result<i64, HostError> {
         match self.functions.as_deref_mut() {
             Some(f) => f.call(index, args, mem),
-            None => Err("no host provides it".to_owned()),
+            None => Err(HostError::msg("no host provides it")),
         }
     }
 

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use toyvm_profiler::{Candidate, ProfilerSpec};
 use toyvm_vm::interp::{self, Config, Input, Outcome};
-use toyvm_vm::{KindSet, Program, Tuple, TupleSink};
+use toyvm_vm::{KindSet, Program};
+
+use crate::engine::{Engine, EngineBuilder};
 
 pub mod link;
 pub mod model;
@@ -168,83 +170,84 @@ pub use link::{
     BUFFER_TUPLES, FeedStats, MAX_BUFFER_TUPLES, MIN_THREADED_LAG, QUEUE_BUFFERS, Threads,
     buffer_tuples,
 };
-pub(crate) use model::Model;
-pub(crate) use tiering::{Jit, stack_limit_here};
+pub(crate) use model::RunModel;
+pub(crate) use tiering::{Jit, JitHost, WithHost, stack_limit_here, with_host};
 pub use tiering::{JitLimits, JitLog, JitOptions, JitStats, SharedCode};
 
-/// Configures and runs a program.
+/// Configures and runs a program: one whole run from its entry function.
+/// Its options are an [`Engine`]'s (the profiler model, the JIT, the
+/// limits, the lag, counting: one set, [`EngineBuilder`]'s, which
+/// [`RuntimeBuilder`] wraps) and two of a whole run's own (the model's
+/// thread, keeping every interval's candidates).
 #[derive(Clone, Debug)]
 pub struct Runtime {
     program: Arc<Program>,
-    profile: Option<ProfilerSpec>,
-    limits: Limits,
+    engine: Engine,
     keep_candidates: bool,
-    count: bool,
-    jit: Option<JitOptions>,
     threads: Threads,
-    lag: Option<u64>,
 }
 
-/// Builds a [`Runtime`].
+/// Builds a [`Runtime`]: an [`EngineBuilder`] for the options runs and
+/// instances share, and a whole run's own.
 #[derive(Clone, Debug)]
 pub struct RuntimeBuilder {
-    rt: Runtime,
+    program: Arc<Program>,
+    engine: EngineBuilder,
+    keep_candidates: bool,
+    threads: Threads,
 }
 
 impl RuntimeBuilder {
-    /// The profiler model driving the run (`None`: interpreter only).
+    /// Every option an engine has at once (replacing those set so far):
+    /// the runtime runs as instances of that engine's modules would.
+    pub fn engine(mut self, engine: EngineBuilder) -> Self {
+        self.engine = engine;
+        self
+    }
+
+    /// The profiler model driving the run (`None`: interpreter only); see
+    /// [`EngineBuilder::profile`].
     pub fn profile(mut self, spec: Option<ProfilerSpec>) -> Self {
-        self.rt.profile = spec;
+        self.engine = self.engine.profile(spec);
         self
     }
 
     /// Parses and sets the profile spec; `none` means no profiler.
-    pub fn profile_str(self, spec: &str) -> crate::Result<Self> {
-        Ok(self.profile(parse_profile(spec)?))
+    pub fn profile_str(mut self, spec: &str) -> crate::Result<Self> {
+        self.engine = self.engine.profile_str(spec)?;
+        Ok(self)
     }
 
-    /// Stop with an out-of-fuel trap after this many instructions.
-    ///
-    /// The interpreter counts each instruction and traps exactly at the
-    /// limit. Compiled code (the JIT stays on) counts the instructions it
-    /// runs a basic block at a time, exactly, and stops at the start of a
-    /// block when none is left: a run that reaches the limit inside
-    /// compiled code traps at most one basic block of the original program
-    /// past it, at that block's first instruction. A run that ends within
-    /// the limit ends as it would without one, with the same instruction
-    /// count.
+    /// Stop with an out-of-fuel trap after this many instructions; see
+    /// [`EngineBuilder::fuel`].
     pub fn fuel(mut self, fuel: Option<u64>) -> Self {
-        self.rt.limits.fuel = fuel;
+        self.engine = self.engine.fuel(fuel);
         self
     }
 
-    /// The call-depth limit (default 65,536; at most [`MAX_CALL_DEPTH`]):
-    /// a call nested deeper traps with a stack overflow naming it, in the
-    /// interpreter and in compiled code's native calls alike.
+    /// The call-depth limit; see [`EngineBuilder::max_depth`].
     pub fn max_depth(mut self, depth: usize) -> Self {
-        self.rt.limits.max_depth = depth;
+        self.engine = self.engine.max_depth(depth);
         self
     }
 
-    /// The most memory, in words, the program may have (`None`: what
-    /// `.memory` asks, up to its own bound of 1 GiB): a program asking
-    /// for more is refused before it runs, with
-    /// [`crate::Error::MemoryLimit`].
+    /// The most memory, in words, the program may have; see
+    /// [`EngineBuilder::max_memory_words`].
     pub fn max_memory_words(mut self, words: Option<u64>) -> Self {
-        self.rt.limits.max_memory_words = words;
+        self.engine = self.engine.max_memory_words(words);
         self
     }
 
     /// Every limit at once.
     pub fn limits(mut self, limits: Limits) -> Self {
-        self.rt.limits = limits;
+        self.engine = self.engine.limits(limits);
         self
     }
 
     /// Count executed instructions and tuples per kind for [`Stats`]
     /// (costs a little interpreter speed; off by default).
     pub fn count_instructions(mut self, count: bool) -> Self {
-        self.rt.count = count;
+        self.engine = self.engine.count_instructions(count);
         self
     }
 
@@ -252,33 +255,38 @@ impl RuntimeBuilder {
     /// acts only when a profiler model supplies candidates (with a fuel
     /// limit too: see [`fuel`](Self::fuel)).
     pub fn jit(mut self, jit: Option<JitOptions>) -> Self {
-        self.rt.jit = jit;
+        self.engine = self.engine.jit(jit);
         self
     }
 
     /// Whether the profiler model runs on a thread of its own (see
     /// `link`); the decisions are the same either way.
     pub fn threads(mut self, threads: Threads) -> Self {
-        self.rt.threads = threads;
+        self.threads = threads;
         self
     }
 
     /// Tuples between an interval's end and its decisions taking effect
     /// (`None`: one interval, the spec's L).
     pub fn lag(mut self, lag: Option<u64>) -> Self {
-        self.rt.lag = lag;
+        self.engine = self.engine.lag(lag);
         self
     }
 
     /// Keep every interval's candidates in the report.
     pub fn keep_candidates(mut self, keep: bool) -> Self {
-        self.rt.keep_candidates = keep;
+        self.keep_candidates = keep;
         self
     }
 
     /// The configured runtime.
     pub fn build(self) -> Runtime {
-        self.rt
+        Runtime {
+            program: self.program,
+            engine: self.engine.build(),
+            keep_candidates: self.keep_candidates,
+            threads: self.threads,
+        }
     }
 }
 
@@ -350,129 +358,31 @@ pub struct RunReport {
     pub intervals: Vec<IntervalCandidates>,
 }
 
-/// The sink of a profiled run without a JIT: batches go to the model.
-pub(crate) struct Feeder<'a, 's>(pub(crate) &'a mut Link<'s, Model>);
-
-impl TupleSink for Feeder<'_, '_> {
-    fn accept(&mut self, batch: &[Tuple]) {
-        self.0.send(batch);
-    }
-}
-
-/// Exit tuples are fed to the model in batches of at most this many.
-const EXIT_BATCH: usize = 1024;
-
-impl<'a, 's> JitHost<'a, 's> {
-    pub(crate) fn new(link: &'a mut Link<'s, Model>, jit: &'a mut Jit, kinds: KindSet) -> Self {
-        JitHost {
-            link,
-            jit,
-            compile_time: Duration::ZERO,
-            kinds,
-            exit_tuples: Vec::new(),
-        }
-    }
-
-    /// Hands over the last exit tuples; returns the time the JIT's
-    /// decisions took.
-    pub(crate) fn end(mut self) -> Duration {
-        self.flush_exit_tuples();
-        self.compile_time
-    }
-
-    /// Hands a batch to the model, then applies the interval ends whose
-    /// point (`lag` tuples after them) the stream has now passed.
-    fn feed(&mut self, batch: &[Tuple]) {
-        self.jit.ran(batch.len() as u64);
-        self.link.send(batch);
-        while let Some(end) = self.link.due() {
-            let start = Instant::now();
-            self.jit.on_interval(end.index, &end.candidates);
-            self.compile_time += start.elapsed();
-        }
-    }
-
-    fn flush_exit_tuples(&mut self) {
-        let batch = std::mem::take(&mut self.exit_tuples);
-        self.jit.stats.exit_tuples += batch.len() as u64;
-        self.feed(&batch);
-        self.exit_tuples = batch;
-        self.exit_tuples.clear();
-    }
-}
-
-/// The host with a JIT: interval ends drive compilation, and the
-/// interpreter enters compiled regions at their heads.
-pub(crate) struct JitHost<'a, 's> {
-    link: &'a mut Link<'s, Model>,
-    jit: &'a mut Jit,
-    compile_time: Duration,
-    /// The profiled kinds: what exits report.
-    kinds: KindSet,
-    /// Tuples the last region run's exits reported.
-    exit_tuples: Vec<Tuple>,
-}
-
-impl TupleSink for JitHost<'_, '_> {
-    fn accept(&mut self, batch: &[Tuple]) {
-        // Tuples that compiled code's exits reported since the last batch
-        // go first: they happened before the batch's last tuples, so the
-        // stream is at most one batch out of order, and deterministic.
-        if !self.exit_tuples.is_empty() {
-            self.flush_exit_tuples();
-        }
-        self.feed(batch);
-    }
-}
-
-impl interp::Host for JitHost<'_, '_> {
-    const JIT: bool = true;
-
-    #[inline(always)]
-    fn region_at(&mut self, func: u32, pc: u32) -> Option<u32> {
-        self.jit.region_at(func, pc)
-    }
-
-    fn run_region(
-        &mut self,
-        id: u32,
-        regs: &mut [i64; 256],
-        mem: &mut interp::Memory,
-        host_fns: &mut dyn interp::HostFunctions,
-        depth: usize,
-        fuel: &mut u64,
-        vm: &mut interp::Reentry<'_>,
-    ) -> Result<u32, toyvm_vm::interp::Trap> {
-        let resume = tiering::run_region(self, id, regs, mem, host_fns, depth, fuel, vm);
-        if self.exit_tuples.len() >= EXIT_BATCH {
-            self.flush_exit_tuples();
-        }
-        resume
-    }
-}
-
 impl Runtime {
     /// A builder for running `program`: no profiler model, the JIT on
     /// (it acts once a model is set), the model on its own thread where
     /// there are two cores, a lag of one interval.
     pub fn builder(program: Program) -> RuntimeBuilder {
         RuntimeBuilder {
-            rt: Runtime {
-                program: Arc::new(program),
-                profile: None,
-                limits: Limits::default(),
-                keep_candidates: false,
-                count: false,
-                jit: Some(JitOptions::default()),
-                threads: Threads::Auto,
-                lag: None,
-            },
+            program: Arc::new(program),
+            engine: EngineBuilder::default(),
+            keep_candidates: false,
+            threads: Threads::Auto,
         }
     }
 
     /// The program this runtime runs.
     pub fn program(&self) -> &Program {
         &self.program
+    }
+
+    /// The engine whose options the runtime runs with: a [`Module`] of
+    /// [`program`](Self::program) made with it runs calls as this runtime
+    /// runs the whole program.
+    ///
+    /// [`Module`]: crate::engine::Module
+    pub fn engine(&self) -> &Engine {
+        &self.engine
     }
 
     /// Runs the program to completion.
@@ -496,9 +406,10 @@ impl Runtime {
         out: &mut (dyn Write + Send),
         host_fns: &mut (dyn interp::HostFunctions + Send),
     ) -> crate::Result<RunReport> {
-        self.limits.check(&self.program)?;
-        if let (Some(opts), Some(_)) = (&self.jit, &self.profile) {
-            let mut stack = lazy_jit_stack_bytes(&self.program, self.limits.max_depth);
+        let config = self.engine.config();
+        config.limits.check(&self.program)?;
+        if let (Some(opts), Some(_)) = (&config.jit, &config.profile) {
+            let mut stack = lazy_jit_stack_bytes(&self.program, config.limits.max_depth);
             // Taken by the thread that starts; kept for the next try when
             // the system refuses a thread.
             let out = std::sync::Mutex::new(Some((out, host_fns)));
@@ -508,10 +419,10 @@ impl Runtime {
                     // recursion would not fit it are left to the
                     // interpreter.
                     let code = Some(Arc::new(SharedCode::lazy(
-                        self.limits.fuel.is_some(),
+                        config.limits.fuel.is_some(),
                         opts.dump_clif.is_some(),
                         stack,
-                        self.limits.max_depth,
+                        config.limits.max_depth,
                     )?));
                     let (out, input) = (&out, input.clone());
                     let spawned = std::thread::Builder::new()
@@ -560,27 +471,28 @@ impl Runtime {
         host_fns: &mut (dyn interp::HostFunctions + Send),
         code: Option<Arc<SharedCode>>,
     ) -> crate::Result<RunReport> {
+        let config = self.engine.config();
         let cfg = Config {
-            fuel: self.limits.fuel,
-            max_depth: self.limits.max_depth,
-            count_steps: self.count,
-            kinds: self.profile.as_ref().map_or(KindSet::EMPTY, |p| p.kinds),
+            fuel: config.limits.fuel,
+            max_depth: config.limits.max_depth,
+            count_steps: config.count,
+            kinds: config.profile.as_ref().map_or(KindSet::EMPTY, |p| p.kinds),
+        };
+        let run = WholeRun {
+            program: &self.program,
+            input,
+            out,
+            host_fns,
+            cfg: &cfg,
         };
         let start = Instant::now();
-        let Some(spec) = &self.profile else {
-            let outcome = interp::run_hosted(
-                &self.program,
-                input,
-                out,
-                &mut interp::NoJit(&mut toyvm_vm::tuple::NoSink),
-                host_fns,
-                &cfg,
-            )?;
+        let Some(spec) = &config.profile else {
+            let outcome = with_host(None, None, cfg.kinds, run).0?;
             let wall = start.elapsed().as_secs_f64();
             return Ok(RunReport {
                 stats: Stats {
                     wall_seconds: wall,
-                    fuel: self.limits.fuel,
+                    fuel: config.limits.fuel,
                     interpreter_seconds: wall,
                     profile: toyvm_profiler::spec::NONE.to_owned(),
                     ..Stats::from_outcome(&outcome)
@@ -593,11 +505,11 @@ impl Runtime {
         // (the program's end, a trap, a panic) drops the link, which ends
         // the thread before the scope joins it (see `link`).
         std::thread::scope(|scope| {
-            let lag = self.lag.unwrap_or(spec.interval);
-            let jit_opts = self.jit.clone();
+            let lag = config.lag.unwrap_or(spec.interval);
+            let jit_opts = config.jit.clone();
             let want_ends = jit_opts.is_some();
             let keep = self.keep_candidates;
-            let make = move || Model::new(spec, keep);
+            let make = move || RunModel::new(spec, keep);
             let threaded = self.threads.model_thread(want_ends.then_some(lag));
             let mut link = if threaded {
                 Link::spawn(scope, make, lag, want_ends).map_err(|source| crate::Error::Thread {
@@ -607,33 +519,21 @@ impl Runtime {
             } else {
                 Link::inline(make(), lag, want_ends)
             };
-            let (result, link, jit_stats, decide_time) = match (jit_opts, code) {
+            let mut jit = match (jit_opts, code) {
                 (Some(mut opts), Some(code)) => {
-                    opts.timing = opts.timing || self.count;
+                    opts.timing = opts.timing || config.count;
                     let limits = JitLimits {
-                        fuel: self.limits.fuel,
-                        max_depth: self.limits.max_depth,
+                        fuel: config.limits.fuel,
+                        max_depth: config.limits.max_depth,
                     };
                     let background = threaded;
                     let program = Arc::clone(&self.program);
-                    let mut jit = Jit::new(program, code, opts, background, limits)?;
-                    let mut jh = JitHost::new(&mut link, &mut jit, cfg.kinds);
-                    let r = interp::run_hosted(&self.program, input, out, &mut jh, host_fns, &cfg);
-                    let compile_time = jh.end();
-                    (r, link, Some(jit.stats()), compile_time)
+                    Some(Jit::new(program, code, opts, background, limits)?)
                 }
-                _ => {
-                    let r = interp::run_hosted(
-                        &self.program,
-                        input,
-                        out,
-                        &mut interp::NoJit(&mut Feeder(&mut link)),
-                        host_fns,
-                        &cfg,
-                    );
-                    (r, link, None, Duration::ZERO)
-                }
+                _ => None,
             };
+            let (result, decide_time) = with_host(Some(&mut link), jit.as_mut(), cfg.kinds, run);
+            let jit_stats = jit.as_ref().map(Jit::stats);
             let (summary, feed) = link.finish();
             // A model that failed is a bug to report over the run's own end.
             let summary = summary?;
@@ -647,7 +547,7 @@ impl Runtime {
             };
             let stats = Stats {
                 wall_seconds: wall.as_secs_f64(),
-                fuel: self.limits.fuel,
+                fuel: config.limits.fuel,
                 interpreter_seconds: (wall
                     .saturating_sub(model_here)
                     .saturating_sub(decide_time)
@@ -671,6 +571,31 @@ impl Runtime {
                 intervals: summary.kept,
             })
         })
+    }
+}
+
+/// A whole run from the entry function, for [`with_host`] to run with the
+/// host it chooses.
+struct WholeRun<'r, 'i> {
+    program: &'r Program,
+    input: Input<'i>,
+    out: &'r mut (dyn Write + Send),
+    host_fns: &'r mut (dyn interp::HostFunctions + Send),
+    cfg: &'r Config,
+}
+
+impl WithHost for WholeRun<'_, '_> {
+    type Output = toyvm_vm::Result<Outcome>;
+
+    fn run<H: interp::Host>(self, host: &mut H) -> Self::Output {
+        interp::run_hosted(
+            self.program,
+            self.input,
+            self.out,
+            host,
+            self.host_fns,
+            self.cfg,
+        )
     }
 }
 

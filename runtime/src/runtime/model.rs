@@ -67,9 +67,11 @@ pub trait ModelSide {
     fn observed(summary: &Self::Summary) -> u64;
 }
 
-/// The interval driver over one spec, with the run's bookkeeping.
+/// The model side of a run or an instance: the interval driver over one
+/// spec, with the run's bookkeeping (named apart from
+/// `toyvm_profiler::spec::Model`, the kind of model a spec names).
 #[derive(Debug)]
-pub(crate) struct Model {
+pub(crate) struct RunModel {
     driver: IntervalDriver,
     /// Tuples observed so far; also the end of the last interval that
     /// ended (the driver has one lane, so intervals tile the stream).
@@ -79,9 +81,9 @@ pub(crate) struct Model {
     keep: bool,
 }
 
-impl Model {
+impl RunModel {
     pub fn new(spec: &ProfilerSpec, keep: bool) -> Self {
-        Model {
+        RunModel {
             // The JIT orders candidates by tuple itself, and a run that keeps
             // them for printing sorts its copy: no sort per interval end here.
             driver: IntervalDriver::new(spec).unordered(),
@@ -103,7 +105,7 @@ impl Model {
     }
 }
 
-impl ModelSide for Model {
+impl ModelSide for RunModel {
     type Summary = ModelSummary;
 
     fn observed(summary: &ModelSummary) -> u64 {
@@ -112,7 +114,7 @@ impl ModelSide for Model {
 
     fn feed(&mut self, batch: &[Tuple], ended: &mut dyn FnMut(Ending<'_>)) {
         let start = Instant::now();
-        let Model {
+        let RunModel {
             driver,
             seen,
             ended_at,
@@ -134,7 +136,7 @@ impl ModelSide for Model {
 
     fn finish(mut self) -> ModelSummary {
         let start = Instant::now();
-        let Model {
+        let RunModel {
             driver,
             summary,
             keep,

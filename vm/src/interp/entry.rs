@@ -119,14 +119,111 @@ pub trait HostFunctions {
     /// and the program's memory, the whole words within its current length
     /// (the word view; its bytes are the byte view, `bytemuck::cast_slice`,
     /// little-endian), so a host function can neither read nor write past
-    /// the length; returns its result, or a message that becomes the
-    /// program's trap ([`TrapKind::Host`]).
+    /// the length; returns its result, or the failure that becomes the
+    /// program's trap ([`TrapKind::Host`], which keeps the [`HostError`]).
     fn call(
         &mut self,
         index: u16,
         args: &[i64],
         mem: &mut [i64],
-    ) -> std::result::Result<i64, String>;
+    ) -> std::result::Result<i64, HostError>;
+}
+
+/// Why a host function failed: a message, and the host's own error when
+/// it gave one ([`HostError::new`]). It becomes the program's trap
+/// ([`TrapKind::Host`], with the import's name), which carries it back to
+/// whoever ran the program: the embedder gets its own error again with
+/// [`HostError::downcast_ref`].
+///
+/// Cheap to clone (shared); two compare equal when their messages do, so
+/// traps compare by what they say (the interpreter's and compiled code's
+/// trap of one failing call are equal).
+#[derive(Clone)]
+pub struct HostError(std::sync::Arc<HostErrorInner>);
+
+struct HostErrorInner {
+    message: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl HostError {
+    /// A failure that is only a message.
+    pub fn msg(message: impl Into<String>) -> HostError {
+        HostError(std::sync::Arc::new(HostErrorInner {
+            message: message.into(),
+            source: None,
+        }))
+    }
+
+    /// A failure that is the host's own `error`: its message is the
+    /// error's, and [`downcast_ref`](Self::downcast_ref) gives the error
+    /// back.
+    pub fn new<E: std::error::Error + Send + Sync + 'static>(error: E) -> HostError {
+        HostError(std::sync::Arc::new(HostErrorInner {
+            message: error.to_string(),
+            source: Some(Box::new(error)),
+        }))
+    }
+
+    /// What the host said (the trap's text after the import's name).
+    pub fn message(&self) -> &str {
+        &self.0.message
+    }
+
+    /// The host's own error, when it gave one ([`HostError::new`]).
+    pub fn error(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.0.source.as_deref()
+    }
+
+    /// The host's own error, if it is an `E`.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.error().and_then(|e| e.downcast_ref::<E>())
+    }
+}
+
+impl std::fmt::Debug for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("HostError");
+        d.field("message", &self.0.message);
+        if let Some(e) = &self.0.source {
+            d.field("error", e);
+        }
+        d.finish()
+    }
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.message)
+    }
+}
+
+/// Transparent: its message is the host error's own, so the chain goes
+/// on with that error's source.
+impl std::error::Error for HostError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error().and_then(|e| e.source())
+    }
+}
+
+impl PartialEq for HostError {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.message == other.0.message
+    }
+}
+
+impl Eq for HostError {}
+
+impl From<String> for HostError {
+    fn from(message: String) -> Self {
+        HostError::msg(message)
+    }
+}
+
+impl From<&str> for HostError {
+    fn from(message: &str) -> Self {
+        HostError::msg(message)
+    }
 }
 
 /// No host functions: every `hcall` traps. Runs without a host (`toyvm
@@ -135,8 +232,8 @@ pub trait HostFunctions {
 pub struct NoHostFunctions;
 
 impl HostFunctions for NoHostFunctions {
-    fn call(&mut self, _: u16, _: &[i64], _: &mut [i64]) -> std::result::Result<i64, String> {
-        Err("no host provides it".to_owned())
+    fn call(&mut self, _: u16, _: &[i64], _: &mut [i64]) -> std::result::Result<i64, HostError> {
+        Err(HostError::msg("no host provides it"))
     }
 }
 

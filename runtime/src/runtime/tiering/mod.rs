@@ -7,12 +7,14 @@
 
 mod compiler;
 mod enter;
+mod host;
 mod policy;
 mod review;
 
 use compiler::Compiler;
 pub use compiler::SharedCode;
 pub(crate) use enter::{run_region, stack_limit_here};
+pub(crate) use host::{JitHost, WithHost, with_host};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
