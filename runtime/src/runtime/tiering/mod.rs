@@ -3,26 +3,27 @@
 //! per-instruction head index, entering compiled code and chaining between
 //! regions, reporting the tuples of their exits) and its statistics. What
 //! to compile, recompile or drop at each interval end, and what the JIT's
-//! work may cost, is the policy in [`policy`].
+//! work may cost, is the policy in [`policy`]; the JIT acts on it at each
+//! interval end (`interval`).
 
 mod compiler;
 mod enter;
+mod interval;
 mod policy;
-mod review;
 
 use compiler::Compiler;
 pub use compiler::SharedCode;
 pub(crate) use enter::{run_region, stack_limit_here};
+use policy::Installed;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use toyvm_optimizer::{CompiledRegion, PlanConfig};
+use toyvm_optimizer::PlanConfig;
 use toyvm_profiler::hash::TupleMap;
-use toyvm_vm::{Candidate, Program};
+use toyvm_vm::Program;
 
 /// Knobs of the JIT policy.
 #[derive(Clone, Debug)]
@@ -198,78 +199,6 @@ pub struct JitStats {
     pub output_error: Option<String>,
 }
 
-/// What the log and the review need to know of a region beyond its code.
-struct Meta {
-    description: String,
-    /// Offsets of the instructions the region compiles (its own code).
-    covers: Vec<u32>,
-    /// Offsets of its polymorphic `calli`s compiled as native dispatches,
-    /// and the callees of its native calls and dispatches, counted.
-    dispatches: Vec<u32>,
-    callees: usize,
-    /// The functions it calls natively (see `review`).
-    calls: Vec<u32>,
-    /// A whole native function rather than a planned region.
-    whole: bool,
-    loops: bool,
-    /// The candidates the region was planned from (empty for a whole
-    /// native function).
-    planned_from: Vec<Candidate>,
-}
-
-struct Installed {
-    code: Arc<CompiledRegion>,
-    /// Offsets of the instructions the region compiles (its own code).
-    covers: Vec<u32>,
-    /// Offsets of its native dispatches: an `Interpret` exit there is a
-    /// call target the dispatch lacks (or a callee that bailed).
-    dispatches: Vec<u32>,
-    /// The callees of its native calls and dispatches, counted: a tree
-    /// planned again that dispatches among more is worth recompiling.
-    callees: usize,
-    /// Whether the region jumps back to its own head.
-    loops: bool,
-    /// The functions it calls natively, and whether it is a whole native
-    /// function (see `review`).
-    calls: Vec<u32>,
-    whole: bool,
-    /// Per exit site: the instructions of compiled code an entry runs
-    /// before leaving there (estimated: see `review::exit_reach`).
-    reach: Vec<u32>,
-    /// Its activations on the machine stack (compiled code that called
-    /// the interpreter, which entered it again): while any runs, its
-    /// counters are theirs (see `enter`) and the review leaves it alone.
-    busy: u32,
-    /// The candidates it was planned from: a later interval's are added
-    /// to them to see whether the tree would grow (see `grow`).
-    planned_from: Vec<Candidate>,
-    /// Side exits, and `Interpret` exits at its dispatches, taken in the
-    /// last reviewed interval.
-    recent_side_exits: u64,
-    counters: Vec<u64>,
-    seen: Vec<u64>,
-    entries: u64,
-    entries_seen: u64,
-    idle: u32,
-    /// `Jit::ran` when the region was installed or last reviewed.
-    reviewed_at: u64,
-}
-
-/// How often a head was compiled again: after hot exits or failing
-/// guards (`recompiles`), and after going idle (`revivals`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Again {
-    recompiles: u32,
-    revivals: u32,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum HeadState {
-    Counting { again: Again, not_before: u64 },
-    Compiled { slot: u32, again: Again },
-    DontCompile,
-}
-
 /// The JIT of one run, or of one instance over its calls.
 pub struct Jit {
     program: Arc<Program>,
@@ -278,17 +207,17 @@ pub struct Jit {
     opts: JitOptions,
     compiler: Compiler,
     /// Compiled regions waiting for their point of installation, in the
-    /// order they were submitted (see [`policy`]).
-    installs: std::collections::VecDeque<policy::Install>,
+    /// order they were submitted (see `interval`).
+    installs: std::collections::VecDeque<interval::Install>,
     /// The last interval end seen.
     last_index: u64,
     /// Tuples handed over so far (see [`Jit::ran`]).
     tuples: u64,
     slots: Vec<Option<Installed>>,
     /// Per function, per instruction offset: installed slot + 1, or 0.
-    heads: Vec<Vec<u32>>,
-    states: HashMap<(u32, u32), HeadState>,
-    versions: HashMap<(u32, u32), u32>,
+    index: Vec<Vec<u32>>,
+    /// Each head's state (see [`policy`]).
+    heads: policy::Heads,
     pub stats: JitStats,
     compiled_time: Duration,
     /// The interpreter's call-depth limit, which native calls honour too.
@@ -380,7 +309,7 @@ impl Jit {
         }
         Ok(Jit {
             analysis: toyvm_optimizer::Analysis::new(&program),
-            heads: program
+            index: program
                 .functions
                 .iter()
                 .map(|f| vec![0; f.code.len()])
@@ -391,8 +320,7 @@ impl Jit {
             last_index: 0,
             tuples: 0,
             slots: Vec::new(),
-            states: HashMap::new(),
-            versions: HashMap::new(),
+            heads: policy::Heads::default(),
             stats: JitStats::default(),
             compiled_time: Duration::ZERO,
             max_depth: limits.max_depth,
@@ -482,13 +410,13 @@ impl Jit {
     /// The region installed at `func`'s offset `pc`.
     #[inline(always)]
     pub fn region_at(&self, func: u32, pc: u32) -> Option<u32> {
-        let v = *self.heads.get(func as usize)?.get(pc as usize)?;
+        let v = *self.index.get(func as usize)?.get(pc as usize)?;
         (v != 0).then(|| v - 1)
     }
 
     fn uninstall(&mut self, slot: u32) -> Installed {
         let r = self.slots[slot as usize].take().expect("installed");
-        self.heads[r.code.func() as usize][r.code.head() as usize] = 0;
+        self.index[r.code.func() as usize][r.code.head() as usize] = 0;
         self.account(&r);
         r
     }

@@ -1,56 +1,10 @@
-//! The JIT's hotness policy: what to compile, recompile, grow or drop at
-//! each interval end.
-//!
-//! Each region head moves through a small state machine (after yk's):
-//!
-//! ```text
-//!            candidates form a region             idle, hot exits or failing guards
-//! Counting ---------------------------> Compiled ----------------------------------> Counting
-//!    ^  (not before the back-off ends)     (hot exits, guards: k += 1, back-off 2^k intervals;  |
-//!    |                                      idle: j += 1, back-off 2^(j/4) - 1 intervals)       |
-//!    +---------------- k <= max_recompiles and j <= max_revivals ----------------------------+
-//!                      otherwise: DontCompile (interpreted for good; counted in `given_up`)
-//! ```
-//!
-//! Both counts are bounded, so no head compiles forever: a region that
-//! goes idle is no fault of its own (the phase moved on) and comes back at
-//! once the first few times, but a head that keeps going idle and coming
-//! back (a compile/drop storm) backs off and stops at `max_revivals`.
-//!
-//! The JIT's own work is paid for by the program's, in tuples, so that no
-//! interval length or phase pattern makes it cost more than it can win
-//! (issue 12: at an interval of 100, planning every interval and compiling
-//! on every new candidate made short and phase-rich programs many times
-//! slower than interpreting them). Every tuple the program produces earns
-//! one unit of credit (up to a cap); planning regions from the candidates
-//! costs `plan_cost` (growing an installed tree, which plans its one
-//! function, costs the same) and compiling one costs `compile_cost`. Candidates of
-//! intervals that cannot pay for planning are kept and summed, and planned
-//! together when the credit allows; a compile that cannot be paid for is
-//! deferred (the head stays Counting and is planned again). A plan goes
-//! ahead only when the credit also covers a compile after it: otherwise,
-//! with intervals shorter than a compile's cost, every plan spent what the
-//! intervals earned and no compile was ever paid for (regex at an interval
-//! of 1,000 planned 35,831 times in 71,650 intervals and compiled nothing
-//! after its first intervals, running 5x slower than the interpreter). The
-//! credit is counted in tuples, not time, so decisions stay deterministic.
-//!
-//! Idleness is judged on what ran. The interpreter hands tuples over in
-//! batches of [`toyvm_vm::BATCH`]; with a short interval one batch ends
-//! several intervals at once, and nothing runs between them. A region
-//! installed at the first of those must not count as idle at the next:
-//! an interval counts toward idleness only if the program ran since the
-//! region was last reviewed (`Jit::ran`).
-//!
-//! Compiled code emits no tuples, so a compiled region's own candidates
-//! vanish from the profile as soon as it runs. What tells the runtime that a
-//! region no longer fits is what the region itself counts: its entries
-//! (none for `idle_intervals` intervals: the program's phase moved on, so
-//! the region is dropped), its guard failures (a guarded value stopped
-//! being constant) and its side exits that resume inside its own code (a
-//! branch inside the trace changed direction). Dropped code is interpreted,
-//! and so profiled, again, and the next intervals' candidates decide anew.
+//! What the JIT does at each interval end, as its [`policy`](super::policy)
+//! decides: reviews installed regions and drops those it finds wanting,
+//! plans regions from the candidates and grows installed trees, and hands
+//! the compiles to the compiler; and installs compiled code when its point
+//! comes.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use toyvm_optimizer::{CompiledRegion, Profile, Region, Step, plan_regions_at};
@@ -59,7 +13,14 @@ use toyvm_profiler::hash::TupleMap;
 use toyvm_vm::{Pc, Tuple};
 
 use super::compiler::{CompileError, Done, Job};
-use super::{Again, HeadState, Installed, Jit, Meta, describe};
+use super::policy::{AfterDrop, Again, Head, Installed, Limits, Shape, Stale, Verdict};
+use super::{Jit, describe};
+
+/// What the log and the review need to know of a region beyond its code.
+pub(super) struct Meta {
+    description: String,
+    shape: Shape,
+}
 
 impl Jit {
     /// Reviews installed regions and compiles what the candidates call for.
@@ -95,10 +56,8 @@ impl Jit {
         // recursion (fib) stays in machine code.
         for (f, calls) in toyvm_optimizer::plan::hot_functions(&self.analysis, &profile, 1) {
             let key = (f, 0);
-            let again = match self.states.get(&key) {
-                None => Again::default(),
-                Some(HeadState::Counting { again, not_before }) if *not_before <= index => *again,
-                Some(_) => continue,
+            let Some(again) = self.heads.may_compile(key, index) else {
+                continue;
             };
             if self.in_flight(key) {
                 continue;
@@ -109,13 +68,15 @@ impl Jit {
             }
             let meta = Meta {
                 description: format!("whole function, native ({calls} calls in the interval)"),
-                covers: Vec::new(),
-                dispatches: Vec::new(),
-                callees: 0,
-                calls: Vec::new(),
-                whole: true,
-                loops: false,
-                planned_from: Vec::new(),
+                shape: Shape {
+                    covers: Vec::new(),
+                    dispatches: Vec::new(),
+                    callees: 0,
+                    calls: Vec::new(),
+                    whole: true,
+                    loops: false,
+                    planned_from: Vec::new(),
+                },
             };
             self.submit(key, Job::Function(f), again, meta);
         }
@@ -146,10 +107,8 @@ impl Jit {
             if self.in_flight(key) {
                 continue;
             }
-            let again = match self.states.get(&key) {
-                None => Again::default(),
-                Some(HeadState::Counting { again, not_before }) if *not_before <= index => *again,
-                Some(_) => continue,
+            let Some(again) = self.heads.may_compile(key, index) else {
+                continue;
             };
             self.install(region, again, pairs.clone());
         }
@@ -175,27 +134,17 @@ impl Jit {
     /// place. Each growth counts toward the head's recompile limit, and a
     /// tree only grows (up to the size cap), so this ends.
     fn grow(&mut self, index: u64, pairs: &[Candidate]) {
-        let mut candidates: Vec<((u32, u32), u32, Again)> = self
-            .states
-            .iter()
-            .filter_map(|(k, s)| match *s {
-                HeadState::Compiled { slot, again }
-                    if again.recompiles < self.opts.max_recompiles =>
-                {
-                    Some((*k, slot, again))
-                }
-                _ => None,
-            })
-            .collect();
-        // `states` is a hash map: visit heads in a fixed order, or which
-        // head the budget pays for first would differ from run to run.
-        candidates.sort_unstable_by_key(|&(key, _, _)| key);
-        for (key, slot, again) in candidates {
+        let max = self.opts.max_recompiles;
+        let heads = self.heads.compiled();
+        let growable = heads.into_iter().filter(|&(_, _, a)| a.recompiles < max);
+        for (key, slot, again) in growable {
             if self.in_flight(key) {
                 continue;
             }
             let r = self.slots[slot as usize].as_ref().expect("installed");
-            if !r.loops || r.planned_from.is_empty() || r.recent_side_exits < self.opts.min_entries
+            if !r.shape.loops
+                || r.shape.planned_from.is_empty()
+                || r.recent_side_exits() < self.opts.min_entries
             {
                 continue;
             }
@@ -207,6 +156,7 @@ impl Jit {
             let mine = |t: &Tuple| Pc(t.a).func() == key.0;
             let mut merged: TupleMap<u64> = TupleMap::default();
             for c in r
+                .shape
                 .planned_from
                 .iter()
                 .chain(pairs)
@@ -214,7 +164,8 @@ impl Jit {
             {
                 *merged.entry(c.tuple).or_insert(0) += c.count;
             }
-            let (covered, callees, recent) = (r.covers.len(), r.callees, r.recent_side_exits);
+            let (covered, callees, recent) =
+                (r.shape.covers.len(), r.shape.callees, r.recent_side_exits());
             // Planning is paid for like the first plan (see `pay_plan`).
             if !self.pay_plan() {
                 self.stats.plans_deferred += 1;
@@ -255,11 +206,7 @@ impl Jit {
                     native_callees(&region)
                 ),
             );
-            let again = Again {
-                recompiles: again.recompiles + 1,
-                ..again
-            };
-            self.install(region, again, merged);
+            self.install(region, again.grown(), merged);
         }
     }
 
@@ -319,30 +266,29 @@ impl Jit {
         calls.dedup();
         let meta = Meta {
             description,
-            covers,
-            dispatches,
-            callees: native_callees(&region),
-            calls,
-            whole: false,
-            loops: region.loops(),
-            planned_from,
+            shape: Shape {
+                covers,
+                dispatches,
+                callees: native_callees(&region),
+                calls,
+                whole: false,
+                loops: region.loops(),
+                planned_from,
+            },
         };
         self.submit(key, Job::Region(region), again, meta);
     }
 
     /// Whether a compile for `key` is on its way to being installed.
-    fn in_flight(&self, key: (u32, u32)) -> bool {
+    fn in_flight(&self, key: Head) -> bool {
         self.installs.iter().any(|i| i.key == key)
     }
 
     /// Hands a compile to the compiler; it is installed at the next
     /// interval end (or, asynchronously, when ready), replacing the
     /// region installed at `key` now, if any.
-    fn submit(&mut self, key: (u32, u32), job: Job, again: Again, meta: Meta) {
-        let replaces = match self.states.get(&key) {
-            Some(HeadState::Compiled { slot, .. }) => Some(*slot),
-            _ => None,
-        };
+    fn submit(&mut self, key: Head, job: Job, again: Again, meta: Meta) {
+        let replaces = self.heads.installed(key);
         self.compiler.submit(job);
         self.installs.push_back(Install {
             due: self.tuples + self.opts.install_lag,
@@ -388,7 +334,7 @@ impl Jit {
             Ok(done) => done,
             Err(e) => {
                 self.stats.compile_failures += 1;
-                self.states.insert(key, HeadState::DontCompile);
+                self.heads.failed(key);
                 self.log(
                     index,
                     format_args!("cannot compile {what}: {e}; left to the interpreter"),
@@ -398,13 +344,11 @@ impl Jit {
         };
         // What happened at the head while it compiled decides whether the
         // code is still wanted.
-        let stale = match (self.states.get(&key), replaces) {
-            (Some(HeadState::DontCompile), _) => Some("its head was given up"),
-            (Some(HeadState::Compiled { slot, .. }), Some(old)) if *slot == old => None,
-            (_, Some(_)) => Some("the region it was to replace was dropped"),
-            (_, None) => None,
-        };
-        if let Some(why) = stale {
+        if let Some(stale) = self.heads.stale(key, replaces) {
+            let why = match stale {
+                Stale::GivenUp => "its head was given up",
+                Stale::Replaced => "the region it was to replace was dropped",
+            };
             self.stats.discarded += 1;
             self.log(
                 index,
@@ -418,38 +362,34 @@ impl Jit {
     fn install_compiled(
         &mut self,
         index: u64,
-        key: (u32, u32),
+        key: Head,
         compiled: Arc<CompiledRegion>,
         fresh: bool,
         again: Again,
         meta: Meta,
     ) {
-        let Meta {
-            description,
-            covers,
-            dispatches,
-            callees,
-            calls,
-            whole,
-            loops,
-            planned_from,
-        } = meta;
+        let Meta { description, shape } = meta;
         let what = describe(&self.program, key.0, key.1);
-        if let Some(HeadState::Compiled { slot, .. }) = self.states.get(&key).copied() {
+        if let Some(slot) = self.heads.installed(key) {
             // A whole-function region replaces a superblock at the entry.
             self.uninstall(slot);
         }
+        let slot = match self.slots.iter().position(Option::is_none) {
+            Some(s) => s,
+            None => {
+                self.slots.push(None);
+                self.slots.len() - 1
+            }
+        };
+        let version = self.heads.install(key, slot as u32, again);
         // Code another run compiled cost this one nothing.
         if fresh {
             self.stats.compile_seconds += compiled.compile_time().as_secs_f64();
             self.stats.code_bytes += compiled.code_size() as u64;
         }
-        let version = self.versions.entry(key).or_insert(0);
-        *version += 1;
         // A head compiled before (dropped when idle, or re-formed after hot
         // exits or failing guards) is a recompile.
-        let seen_before = *version > 1;
-        if seen_before {
+        if version > 1 {
             self.stats.recompiles += 1;
         } else {
             self.stats.compiles += 1;
@@ -488,42 +428,56 @@ impl Jit {
                 }
             ),
         );
-        let n = compiled.counters_len();
-        let slot = match self.slots.iter().position(Option::is_none) {
-            Some(s) => s,
-            None => {
-                self.slots.push(None);
-                self.slots.len() - 1
+        self.index[key.0 as usize][key.1 as usize] = slot as u32 + 1;
+        self.slots[slot] = Some(Installed::new(compiled, shape, self.ran));
+    }
+
+    /// Drops regions that went idle, whose guards fail or exits turn hot,
+    /// or whose entries leave at once (see [`super::policy::review`]).
+    fn review(&mut self, index: u64) {
+        // Functions live regions call natively (see the review's docs).
+        let called: HashSet<u32> = self
+            .slots
+            .iter()
+            .flatten()
+            .flat_map(|r| r.shape.calls.iter().copied())
+            .collect();
+        for (key, slot, again) in self.heads.compiled() {
+            let r = self.slots[slot as usize].as_mut().expect("installed");
+            let verdict = r.review(&self.opts, self.ran, called.contains(&key.0));
+            if verdict == Verdict::Keep {
+                continue;
             }
+            self.drop_region(index, key, slot, again, verdict);
+        }
+    }
+
+    /// Uninstalls the region at `key` for `verdict`; its head's state
+    /// decides when it may compile again.
+    fn drop_region(&mut self, index: u64, key: Head, slot: u32, again: Again, verdict: Verdict) {
+        let what = describe(&self.program, key.0, key.1);
+        self.uninstall(slot);
+        self.stats.drops += 1;
+        let limits = Limits {
+            max_recompiles: self.opts.max_recompiles,
+            max_revivals: self.opts.max_revivals,
         };
-        self.heads[key.0 as usize][key.1 as usize] = slot as u32 + 1;
-        let reach = super::review::exit_reach(&compiled, &covers, whole);
-        self.slots[slot] = Some(Installed {
-            code: compiled,
-            covers,
-            dispatches,
-            callees,
-            loops,
-            calls,
-            whole,
-            reach,
-            busy: 0,
-            planned_from,
-            recent_side_exits: 0,
-            counters: vec![0; n],
-            seen: vec![0; n],
-            entries: 0,
-            entries_seen: 0,
-            idle: 0,
-            reviewed_at: self.ran,
-        });
-        self.states.insert(
-            key,
-            HeadState::Compiled {
-                slot: slot as u32,
-                again,
-            },
-        );
+        match self.heads.dropped(key, again, verdict, index, limits) {
+            AfterDrop::GivenUp { again } => {
+                self.stats.given_up += 1;
+                self.log(
+                    index,
+                    format_args!(
+                        "drop {what}: {verdict}; recompiled {} times after exits, guards or early leaves and {} after going idle: left to the interpreter",
+                        again.recompiles, again.revivals
+                    ),
+                );
+            }
+            AfterDrop::Counting { not_before } => self.log(
+                index,
+                format_args!("drop {what}: {verdict}; may recompile from interval {not_before}"),
+            ),
+        }
     }
 }
 
@@ -545,7 +499,7 @@ pub(super) struct Install {
     /// Where it is installed (deterministic mode): at the first chance
     /// once this many tuples have been handed over.
     due: u64,
-    key: (u32, u32),
+    key: Head,
     again: Again,
     meta: Meta,
     /// The slot installed at `key` when it was submitted: a recompile in
