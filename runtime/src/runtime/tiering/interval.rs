@@ -12,9 +12,11 @@ use toyvm_profiler::Candidate;
 use toyvm_profiler::hash::TupleMap;
 use toyvm_vm::{Pc, Tuple};
 
+use super::Jit;
 use super::compiler::{CompileError, Done, Job};
-use super::policy::{AfterDrop, Again, Head, Installed, Limits, Shape, Stale, Verdict};
-use super::{Jit, describe};
+use super::policy::{
+    AfterDrop, Again, Decision, Head, Installation, Installed, Limits, Shape, Verdict,
+};
 
 /// What the log and the review need to know of a region beyond its code.
 pub(super) struct Meta {
@@ -194,18 +196,12 @@ impl Jit {
             if region.instr_count() <= covered && native_callees(&region) <= callees {
                 continue;
             }
-            self.log(
-                index,
-                format_args!(
-                    "grow {}: {} exits in the interval; its tree grows from {} to {} instructions, {} to {} native callees",
-                    describe(&self.program, key.0, key.1),
-                    recent,
-                    covered,
-                    region.instr_count(),
-                    callees,
-                    native_callees(&region)
-                ),
-            );
+            let grow = Decision::Grow {
+                exits: recent,
+                instrs: (covered, region.instr_count()),
+                callees: (callees, native_callees(&region)),
+            };
+            self.decided(index, key, &grow);
             self.install(region, again.grown(), merged);
         }
     }
@@ -329,31 +325,20 @@ impl Jit {
             replaces,
             ..
         } = install;
-        let what = describe(&self.program, key.0, key.1);
         let (compiled, fresh) = match done {
             Ok(done) => done,
             Err(e) => {
                 self.stats.compile_failures += 1;
                 self.heads.failed(key);
-                self.log(
-                    index,
-                    format_args!("cannot compile {what}: {e}; left to the interpreter"),
-                );
+                self.decided(index, key, &Decision::CompileFailed(e));
                 return;
             }
         };
         // What happened at the head while it compiled decides whether the
         // code is still wanted.
         if let Some(stale) = self.heads.stale(key, replaces) {
-            let why = match stale {
-                Stale::GivenUp => "its head was given up",
-                Stale::Replaced => "the region it was to replace was dropped",
-            };
             self.stats.discarded += 1;
-            self.log(
-                index,
-                format_args!("discard the compile of {what}: {why} while it compiled"),
-            );
+            self.decided(index, key, &Decision::Discard(stale));
             return;
         }
         self.install_compiled(index, key, compiled, fresh, again, meta);
@@ -369,7 +354,6 @@ impl Jit {
         meta: Meta,
     ) {
         let Meta { description, shape } = meta;
-        let what = describe(&self.program, key.0, key.1);
         if let Some(slot) = self.heads.installed(key) {
             // A whole-function region replaces a superblock at the entry.
             self.uninstall(slot);
@@ -404,30 +388,16 @@ impl Jit {
                 self.output_failed(format!("cannot write {}: {e}", path.display()));
             }
         }
-        self.log(
-            index,
-            format_args!(
-                "{} {what}: {description}, {} exits, {:.3} ms, {} bytes{}{}",
-                if again != Again::default() {
-                    "recompile"
-                } else {
-                    "compile"
-                },
-                compiled.exits().len(),
-                compiled.compile_time().as_secs_f64() * 1e3,
-                compiled.code_size(),
-                match compiled.inlined_calls() {
-                    0 => String::new(),
-                    1 => ", 1 native call inlined".to_string(),
-                    n => format!(", {n} native calls inlined"),
-                },
-                match compiled.reduced_products() {
-                    0 => String::new(),
-                    1 => ", 1 product strength-reduced".to_string(),
-                    n => format!(", {n} products strength-reduced"),
-                }
-            ),
-        );
+        let installed = Installation {
+            again: again != Again::default(),
+            description,
+            exits: compiled.exits().len(),
+            compile_time: compiled.compile_time(),
+            bytes: compiled.code_size(),
+            inlined: compiled.inlined_calls(),
+            reduced: compiled.reduced_products(),
+        };
+        self.decided(index, key, &Decision::Install(installed));
         self.index[key.0 as usize][key.1 as usize] = slot as u32 + 1;
         self.slots[slot] = Some(Installed::new(compiled, shape, self.ran));
     }
@@ -455,29 +425,17 @@ impl Jit {
     /// Uninstalls the region at `key` for `verdict`; its head's state
     /// decides when it may compile again.
     fn drop_region(&mut self, index: u64, key: Head, slot: u32, again: Again, verdict: Verdict) {
-        let what = describe(&self.program, key.0, key.1);
         self.uninstall(slot);
         self.stats.drops += 1;
         let limits = Limits {
             max_recompiles: self.opts.max_recompiles,
             max_revivals: self.opts.max_revivals,
         };
-        match self.heads.dropped(key, again, verdict, index, limits) {
-            AfterDrop::GivenUp { again } => {
-                self.stats.given_up += 1;
-                self.log(
-                    index,
-                    format_args!(
-                        "drop {what}: {verdict}; recompiled {} times after exits, guards or early leaves and {} after going idle: left to the interpreter",
-                        again.recompiles, again.revivals
-                    ),
-                );
-            }
-            AfterDrop::Counting { not_before } => self.log(
-                index,
-                format_args!("drop {what}: {verdict}; may recompile from interval {not_before}"),
-            ),
+        let after = self.heads.dropped(key, again, verdict, index, limits);
+        if let AfterDrop::GivenUp { .. } = after {
+            self.stats.given_up += 1;
         }
+        self.decided(index, key, &Decision::Drop { verdict, after });
     }
 }
 

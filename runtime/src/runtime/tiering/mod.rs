@@ -403,6 +403,15 @@ impl Jit {
         }
     }
 
+    /// Writes `decision`, taken at interval `index` about `head`, to the
+    /// log.
+    fn decided(&self, index: u64, head: policy::Head, decision: &policy::Decision) {
+        if self.opts.log.is_some() {
+            let what = describe(&self.program, head.0, head.1);
+            self.log(index, format_args!("{}", decision.at(&what)));
+        }
+    }
+
     fn output_failed(&self, msg: String) {
         self.output_error.borrow_mut().get_or_insert(msg);
     }

@@ -63,11 +63,16 @@
 //! branch inside the trace changed direction); see [`review`]. Dropped
 //! code is interpreted, and so profiled, again, and the next intervals'
 //! candidates decide anew.
+//!
+//! Every decision about a head is a [`Decision`]: the JIT acts on it and
+//! its log writes it.
 
+mod decision;
 pub(super) mod review;
 
 use std::collections::HashMap;
 
+pub(super) use decision::{Decision, Installation};
 pub(super) use review::{Installed, Shape, Verdict};
 
 /// A region head: function and instruction offset.
