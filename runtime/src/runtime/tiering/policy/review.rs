@@ -1,100 +1,33 @@
 //! The review at each interval end: what each installed region counted
-//! since the last one, and whether to drop it ([`Verdict`]), with the
-//! back-off that follows.
+//! since the last one, judged by the review rule toyvm shares with its
+//! feedback component ([`crate::feedback::review`]: the rule, its order
+//! and its thresholds are documented there), with the JIT's thresholds
+//! ([`rule`]).
 //!
-//! A region is dropped when:
-//! 1. it was not entered for `idle_intervals` intervals that ran ([`Verdict::Idle`]:
-//!    the hot path moved on, or it was never used). A whole native
-//!    function (see `toyvm_optimizer::CodeCache::compile_function`) that a
-//!    live region calls natively is not idle, however rarely the
-//!    interpreter enters it: that region's calls bypass it, and the
-//!    interpreter's calls (a dispatch's miss, a bail) would find it gone;
-//! 2. its guards failed on `guard_failure_share` of its trips
-//!    ([`Verdict::GuardsFail`]);
-//! 3. a side exit back into its own code was taken on `hot_exit_share` of
-//!    its entries ([`Verdict::HotExit`]);
-//! 4. its entries mostly leave at once ([`Verdict::LeavesAtOnce`]): the
-//!    instructions an entry runs in compiled code, estimated from where its
-//!    exits were taken and how often it looped, average fewer than
-//!    `min_straight_instrs` (what a region that does not loop must hold to
-//!    pay for entering and leaving). Such a region costs more than it saves
-//!    (a loop whose every entry hands its first call straight back, a
-//!    trace whose first branch leaves it), so it backs off as 2 and 3 do.
+//! What the JIT counts for the rule: entries are entries from the
+//! interpreter; trips add the loop trips the region's code counted at its
+//! head; the exits back in are its side exits that resume inside its own
+//! code; the work is the instructions of compiled code its entries ran,
+//! estimated from where its exits were taken ([`exit_reach`]) and how often
+//! it looped. A whole native function (see
+//! `toyvm_optimizer::CodeCache::compile_function`) that a live region
+//! calls natively is kept alive, however rarely the interpreter enters it:
+//! that region's calls bypass it, and the interpreter's calls (a
+//! dispatch's miss, a bail) would find it gone.
 //!
 //! Going idle after real use is no fault of the region: it may come back
 //! at once, the first few times. The others back off exponentially and
 //! count toward their own limit (see the policy's state machine).
 
-use std::fmt;
 use std::sync::Arc;
 
 use toyvm_optimizer::{CompiledRegion, ExitKind, ExitReport};
 use toyvm_profiler::Candidate;
 
+use crate::feedback::review::{Counted, ReviewRule, hottest};
 use crate::runtime::JitOptions;
 
-/// Why the review drops a region (or keeps it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    /// Keep it.
-    Keep,
-    /// Not entered for this many intervals that ran; `used`: it was
-    /// entered before.
-    Idle { intervals: u32, used: bool },
-    /// Guards failed on `failures` of `trips` trips through its head.
-    GuardsFail { failures: u64, trips: u64 },
-    /// The side exit to `at` was taken on `taken` of `entries` entries.
-    HotExit { at: u32, taken: u64, entries: u64 },
-    /// Its `entries` entries ran about `work` instructions of compiled
-    /// code in all, fewer than `least` each.
-    LeavesAtOnce { entries: u64, work: u64, least: u64 },
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Verdict::Keep => f.write_str("kept"),
-            Verdict::Idle {
-                intervals,
-                used: true,
-            } => write!(f, "not entered for {intervals} intervals"),
-            Verdict::Idle {
-                intervals,
-                used: false,
-            } => write!(f, "never entered in {intervals} intervals"),
-            Verdict::GuardsFail { failures, trips } => {
-                write!(
-                    f,
-                    "guards failed on {failures} of {trips} trips through its head"
-                )
-            }
-            Verdict::HotExit { at, taken, entries } => {
-                write!(
-                    f,
-                    "side exit to offset {at} taken on {taken} of {entries} entries"
-                )
-            }
-            Verdict::LeavesAtOnce {
-                entries,
-                work,
-                least,
-            } => write!(
-                f,
-                "its {entries} entries leave at once: about {:.1} instructions of compiled code each, fewer than {least}",
-                work as f64 / entries.max(1) as f64
-            ),
-        }
-    }
-}
-
-impl Verdict {
-    /// Whether the drop counts as going idle after use (revived soon,
-    /// toward `max_revivals`) rather than as the region's fault (backed off
-    /// exponentially, toward `max_recompiles`).
-    pub(super) fn is_revival(self) -> bool {
-        matches!(self, Verdict::Idle { used: true, .. })
-    }
-}
+pub(crate) use crate::feedback::review::Verdict;
 
 /// How far into a region each exit site is: the instructions of the
 /// region's own code an entry runs before leaving there, estimated from
@@ -242,7 +175,8 @@ impl Installed {
         let mut guard_failures = 0;
         let mut side_exits = 0;
         let mut work: u64 = 0;
-        let mut hot_exit: Option<(u32, u64)> = None;
+        // Side exits back into its own code, in site order.
+        let mut back_in = Vec::new();
         for (i, site) in self.code.exits().iter().enumerate() {
             let d = self.counters[i] - w.seen[i];
             w.seen[i] = self.counters[i];
@@ -254,11 +188,8 @@ impl Installed {
             }
             match site.kind {
                 ExitKind::Guard => guard_failures += d,
-                ExitKind::Side
-                    if shape.covers.contains(&site.resume)
-                        && hot_exit.is_none_or(|(_, n)| d > n) =>
-                {
-                    hot_exit = Some((site.resume, d));
+                ExitKind::Side if shape.covers.contains(&site.resume) => {
+                    back_in.push((site.resume, d));
                 }
                 _ => {}
             }
@@ -272,49 +203,35 @@ impl Installed {
         // Every trip past an entry's first went around the whole loop.
         work += (trips - entered) * shape.covers.len() as u64;
         w.recent_side_exits = side_exits;
-        // Nothing ran since the last review (another interval ended in the same
-        // batch): there was no chance to enter the region.
-        let ran_since = w.reviewed_at != batches;
-        w.reviewed_at = batches;
-        w.idle = match (entered, ran_since) {
-            (0, true) if called && shape.whole => 0,
-            (0, true) => w.idle + 1,
-            (0, false) => w.idle,
-            _ => 0,
+        let counted = Counted {
+            entries: entered,
+            trips,
+            guard_failures,
+            hot_exit: hottest(back_in),
+            work,
+            // Nothing ran since the last review (another interval ended in
+            // the same batch): there was no chance to enter the region.
+            ran: w.reviewed_at != batches,
+            // A whole native function a live region calls natively (see
+            // the module docs).
+            kept_alive: called && shape.whole,
+            used: ever > 0,
         };
-        let least = opts.min_straight_instrs as u64;
-        if w.idle >= opts.idle_intervals {
-            Verdict::Idle {
-                intervals: w.idle,
-                used: ever > 0,
-            }
-        } else if trips >= opts.min_entries
-            && guard_failures as f64 >= opts.guard_failure_share * trips as f64
-        {
-            // Against trips, not entries: a looping region is re-entered right
-            // after each failure, so failures per entry is near 1 even when the
-            // guard fails once in a thousand iterations.
-            Verdict::GuardsFail {
-                failures: guard_failures,
-                trips,
-            }
-        } else if let Some((at, taken)) = hot_exit.filter(|&(_, n)| {
-            entered >= opts.min_entries && n as f64 >= opts.hot_exit_share * entered as f64
-        }) {
-            Verdict::HotExit {
-                at,
-                taken,
-                entries: entered,
-            }
-        } else if entered >= opts.min_entries && work < least * entered {
-            Verdict::LeavesAtOnce {
-                entries: entered,
-                work,
-                least,
-            }
-        } else {
-            Verdict::Keep
-        }
+        w.reviewed_at = batches;
+        let verdict;
+        (w.idle, verdict) = rule(opts).review(w.idle, &counted);
+        verdict
+    }
+}
+
+/// The review rule with the JIT's thresholds.
+pub(crate) fn rule(opts: &JitOptions) -> ReviewRule {
+    ReviewRule {
+        idle_intervals: opts.idle_intervals,
+        min_entries: opts.min_entries,
+        hot_exit_share: opts.hot_exit_share,
+        guard_failure_share: Some(opts.guard_failure_share),
+        least_work: Some(opts.min_straight_instrs as u64),
     }
 }
 
@@ -426,5 +343,92 @@ region f0:2
         r.entries = 4;
         r.counters = vec![4, 4];
         assert_eq!(r.review(&opts, 1, false), Verdict::Keep);
+    }
+
+    /// A host's graph: blocks that each loop on themselves (only the
+    /// intervals matter here).
+    struct Graph;
+    impl crate::feedback::HostGraph for Graph {
+        fn blocks(&self, _func: u32) -> u32 {
+            8
+        }
+        fn successors(&self, _func: u32, block: u32) -> Vec<u32> {
+            vec![block]
+        }
+    }
+
+    #[test]
+    fn the_runtime_and_feedback_agree_on_the_same_numbers() {
+        use crate::feedback::review::Action;
+        use crate::feedback::{Feedback, Loc, Review, TraceDecision};
+
+        // The feedback component judges no work: neither may the JIT here.
+        let opts = JitOptions {
+            min_straight_instrs: 0,
+            ..JitOptions::default()
+        };
+        // Per interval: entries, and exits to offset 4, which the region
+        // (and the host's trace) covers: back into its own code.
+        let scenarios: [&[(u64, u64)]; 4] = [
+            &[(20, 15)],
+            &[(20, 5), (20, 9), (0, 0), (0, 0), (0, 0)],
+            &[(4, 4), (7, 7), (8, 4)],
+            &[(9, 4), (0, 0), (1, 1), (0, 0), (0, 0), (0, 0)],
+        ];
+        let mut fb = Feedback::new("perfect:interval=100").unwrap();
+        let head = Loc::new(0, 2);
+        let trace = TraceDecision {
+            head,
+            blocks: vec![2, 3, 4],
+            arms: vec![],
+            arcs: vec![],
+            weight: 1,
+            loops: true,
+        };
+        let mut out = Vec::new();
+        let mut batches = 0;
+        let mut actions = Vec::new();
+        for intervals in scenarios {
+            let mut r = installed(false);
+            r.shape.covers = vec![2, 3, 4];
+            fb.installed(&trace);
+            for &(entries, exits) in intervals {
+                // The runtime: entries, each through the head once, and the
+                // side exit's counter.
+                r.entries += entries;
+                r.counters[0] += exits;
+                r.counters[1] += entries;
+                batches += 1;
+                let runtime = r.review(&opts, batches, false).action();
+                // The host reports the same, and an interval ends.
+                fb.exits(head, entries, &[(4, exits)]);
+                let before = out.len();
+                for _ in 0..100 {
+                    fb.edge(Loc::new(0, 1), Loc::new(0, 1), &Graph, &mut out);
+                }
+                assert_eq!(out.len(), before + 1);
+                let feedback = match &out[before].reviews[..] {
+                    [] => Action::Keep,
+                    [Review::Drop { head: h, .. }] if *h == head => Action::Drop,
+                    [Review::Recompile { head: h, .. }] if *h == head => Action::Recompile,
+                    other => panic!("{other:?}"),
+                };
+                assert_eq!(runtime, feedback, "{intervals:?} at ({entries}, {exits})");
+                actions.push(runtime);
+            }
+        }
+        use Action::{Drop, Keep, Recompile};
+        assert_eq!(
+            actions,
+            [
+                Recompile, // 15 of 20 entries left back in
+                Keep, Keep, Keep, Keep, Drop, // three intervals without an entry
+                Keep, // too few entries to judge
+                Keep, Recompile, // 4 of 8
+                Keep,      // 4 of 9
+                Keep, Keep, // entered: idleness starts over
+                Keep, Keep, Drop,
+            ]
+        );
     }
 }
