@@ -92,9 +92,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use toyvm_optimizer::specialize::{
-    CallCandidate, CallSite, Specializations, SpecializeConfig, ValueCandidate,
-};
+use toyvm_optimizer::Profile;
+use toyvm_optimizer::specialize::{CallCandidate, CallSite, Specializations, SpecializeConfig};
 use toyvm_optimizer::superblock::{SuperblockConfig, TreeGraph, grow_trees};
 
 use toyvm_profiler::{Candidate, IntervalDriver, Kind, Tuple};
@@ -529,33 +528,22 @@ fn decide(
     g: &dyn HostGraph,
     cfg: &FeedbackConfig,
 ) -> Decisions {
-    // Edges by function, within one function only.
+    // The optimizer's reading of the candidates, as toyvm's JIT plans
+    // from it; edges by function, within one function only.
+    let Profile {
+        edges: profiled,
+        values,
+        calls,
+        ..
+    } = Profile::from_candidates(candidates);
     let mut edges: BTreeMap<u32, HashMap<(u32, u32), u64>> = BTreeMap::new();
-    let mut values = Vec::new();
-    let mut calls = Vec::new();
-    for c in candidates {
-        let (a, b) = (Loc::unpack(c.tuple.a), c.tuple.b);
-        match c.tuple.kind {
-            Kind::Edge => {
-                let to = Loc::unpack(b);
-                if to.func == a.func {
-                    *edges
-                        .entry(a.func)
-                        .or_default()
-                        .entry((a.at, to.at))
-                        .or_insert(0) += c.count;
-                }
-            }
-            Kind::Value => values.push(ValueCandidate {
-                pc: Pc(c.tuple.a),
-                value: b as i64,
-                count: c.count,
-            }),
-            Kind::Call => calls.push(CallCandidate {
-                site: Pc(c.tuple.a),
-                callee: b as u32,
-                count: c.count,
-            }),
+    for ((from, to), count) in profiled {
+        if from.func() == to.func() {
+            *edges
+                .entry(from.func())
+                .or_default()
+                .entry((from.offset(), to.offset()))
+                .or_insert(0) += count;
         }
     }
     let mut traces = Vec::new();

@@ -9,13 +9,12 @@ use std::sync::Arc;
 
 use toyvm_optimizer::{CompiledRegion, Profile, Region, Step, plan_regions_at};
 use toyvm_profiler::Candidate;
-use toyvm_profiler::hash::TupleMap;
 use toyvm_vm::{Pc, Tuple};
 
 use super::Jit;
 use super::compiler::{CompileError, Done, Job};
 use super::policy::{
-    AfterDrop, Again, Decision, Head, Installation, Installed, Limits, Shape, Verdict,
+    AfterDrop, Again, Decision, Head, Installation, Installed, Limits, Shape, Summed, Verdict,
 };
 
 /// What the log and the review need to know of a region beyond its code.
@@ -36,10 +35,7 @@ impl Jit {
     /// Plans regions from the candidates (and those of earlier intervals
     /// not planned yet), and submits what they call for to the compiler.
     fn plan(&mut self, index: u64, candidates: &[Candidate]) {
-        for c in candidates {
-            let t = c.tuple;
-            *self.pending.entry(t).or_insert(0) += c.count;
-        }
+        self.pending.add(candidates);
         if self.pending.is_empty() {
             return;
         }
@@ -47,13 +43,8 @@ impl Jit {
             self.stats.plans_deferred += 1;
             return;
         }
-        let mut pairs: Vec<Candidate> = self
-            .pending
-            .drain()
-            .map(|(tuple, count)| Candidate { tuple, count })
-            .collect();
-        pairs.sort_unstable_by_key(|c| c.tuple);
-        let profile = Profile::from_candidates(&pairs);
+        let planned = self.pending.take();
+        let profile = Profile::from_candidates(planned.iter());
         // Hot closed functions run whole and native from their entry, so
         // recursion (fib) stays in machine code.
         for (f, calls) in toyvm_optimizer::plan::hot_functions(&self.analysis, &profile, 1) {
@@ -77,7 +68,7 @@ impl Jit {
                     calls: Vec::new(),
                     whole: true,
                     loops: false,
-                    planned_from: Vec::new(),
+                    planned_from: Arc::from([]),
                 },
             };
             self.submit(key, Job::Function(f), again, meta);
@@ -112,9 +103,9 @@ impl Jit {
             let Some(again) = self.heads.may_compile(key, index) else {
                 continue;
             };
-            self.install(region, again, pairs.clone());
+            self.install(region, again, Arc::clone(&planned));
         }
-        self.grow(index, &pairs);
+        self.grow(index, &planned);
     }
 
     /// What may be installed at the end of `on_interval`: compiles due now
@@ -135,7 +126,7 @@ impl Jit {
     /// planned again; if the tree at its head grows, it is recompiled in
     /// place. Each growth counts toward the head's recompile limit, and a
     /// tree only grows (up to the size cap), so this ends.
-    fn grow(&mut self, index: u64, pairs: &[Candidate]) {
+    fn grow(&mut self, index: u64, planned: &[Candidate]) {
         let max = self.opts.max_recompiles;
         let heads = self.heads.compiled();
         let growable = heads.into_iter().filter(|&(_, _, a)| a.recompiles < max);
@@ -156,16 +147,14 @@ impl Jit {
             // function the candidates touch, once per installed loop and
             // interval, cost seconds on programs with dozens of loops.
             let mine = |t: &Tuple| Pc(t.a).func() == key.0;
-            let mut merged: TupleMap<u64> = TupleMap::default();
-            for c in r
-                .shape
-                .planned_from
-                .iter()
-                .chain(pairs)
-                .filter(|c| mine(&c.tuple))
-            {
-                *merged.entry(c.tuple).or_insert(0) += c.count;
-            }
+            let mut merged = Summed::default();
+            merged.add(
+                r.shape
+                    .planned_from
+                    .iter()
+                    .chain(planned)
+                    .filter(|c| mine(&c.tuple)),
+            );
             let (covered, callees, recent) =
                 (r.shape.covers.len(), r.shape.callees, r.recent_side_exits());
             // Planning is paid for like the first plan (see `pay_plan`).
@@ -173,12 +162,8 @@ impl Jit {
                 self.stats.plans_deferred += 1;
                 return;
             }
-            let mut merged: Vec<Candidate> = merged
-                .into_iter()
-                .map(|(tuple, count)| Candidate { tuple, count })
-                .collect();
-            merged.sort_unstable_by_key(|c| c.tuple);
-            let profile = Profile::from_candidates(&merged);
+            let merged = merged.take();
+            let profile = Profile::from_candidates(merged.iter());
             let entry_points = &self.entry_points;
             let head = |f: u32, o: u32| (f, o) == key && entry_points[f as usize].contains(&o);
             let Some(region) = plan_regions_at(
@@ -207,7 +192,7 @@ impl Jit {
     }
 
     /// Pays for compiling `region` and submits it.
-    fn install(&mut self, region: Region, again: Again, planned_from: Vec<Candidate>) {
+    fn install(&mut self, region: Region, again: Again, planned_from: Arc<[Candidate]>) {
         let key = (region.func, region.head);
         if !self.pay(self.opts.compile_cost) {
             self.stats.compiles_deferred += 1;

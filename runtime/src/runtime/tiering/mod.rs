@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use toyvm_optimizer::PlanConfig;
-use toyvm_profiler::hash::TupleMap;
 use toyvm_vm::Program;
 
 /// Knobs of the JIT policy.
@@ -240,7 +239,7 @@ pub struct Jit {
     /// What the JIT may still spend, in tuples (see the module doc).
     credit: u64,
     /// Candidates of interval ends not planned from yet, summed.
-    pending: TupleMap<u64>,
+    pending: policy::Summed,
     /// Set when a log line could not be written: logging stops.
     log_failed: std::cell::Cell<bool>,
     /// The first output failure (see [`JitStats::output_error`]).
@@ -342,7 +341,7 @@ impl Jit {
             program,
             ran: 0,
             credit,
-            pending: TupleMap::default(),
+            pending: policy::Summed::default(),
             log_failed: std::cell::Cell::new(false),
             output_error: std::cell::RefCell::new(None),
         })

@@ -67,11 +67,13 @@
 //! Every decision about a head is a [`Decision`]: the JIT acts on it and
 //! its log writes it.
 
+mod candidates;
 mod decision;
 pub(super) mod review;
 
 use std::collections::HashMap;
 
+pub(super) use candidates::Summed;
 pub(super) use decision::{Decision, Installation};
 pub(super) use review::{Installed, Shape, Verdict};
 

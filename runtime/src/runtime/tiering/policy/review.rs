@@ -83,10 +83,11 @@ pub(crate) struct Shape {
     pub(crate) whole: bool,
     /// Whether the region jumps back to its own head.
     pub(crate) loops: bool,
-    /// The candidates it was planned from (empty for a whole native
-    /// function): a later interval's are added to them to see whether the
-    /// tree would grow (see `grow`).
-    pub(crate) planned_from: Vec<Candidate>,
+    /// The candidates it was planned from, shared with every region of
+    /// the same plan (empty for a whole native function): a later
+    /// interval's are added to them to see whether the tree would grow
+    /// (see `grow`).
+    pub(crate) planned_from: Arc<[Candidate]>,
 }
 
 /// An installed region: its code, its shape, and what it counted.
@@ -261,7 +262,7 @@ region f0:2
             calls: Vec::new(),
             whole,
             loops: true,
-            planned_from: Vec::new(),
+            planned_from: Arc::from([]),
         };
         Installed::new(code, shape, 0)
     }
