@@ -388,8 +388,8 @@ impl Feedback {
 }
 
 /// Reviews every watched trace at an interval end with toyvm's own review
-/// rule ([`review`]: no guards to judge, no work estimated); removes those
-/// reviewed out.
+/// rule (the `review` module: no guards to judge, no work estimated);
+/// removes those reviewed out.
 fn review(installed: &mut BTreeMap<Loc, Watch>, cfg: &FeedbackConfig) -> Vec<Review> {
     let rule = cfg.rule();
     let mut out = Vec::new();

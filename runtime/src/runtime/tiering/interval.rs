@@ -4,18 +4,52 @@
 //! the compiles to the compiler; and installs compiled code when its point
 //! comes.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use toyvm_optimizer::{CompiledRegion, Profile, Region, Step, plan_regions_at};
 use toyvm_profiler::Candidate;
-use toyvm_vm::{Pc, Tuple};
+use toyvm_vm::{Pc, Program, Tuple};
 
 use super::Jit;
 use super::compiler::{CompileError, Done, Job};
 use super::policy::{
     AfterDrop, Again, Decision, Head, Installation, Installed, Limits, Shape, Summed, Verdict,
 };
+
+/// What planning needs of a program that never changes while it runs,
+/// built once.
+#[derive(Debug)]
+pub(super) struct Planning {
+    /// The program's CFGs and closed functions.
+    analysis: toyvm_optimizer::Analysis,
+    /// Per function, the offsets control can transfer to: its entry and
+    /// every branch or jump-table target.
+    entry_points: Vec<BTreeSet<u32>>,
+}
+
+impl Planning {
+    pub(super) fn new(program: &Program) -> Planning {
+        Planning {
+            analysis: toyvm_optimizer::Analysis::new(program),
+            entry_points: program
+                .functions
+                .iter()
+                .map(|f| {
+                    let mut s: BTreeSet<u32> = f.code.iter().filter_map(|i| i.label()).collect();
+                    s.extend(f.tables.iter().flatten());
+                    s.insert(0);
+                    s
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether control can transfer to `func`'s offset `offset`.
+    fn is_entry(&self, func: u32, offset: u32) -> bool {
+        self.entry_points[func as usize].contains(&offset)
+    }
+}
 
 /// What the log and the review need to know of a region beyond its code.
 pub(super) struct Meta {
@@ -26,7 +60,7 @@ pub(super) struct Meta {
 impl Jit {
     /// Reviews installed regions and compiles what the candidates call for.
     pub fn on_interval(&mut self, index: u64, candidates: &[Candidate]) {
-        self.last_index = index;
+        self.clock.last_index = index;
         self.review(index);
         self.plan(index, candidates);
         self.install_now();
@@ -35,19 +69,20 @@ impl Jit {
     /// Plans regions from the candidates (and those of earlier intervals
     /// not planned yet), and submits what they call for to the compiler.
     fn plan(&mut self, index: u64, candidates: &[Candidate]) {
-        self.pending.add(candidates);
-        if self.pending.is_empty() {
+        self.budget.pending.add(candidates);
+        if self.budget.pending.is_empty() {
             return;
         }
-        if !self.pay_plan() {
+        if !self.budget.pay_plan() {
             self.stats.plans_deferred += 1;
             return;
         }
-        let planned = self.pending.take();
+        let planned = self.budget.pending.take();
         let profile = Profile::from_candidates(planned.iter());
         // Hot closed functions run whole and native from their entry, so
         // recursion (fib) stays in machine code.
-        for (f, calls) in toyvm_optimizer::plan::hot_functions(&self.analysis, &profile, 1) {
+        for (f, calls) in toyvm_optimizer::plan::hot_functions(&self.planning.analysis, &profile, 1)
+        {
             let key = (f, 0);
             let Some(again) = self.heads.may_compile(key, index) else {
                 continue;
@@ -55,7 +90,7 @@ impl Jit {
             if self.in_flight(key) {
                 continue;
             }
-            if !self.pay(self.opts.compile_cost) {
+            if !self.budget.pay_compile() {
                 self.stats.compiles_deferred += 1;
                 continue;
             }
@@ -76,11 +111,11 @@ impl Jit {
         if profile.edges.is_empty() {
             return;
         }
-        let entry_points = &self.entry_points;
-        let head = |f: u32, o: u32| entry_points[f as usize].contains(&o);
+        let planning = &self.planning;
+        let head = |f: u32, o: u32| planning.is_entry(f, o);
         for region in plan_regions_at(
             &self.program,
-            &self.analysis,
+            &self.planning.analysis,
             &profile,
             &self.opts.plan,
             &head,
@@ -89,7 +124,7 @@ impl Jit {
             // The interpreter looks for compiled code only where control
             // transfers (`toyvm_vm::interp::Host`, rule 1): a head nothing jumps to would
             // never be entered.
-            if !self.entry_points[key.0 as usize].contains(&key.1) {
+            if !self.planning.is_entry(key.0, key.1) {
                 continue;
             }
             // Entering and leaving compiled code costs a few dozen
@@ -134,7 +169,7 @@ impl Jit {
             if self.in_flight(key) {
                 continue;
             }
-            let r = self.slots[slot as usize].as_ref().expect("installed");
+            let r = self.table.get(slot).expect("installed");
             if !r.shape.loops
                 || r.shape.planned_from.is_empty()
                 || r.recent_side_exits() < self.opts.min_entries
@@ -158,17 +193,17 @@ impl Jit {
             let (covered, callees, recent) =
                 (r.shape.covers.len(), r.shape.callees, r.recent_side_exits());
             // Planning is paid for like the first plan (see `pay_plan`).
-            if !self.pay_plan() {
+            if !self.budget.pay_plan() {
                 self.stats.plans_deferred += 1;
                 return;
             }
             let merged = merged.take();
             let profile = Profile::from_candidates(merged.iter());
-            let entry_points = &self.entry_points;
-            let head = |f: u32, o: u32| (f, o) == key && entry_points[f as usize].contains(&o);
+            let planning = &self.planning;
+            let head = |f: u32, o: u32| (f, o) == key && planning.is_entry(f, o);
             let Some(region) = plan_regions_at(
                 &self.program,
-                &self.analysis,
+                &self.planning.analysis,
                 &profile,
                 &self.opts.plan,
                 &head,
@@ -194,7 +229,7 @@ impl Jit {
     /// Pays for compiling `region` and submits it.
     fn install(&mut self, region: Region, again: Again, planned_from: Arc<[Candidate]>) {
         let key = (region.func, region.head);
-        if !self.pay(self.opts.compile_cost) {
+        if !self.budget.pay_compile() {
             self.stats.compiles_deferred += 1;
             return;
         }
@@ -272,7 +307,7 @@ impl Jit {
         let replaces = self.heads.installed(key);
         self.compiler.submit(job);
         self.installs.push_back(Install {
-            due: self.tuples + self.opts.install_lag,
+            due: self.clock.tuples + self.opts.install_lag,
             key,
             again,
             meta,
@@ -283,8 +318,12 @@ impl Jit {
     /// Installs the compiles whose point the stream has reached, waiting
     /// for the compiler thread if it is still at them.
     pub(super) fn install_due(&mut self) {
-        let index = self.last_index;
-        while self.installs.front().is_some_and(|i| i.due <= self.tuples) {
+        let index = self.clock.last_index;
+        while self
+            .installs
+            .front()
+            .is_some_and(|i| i.due <= self.clock.tuples)
+        {
             let install = self.installs.pop_front().expect("just seen");
             let done = self.compiler.wait().unwrap_or(Err(CompileError::NoResult));
             self.finish_install(index, install, done);
@@ -298,7 +337,7 @@ impl Jit {
                 break;
             };
             let install = self.installs.pop_front().expect("one per job");
-            self.finish_install(self.last_index, install, done);
+            self.finish_install(self.clock.last_index, install, done);
         }
     }
 
@@ -343,14 +382,8 @@ impl Jit {
             // A whole-function region replaces a superblock at the entry.
             self.uninstall(slot);
         }
-        let slot = match self.slots.iter().position(Option::is_none) {
-            Some(s) => s,
-            None => {
-                self.slots.push(None);
-                self.slots.len() - 1
-            }
-        };
-        let version = self.heads.install(key, slot as u32, again);
+        let slot = self.table.free_slot();
+        let version = self.heads.install(key, slot, again);
         // Code another run compiled cost this one nothing.
         if fresh {
             self.stats.compile_seconds += compiled.compile_time().as_secs_f64();
@@ -370,7 +403,8 @@ impl Jit {
         if let (Some(dir), Some(clif)) = (&self.opts.dump_clif, compiled.clif()) {
             let path = dir.join(format!("f{}_{}_v{}.clif", key.0, key.1, version));
             if let Err(e) = std::fs::write(&path, clif) {
-                self.output_failed(format!("cannot write {}: {e}", path.display()));
+                self.log
+                    .output_failed(format!("cannot write {}: {e}", path.display()));
             }
         }
         let installed = Installation {
@@ -383,8 +417,8 @@ impl Jit {
             reduced: compiled.reduced_products(),
         };
         self.decided(index, key, &Decision::Install(installed));
-        self.index[key.0 as usize][key.1 as usize] = slot as u32 + 1;
-        self.slots[slot] = Some(Installed::new(compiled, shape, self.ran));
+        let installed = Installed::new(compiled, shape, self.clock.batches);
+        self.table.put(slot, installed);
     }
 
     /// Drops regions that went idle, whose guards fail or exits turn hot,
@@ -392,14 +426,13 @@ impl Jit {
     fn review(&mut self, index: u64) {
         // Functions live regions call natively (see the review's docs).
         let called: HashSet<u32> = self
-            .slots
-            .iter()
-            .flatten()
+            .table
+            .live()
             .flat_map(|r| r.shape.calls.iter().copied())
             .collect();
         for (key, slot, again) in self.heads.compiled() {
-            let r = self.slots[slot as usize].as_mut().expect("installed");
-            let verdict = r.review(&self.opts, self.ran, called.contains(&key.0));
+            let r = self.table.get_mut(slot).expect("installed");
+            let verdict = r.review(&self.opts, self.clock.batches, called.contains(&key.0));
             if verdict == Verdict::Keep {
                 continue;
             }

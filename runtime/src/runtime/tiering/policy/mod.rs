@@ -73,6 +73,8 @@ pub(super) mod review;
 
 use std::collections::HashMap;
 
+use crate::runtime::JitOptions;
+
 pub(super) use candidates::Summed;
 pub(super) use decision::{Decision, Installation};
 pub(super) use review::{Installed, Shape, Verdict};
@@ -248,7 +250,59 @@ impl Heads {
     }
 }
 
-/// How often one head may be compiled again (see [`super::JitOptions`]).
+/// What the JIT may still spend, in tuples, and the candidates of interval
+/// ends it has not planned from yet (see the module docs).
+#[derive(Debug)]
+pub(super) struct Budget {
+    credit: u64,
+    /// Most credit kept: the initial credit and sixteen compiles.
+    cap: u64,
+    plan_cost: u64,
+    compile_cost: u64,
+    /// Candidates of interval ends not planned from yet, summed.
+    pub(super) pending: Summed,
+}
+
+impl Budget {
+    /// The initial credit and the costs of `opts`.
+    pub(super) fn new(opts: &JitOptions) -> Budget {
+        Budget {
+            credit: opts.initial_credit,
+            cap: opts
+                .initial_credit
+                .saturating_add(opts.compile_cost.saturating_mul(16)),
+            plan_cost: opts.plan_cost,
+            compile_cost: opts.compile_cost,
+            pending: Summed::default(),
+        }
+    }
+
+    /// The program produced `tuples` tuples: one unit of credit each, up
+    /// to the cap.
+    pub(super) fn earn(&mut self, tuples: u64) {
+        self.credit = self.credit.saturating_add(tuples).min(self.cap);
+    }
+
+    /// Pays for a plan if the credit covers it and a compile after it.
+    pub(super) fn pay_plan(&mut self) -> bool {
+        self.credit >= self.plan_cost.saturating_add(self.compile_cost) && self.pay(self.plan_cost)
+    }
+
+    /// Pays for a compile if the credit covers it.
+    pub(super) fn pay_compile(&mut self) -> bool {
+        self.pay(self.compile_cost)
+    }
+
+    fn pay(&mut self, cost: u64) -> bool {
+        let paid = self.credit >= cost;
+        if paid {
+            self.credit -= cost;
+        }
+        paid
+    }
+}
+
+/// How often one head may be compiled again (see [`JitOptions`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Limits {
     pub(super) max_recompiles: u32,
