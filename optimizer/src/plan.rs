@@ -72,7 +72,10 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Groups a model's candidates (tuple and estimated count) by kind.
+    /// Groups a model's candidates (tuple and estimated count) by kind:
+    /// the one reading of candidates that planning, toyvm's JIT and its
+    /// feedback component share. Values and calls keep the candidates'
+    /// order; a tuple given twice is two candidates (sum them first).
     pub fn from_candidates<'a>(candidates: impl IntoIterator<Item = &'a Candidate>) -> Profile {
         let mut p = Profile::default();
         for &Candidate { tuple: t, count } in candidates {

@@ -9,7 +9,8 @@
 //! from the same tree selection as toyvm's regions
 //! ([`toyvm_optimizer::superblock::grow_trees`]), the specialization
 //! decisions from the same rule ([`Specializations::decide`]), and the
-//! review uses the thresholds of toyvm's JIT ([`JitOptions`]).
+//! review of installed traces is the rule toyvm's JIT reviews its regions
+//! by (`feedback::review`), with its thresholds ([`JitOptions`]).
 //!
 //! ```
 //! use toyvm::feedback::{Feedback, HostGraph, Loc};
@@ -91,13 +92,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use toyvm_optimizer::specialize::{
-    CallCandidate, CallSite, Specializations, SpecializeConfig, ValueCandidate,
-};
+use toyvm_optimizer::Profile;
+use toyvm_optimizer::specialize::{CallCandidate, CallSite, Specializations, SpecializeConfig};
 use toyvm_optimizer::superblock::{SuperblockConfig, TreeGraph, grow_trees};
 
 use toyvm_profiler::{Candidate, IntervalDriver, Kind, Tuple};
 use toyvm_vm::Pc;
+
+pub(crate) mod review;
+
+use review::ReviewRule;
 
 use crate::runtime::JitOptions;
 
@@ -180,6 +184,20 @@ impl Default for FeedbackConfig {
             idle_intervals: jit.idle_intervals,
             hot_exit_share: jit.hot_exit_share,
             min_entries: jit.min_entries,
+        }
+    }
+}
+
+impl FeedbackConfig {
+    /// The review rule with these thresholds: a host's traces have no
+    /// guards the component knows of, and no work estimate.
+    fn rule(&self) -> ReviewRule {
+        ReviewRule {
+            idle_intervals: self.idle_intervals,
+            min_entries: self.min_entries,
+            hot_exit_share: self.hot_exit_share,
+            guard_failure_share: None,
+            least_work: None,
         }
     }
 }
@@ -369,44 +387,54 @@ impl Feedback {
     }
 }
 
-/// Reviews every watched trace at an interval end; removes those reviewed
-/// out.
+/// Reviews every watched trace at an interval end with toyvm's own review
+/// rule (the `review` module: no guards to judge, no work estimated);
+/// removes those reviewed out.
 fn review(installed: &mut BTreeMap<Loc, Watch>, cfg: &FeedbackConfig) -> Vec<Review> {
+    let rule = cfg.rule();
     let mut out = Vec::new();
     installed.retain(|&head, w| {
         let entries = std::mem::take(&mut w.entries);
         let exits = std::mem::take(&mut w.exits);
-        w.idle = if entries == 0 { w.idle + 1 } else { 0 };
         // Only an exit back into the tree's own blocks says the tree no
         // longer fits (a branch inside it changed direction): a loop leaves
-        // through its exit once per entry whatever its shape.
-        let hot = exits
-            .iter()
-            .filter(|&(to, _)| w.blocks.binary_search(to).is_ok())
-            .max_by_key(|&(&to, &n)| (n, std::cmp::Reverse(to)))
-            .map(|(&to, &n)| (to, n));
-        let verdict = if w.idle >= cfg.idle_intervals {
-            Some(Review::Drop {
-                head,
-                reason: format!("idle for {} intervals", w.idle),
-            })
-        } else if let Some((to, n)) = hot.filter(|&(_, n)| {
-            entries >= cfg.min_entries && n as f64 >= cfg.hot_exit_share * entries as f64
-        }) {
-            Some(Review::Recompile {
-                head,
-                reason: format!("exit to block {to} taken on {n} of {entries} entries"),
-            })
-        } else {
-            None
+        // through its exit once per entry whatever its shape. Exits come in
+        // block order: the lowest block wins a tie.
+        let hot_exit = review::hottest(
+            exits
+                .iter()
+                .filter(|&(to, _)| w.blocks.binary_search(to).is_ok())
+                .map(|(&to, &n)| (to, n)),
+        );
+        let counted = review::Counted {
+            entries,
+            trips: entries,
+            hot_exit,
+            ran: true,
+            used: true,
+            ..review::Counted::default()
         };
-        match verdict {
-            Some(v) => {
-                out.push(v);
-                false
+        let verdict;
+        (w.idle, verdict) = rule.review(w.idle, &counted);
+        let reason = || match verdict {
+            review::Verdict::Idle { intervals, .. } => format!("idle for {intervals} intervals"),
+            review::Verdict::HotExit { at, taken, entries } => {
+                format!("exit to block {at} taken on {taken} of {entries} entries")
             }
-            None => true,
+            other => other.to_string(),
+        };
+        match verdict.action() {
+            review::Action::Keep => return true,
+            review::Action::Drop => out.push(Review::Drop {
+                head,
+                reason: reason(),
+            }),
+            review::Action::Recompile => out.push(Review::Recompile {
+                head,
+                reason: reason(),
+            }),
         }
+        false
     });
     out
 }
@@ -500,33 +528,22 @@ fn decide(
     g: &dyn HostGraph,
     cfg: &FeedbackConfig,
 ) -> Decisions {
-    // Edges by function, within one function only.
+    // The optimizer's reading of the candidates, as toyvm's JIT plans
+    // from it; edges by function, within one function only.
+    let Profile {
+        edges: profiled,
+        values,
+        calls,
+        ..
+    } = Profile::from_candidates(candidates);
     let mut edges: BTreeMap<u32, HashMap<(u32, u32), u64>> = BTreeMap::new();
-    let mut values = Vec::new();
-    let mut calls = Vec::new();
-    for c in candidates {
-        let (a, b) = (Loc::unpack(c.tuple.a), c.tuple.b);
-        match c.tuple.kind {
-            Kind::Edge => {
-                let to = Loc::unpack(b);
-                if to.func == a.func {
-                    *edges
-                        .entry(a.func)
-                        .or_default()
-                        .entry((a.at, to.at))
-                        .or_insert(0) += c.count;
-                }
-            }
-            Kind::Value => values.push(ValueCandidate {
-                pc: Pc(c.tuple.a),
-                value: b as i64,
-                count: c.count,
-            }),
-            Kind::Call => calls.push(CallCandidate {
-                site: Pc(c.tuple.a),
-                callee: b as u32,
-                count: c.count,
-            }),
+    for ((from, to), count) in profiled {
+        if from.func() == to.func() {
+            *edges
+                .entry(from.func())
+                .or_default()
+                .entry((from.offset(), to.offset()))
+                .or_insert(0) += count;
         }
     }
     let mut traces = Vec::new();

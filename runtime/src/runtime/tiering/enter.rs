@@ -36,12 +36,12 @@
 //!    `compiler`).
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use toyvm_optimizer::{Called, CompiledRegion, ExitKind, Fuel, HostCalls, Interpreter};
 use toyvm_vm::interp::{CallSite, HostFunctions, Memory, Reentry, Trap};
 
-use super::{Jit, JitStats};
+use super::{Jit, JitLimits, JitStats};
 use crate::runtime::JitHost;
 
 /// Machine stack kept free below the stack limit (see the module docs):
@@ -61,6 +61,53 @@ pub(crate) fn stack_limit_here() -> usize {
     toyvm_optimizer::stack::stack_limit(STACK_RESERVE).unwrap_or(usize::MAX)
 }
 
+/// What running compiled code needs and keeps: the limits it honours, its
+/// activations, and the time spent in it.
+#[derive(Debug)]
+pub(super) struct Native {
+    /// The interpreter's call-depth limit, which native calls honour too.
+    max_depth: usize,
+    /// The run's fuel limit, if any: compiled code is metered.
+    pub(super) fuel_limit: Option<u64>,
+    /// Activations of compiled code on the machine stack now.
+    nesting: u32,
+    /// The stack limit compiled code checks, taken by the outermost
+    /// activation on the thread it runs on (see the module docs).
+    stack_limit: usize,
+    /// With timing: when compiled code last took over from the
+    /// interpreter.
+    since: Option<Instant>,
+    /// Time inside compiled code (when timed).
+    pub(super) compiled_time: Duration,
+}
+
+impl Native {
+    pub(super) fn new(limits: JitLimits) -> Native {
+        Native {
+            max_depth: limits.max_depth,
+            fuel_limit: limits.fuel,
+            nesting: 0,
+            stack_limit: usize::MAX,
+            since: None,
+            compiled_time: Duration::ZERO,
+        }
+    }
+
+    /// Compiled code takes over from the interpreter (when timed).
+    fn resume_clock(&mut self, timing: bool) {
+        if timing {
+            self.since = Some(Instant::now());
+        }
+    }
+
+    /// The interpreter takes over from compiled code.
+    fn stop_clock(&mut self) {
+        if let Some(since) = self.since.take() {
+            self.compiled_time += since.elapsed();
+        }
+    }
+}
+
 /// One run of an installed region's code (see the module docs).
 struct Activation {
     code: Arc<CompiledRegion>,
@@ -71,15 +118,15 @@ impl Jit {
     /// Starts running the region in `slot`: counts the entry and hands out
     /// its code and counters.
     fn activate(&mut self, slot: u32) -> Activation {
-        if self.nesting == 0 {
-            self.stack_limit = stack_limit_here();
+        let native = &mut self.native;
+        if native.nesting == 0 {
+            native.stack_limit = stack_limit_here();
         }
-        self.nesting += 1;
-        if self.opts.timing {
-            self.compiled_since = Some(Instant::now());
-        }
-        let r = self.slots[slot as usize]
-            .as_mut()
+        native.nesting += 1;
+        native.resume_clock(self.opts.timing);
+        let r = self
+            .table
+            .get_mut(slot)
             .expect("only installed regions are offered");
         r.entries += 1;
         r.busy += 1;
@@ -97,11 +144,9 @@ impl Jit {
     /// Ends an activation of the region that was in `slot`: its counters
     /// go back to the region, or into the statistics if it is gone.
     fn deactivate(&mut self, slot: u32, act: Activation) {
-        self.nesting -= 1;
-        if let Some(since) = self.compiled_since.take() {
-            self.compiled_time += since.elapsed();
-        }
-        match self.slots[slot as usize].as_mut() {
+        self.native.nesting -= 1;
+        self.native.stop_clock();
+        match self.table.get_mut(slot) {
             Some(r) if Arc::ptr_eq(&r.code, &act.code) => {
                 r.busy -= 1;
                 if r.counters.is_empty() {
@@ -151,14 +196,10 @@ impl Interpreter for Nested<'_, '_, '_, '_, '_> {
         // before they came here (see the module docs).
         let jit = &mut *self.host.jit;
         jit.stats.interpreter_calls += 1;
-        if let Some(since) = jit.compiled_since.take() {
-            jit.compiled_time += since.elapsed();
-        }
+        jit.native.stop_clock();
         let called = self.vm.call(&mut *self.host, call, mem, host_fns, fuel);
         let jit = &mut *self.host.jit;
-        if jit.opts.timing {
-            jit.compiled_since = Some(Instant::now());
-        }
+        jit.native.resume_clock(jit.opts.timing);
         match called {
             Some(v) => Called::Returned(v),
             None => Called::Ended,
@@ -194,10 +235,10 @@ pub(crate) fn run_region(
     vm: &mut Reentry<'_>,
 ) -> Result<u32, Trap> {
     let program = Arc::clone(&host.jit.program);
-    let max_depth = host.jit.max_depth;
+    let max_depth = host.jit.native.max_depth;
     let mut declined = 0;
     let mut f = Fuel {
-        limit: host.jit.fuel_limit.unwrap_or(u64::MAX),
+        limit: host.jit.native.fuel_limit.unwrap_or(u64::MAX),
         left: *fuel,
     };
     let mut slot = slot;
@@ -205,7 +246,7 @@ pub(crate) fn run_region(
         let act = host.jit.activate(slot);
         let code = Arc::clone(&act.code);
         let mut act = act;
-        let limit = host.jit.stack_limit;
+        let limit = host.jit.native.stack_limit;
         let ran = {
             let mut nested = Nested {
                 host: &mut *host,

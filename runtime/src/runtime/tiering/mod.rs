@@ -3,28 +3,28 @@
 //! per-instruction head index, entering compiled code and chaining between
 //! regions, reporting the tuples of their exits) and its statistics. What
 //! to compile, recompile or drop at each interval end, and what the JIT's
-//! work may cost, is the policy in [`policy`].
+//! work may cost, is the policy in [`policy`]; the JIT acts on it at each
+//! interval end (`interval`).
 
 mod compiler;
 mod enter;
 mod host;
+mod interval;
 mod policy;
-mod review;
+mod table;
 
 use compiler::Compiler;
 pub use compiler::SharedCode;
 pub(crate) use enter::{run_region, stack_limit_here};
 pub(crate) use host::{JitHost, WithHost, with_host};
+use table::CodeTable;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use toyvm_optimizer::{CompiledRegion, PlanConfig};
-use toyvm_profiler::hash::TupleMap;
-use toyvm_vm::{Candidate, Program};
+use toyvm_optimizer::PlanConfig;
+use toyvm_vm::Program;
 
 /// Knobs of the JIT policy.
 #[derive(Clone, Debug)]
@@ -200,124 +200,79 @@ pub struct JitStats {
     pub output_error: Option<String>,
 }
 
-/// What the log and the review need to know of a region beyond its code.
-struct Meta {
-    description: String,
-    /// Offsets of the instructions the region compiles (its own code).
-    covers: Vec<u32>,
-    /// Offsets of its polymorphic `calli`s compiled as native dispatches,
-    /// and the callees of its native calls and dispatches, counted.
-    dispatches: Vec<u32>,
-    callees: usize,
-    /// The functions it calls natively (see `review`).
-    calls: Vec<u32>,
-    /// A whole native function rather than a planned region.
-    whole: bool,
-    loops: bool,
-    /// The candidates the region was planned from (empty for a whole
-    /// native function).
-    planned_from: Vec<Candidate>,
-}
-
-struct Installed {
-    code: Arc<CompiledRegion>,
-    /// Offsets of the instructions the region compiles (its own code).
-    covers: Vec<u32>,
-    /// Offsets of its native dispatches: an `Interpret` exit there is a
-    /// call target the dispatch lacks (or a callee that bailed).
-    dispatches: Vec<u32>,
-    /// The callees of its native calls and dispatches, counted: a tree
-    /// planned again that dispatches among more is worth recompiling.
-    callees: usize,
-    /// Whether the region jumps back to its own head.
-    loops: bool,
-    /// The functions it calls natively, and whether it is a whole native
-    /// function (see `review`).
-    calls: Vec<u32>,
-    whole: bool,
-    /// Per exit site: the instructions of compiled code an entry runs
-    /// before leaving there (estimated: see `review::exit_reach`).
-    reach: Vec<u32>,
-    /// Its activations on the machine stack (compiled code that called
-    /// the interpreter, which entered it again): while any runs, its
-    /// counters are theirs (see `enter`) and the review leaves it alone.
-    busy: u32,
-    /// The candidates it was planned from: a later interval's are added
-    /// to them to see whether the tree would grow (see `grow`).
-    planned_from: Vec<Candidate>,
-    /// Side exits, and `Interpret` exits at its dispatches, taken in the
-    /// last reviewed interval.
-    recent_side_exits: u64,
-    counters: Vec<u64>,
-    seen: Vec<u64>,
-    entries: u64,
-    entries_seen: u64,
-    idle: u32,
-    /// `Jit::ran` when the region was installed or last reviewed.
-    reviewed_at: u64,
-}
-
-/// How often a head was compiled again: after hot exits or failing
-/// guards (`recompiles`), and after going idle (`revivals`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Again {
-    recompiles: u32,
-    revivals: u32,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum HeadState {
-    Counting { again: Again, not_before: u64 },
-    Compiled { slot: u32, again: Again },
-    DontCompile,
-}
-
 /// The JIT of one run, or of one instance over its calls.
 pub struct Jit {
     program: Arc<Program>,
-    /// The program's CFGs and closed functions, built once for planning.
-    analysis: toyvm_optimizer::Analysis,
     opts: JitOptions,
+    /// What planning needs of the program, built once (see `interval`).
+    planning: interval::Planning,
     compiler: Compiler,
     /// Compiled regions waiting for their point of installation, in the
-    /// order they were submitted (see [`policy`]).
-    installs: std::collections::VecDeque<policy::Install>,
+    /// order they were submitted (see `interval`).
+    installs: std::collections::VecDeque<interval::Install>,
+    /// The installed regions, and where their heads are.
+    table: CodeTable,
+    /// Each head's state (see [`policy`]).
+    heads: policy::Heads,
+    /// What the JIT may still spend, and the candidates waiting for it.
+    budget: policy::Budget,
+    /// How far the run has come.
+    clock: Clock,
+    /// Running compiled code: its limits, nesting and time (see `enter`).
+    native: enter::Native,
+    /// The log (`--jit-log`) and the first output failure.
+    log: Log,
+    pub stats: JitStats,
+}
+
+/// How far the run has come, as the policy counts it.
+#[derive(Debug, Default)]
+struct Clock {
     /// The last interval end seen.
     last_index: u64,
     /// Tuples handed over so far (see [`Jit::ran`]).
     tuples: u64,
-    slots: Vec<Option<Installed>>,
-    /// Per function, per instruction offset: installed slot + 1, or 0.
-    heads: Vec<Vec<u32>>,
-    states: HashMap<(u32, u32), HeadState>,
-    versions: HashMap<(u32, u32), u32>,
-    pub stats: JitStats,
-    compiled_time: Duration,
-    /// The interpreter's call-depth limit, which native calls honour too.
-    max_depth: usize,
-    /// The run's fuel limit, if any: compiled code is metered.
-    fuel_limit: Option<u64>,
-    /// Activations of compiled code on the machine stack now.
-    nesting: u32,
-    /// The stack limit compiled code checks, taken by the outermost
-    /// activation on the thread it runs on (see `enter`).
-    stack_limit: usize,
-    /// With timing: when compiled code last took over from the
-    /// interpreter (see `enter`).
-    compiled_since: Option<Instant>,
-    /// Per function, the offsets control can transfer to: its entry and
-    /// every branch or jump-table target.
-    entry_points: Vec<std::collections::BTreeSet<u32>>,
-    /// Batches of execution handed over so far (see [`Jit::ran`]).
-    ran: u64,
-    /// What the JIT may still spend, in tuples (see the module doc).
-    credit: u64,
-    /// Candidates of interval ends not planned from yet, summed.
-    pending: TupleMap<u64>,
-    /// Set when a log line could not be written: logging stops.
-    log_failed: std::cell::Cell<bool>,
+    /// Batches of them handed over so far, one per call of [`Jit::ran`]:
+    /// what idleness is judged on (see [`policy`]).
+    batches: u64,
+}
+
+/// Where the JIT's decisions are written, and the first output failure.
+#[derive(Debug)]
+struct Log {
+    to: Option<JitLog>,
+    /// Set when a line could not be written: logging stops.
+    failed: std::cell::Cell<bool>,
     /// The first output failure (see [`JitStats::output_error`]).
     output_error: std::cell::RefCell<Option<String>>,
+}
+
+impl Log {
+    fn new(to: Option<JitLog>) -> Log {
+        Log {
+            to,
+            failed: std::cell::Cell::new(false),
+            output_error: std::cell::RefCell::new(None),
+        }
+    }
+
+    fn line(&self, interval: u64, msg: std::fmt::Arguments<'_>) {
+        let Some(log) = &self.to else { return };
+        if !self.failed.get() {
+            let line = format!("jit: interval {interval}: {msg}\n");
+            if let Err(e) = log.write_line(line.as_bytes()) {
+                self.failed.set(true);
+                // A closed pipe means the log is no longer wanted.
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    self.output_failed(format!("cannot write the JIT log: {e}"));
+                }
+            }
+        }
+    }
+
+    fn output_failed(&self, msg: String) {
+        self.output_error.borrow_mut().get_or_insert(msg);
+    }
 }
 
 impl std::fmt::Debug for Jit {
@@ -326,13 +281,6 @@ impl std::fmt::Debug for Jit {
             .field("stats", &self.stats)
             .finish_non_exhaustive()
     }
-}
-
-/// Adds what installed region `r` counted to `stats` (while it runs, its
-/// running activations hold some of its counts: see `enter`).
-fn account(stats: &mut JitStats, r: &Installed) {
-    stats.region_entries += r.entries;
-    enter::account_exits(stats, &r.code, &r.counters);
 }
 
 /// A region's head for the log: its function's name and offset, and the
@@ -373,7 +321,6 @@ impl Jit {
         background: bool,
         limits: JitLimits,
     ) -> crate::Result<Self> {
-        let credit = opts.initial_credit;
         if let Some(dir) = &opts.dump_clif {
             std::fs::create_dir_all(dir).map_err(|source| crate::Error::Io {
                 path: dir.clone(),
@@ -381,44 +328,18 @@ impl Jit {
             })?;
         }
         Ok(Jit {
-            analysis: toyvm_optimizer::Analysis::new(&program),
-            heads: program
-                .functions
-                .iter()
-                .map(|f| vec![0; f.code.len()])
-                .collect(),
-            opts,
+            planning: interval::Planning::new(&program),
+            table: CodeTable::new(&program),
             compiler: Compiler::new(code, Arc::clone(&program), background)?,
             installs: std::collections::VecDeque::new(),
-            last_index: 0,
-            tuples: 0,
-            slots: Vec::new(),
-            states: HashMap::new(),
-            versions: HashMap::new(),
+            heads: policy::Heads::default(),
+            budget: policy::Budget::new(&opts),
+            clock: Clock::default(),
+            native: enter::Native::new(limits),
+            log: Log::new(opts.log.clone()),
             stats: JitStats::default(),
-            compiled_time: Duration::ZERO,
-            max_depth: limits.max_depth,
-            fuel_limit: limits.fuel,
-            nesting: 0,
-            stack_limit: usize::MAX,
-            compiled_since: None,
-            entry_points: program
-                .functions
-                .iter()
-                .map(|f| {
-                    let mut s: std::collections::BTreeSet<u32> =
-                        f.code.iter().filter_map(|i| i.label()).collect();
-                    s.extend(f.tables.iter().flatten());
-                    s.insert(0);
-                    s
-                })
-                .collect(),
+            opts,
             program,
-            ran: 0,
-            credit,
-            pending: TupleMap::default(),
-            log_failed: std::cell::Cell::new(false),
-            output_error: std::cell::RefCell::new(None),
         })
     }
 
@@ -426,20 +347,17 @@ impl Jit {
     /// (the interpreter's for the next call; metering itself is the
     /// code's, fixed when it was compiled).
     pub fn set_fuel_limit(&mut self, fuel: Option<u64>) {
-        self.fuel_limit = fuel;
+        self.native.fuel_limit = fuel;
     }
 
-    /// The program ran (a batch of its tuples, or of tuples its compiled
-    /// code's exits reported, is about to be fed to the model): intervals
-    /// ending from here on can count toward a region's idleness.
+    /// The program ran a batch of `tuples` tuples (of its own, or ones its
+    /// compiled code's exits reported, about to be fed to the model): it
+    /// earns credit, intervals ending from here on can count toward a
+    /// region's idleness, and compiles due by now are installed.
     pub fn ran(&mut self, tuples: u64) {
-        self.ran += 1;
-        let cap = self
-            .opts
-            .initial_credit
-            .saturating_add(self.opts.compile_cost.saturating_mul(16));
-        self.credit = self.credit.saturating_add(tuples).min(cap);
-        self.tuples += tuples;
+        self.clock.batches += 1;
+        self.budget.earn(tuples);
+        self.clock.tuples += tuples;
         if self.opts.async_install {
             self.install_ready();
         } else {
@@ -447,71 +365,39 @@ impl Jit {
         }
     }
 
-    /// Pays for a plan if the credit covers it and a compile after it (see
-    /// the policy's module doc).
-    fn pay_plan(&mut self) -> bool {
-        self.credit >= self.opts.plan_cost.saturating_add(self.opts.compile_cost)
-            && self.pay(self.opts.plan_cost)
-    }
-
-    /// Takes `cost` from the credit if it is there.
-    fn pay(&mut self, cost: u64) -> bool {
-        let paid = self.credit >= cost;
-        if paid {
-            self.credit -= cost;
+    /// Writes `decision`, taken at interval `index` about `head`, to the
+    /// log.
+    fn decided(&self, index: u64, head: policy::Head, decision: &policy::Decision) {
+        if self.log.to.is_some() {
+            let what = describe(&self.program, head.0, head.1);
+            self.log.line(index, format_args!("{}", decision.at(&what)));
         }
-        paid
-    }
-
-    fn log(&self, interval: u64, msg: std::fmt::Arguments<'_>) {
-        let Some(log) = &self.opts.log else { return };
-        if !self.log_failed.get() {
-            let line = format!("jit: interval {interval}: {msg}\n");
-            if let Err(e) = log.write_line(line.as_bytes()) {
-                self.log_failed.set(true);
-                // A closed pipe means the log is no longer wanted.
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    self.output_failed(format!("cannot write the JIT log: {e}"));
-                }
-            }
-        }
-    }
-
-    fn output_failed(&self, msg: String) {
-        self.output_error.borrow_mut().get_or_insert(msg);
     }
 
     /// The region installed at `func`'s offset `pc`.
     #[inline(always)]
     pub fn region_at(&self, func: u32, pc: u32) -> Option<u32> {
-        let v = *self.heads.get(func as usize)?.get(pc as usize)?;
-        (v != 0).then(|| v - 1)
+        self.table.region_at(func, pc)
     }
 
-    fn uninstall(&mut self, slot: u32) -> Installed {
-        let r = self.slots[slot as usize].take().expect("installed");
-        self.heads[r.code.func() as usize][r.code.head() as usize] = 0;
-        self.account(&r);
-        r
-    }
-
-    fn account(&mut self, r: &Installed) {
-        account(&mut self.stats, r);
+    /// Uninstalls the region in `slot`, counting what it counted.
+    fn uninstall(&mut self, slot: u32) {
+        let r = self.table.take(slot);
+        table::account(&mut self.stats, &r);
     }
 
     /// The statistics so far, the regions still installed counted in,
     /// leaving them installed.
     pub fn stats(&self) -> JitStats {
         let mut stats = self.stats.clone();
-        let live = self.slots.iter().flatten();
-        stats.live_regions = live.clone().count() as u64;
-        for r in live {
-            account(&mut stats, r);
+        stats.live_regions = self.table.live().count() as u64;
+        for r in self.table.live() {
+            table::account(&mut stats, r);
         }
-        stats.compiled_seconds = self.compiled_time.as_secs_f64();
+        stats.compiled_seconds = self.native.compiled_time.as_secs_f64();
         stats.compile_wait_seconds = self.compiler.waited.as_secs_f64();
         stats.background = self.compiler.background();
-        stats.output_error = self.output_error.borrow().clone();
+        stats.output_error = self.log.output_error.borrow().clone();
         stats
     }
 }

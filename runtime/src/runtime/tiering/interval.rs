@@ -1,0 +1,484 @@
+//! What the JIT does at each interval end, as its [`policy`](super::policy)
+//! decides: reviews installed regions and drops those it finds wanting,
+//! plans regions from the candidates and grows installed trees, and hands
+//! the compiles to the compiler; and installs compiled code when its point
+//! comes.
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
+
+use toyvm_optimizer::{CompiledRegion, Profile, Region, Step, plan_regions_at};
+use toyvm_profiler::Candidate;
+use toyvm_vm::{Pc, Program, Tuple};
+
+use super::Jit;
+use super::compiler::{CompileError, Done, Job};
+use super::policy::{
+    AfterDrop, Again, Decision, Head, Installation, Installed, Limits, Shape, Summed, Verdict,
+};
+
+/// What planning needs of a program that never changes while it runs,
+/// built once.
+#[derive(Debug)]
+pub(super) struct Planning {
+    /// The program's CFGs and closed functions.
+    analysis: toyvm_optimizer::Analysis,
+    /// Per function, the offsets control can transfer to: its entry and
+    /// every branch or jump-table target.
+    entry_points: Vec<BTreeSet<u32>>,
+}
+
+impl Planning {
+    pub(super) fn new(program: &Program) -> Planning {
+        Planning {
+            analysis: toyvm_optimizer::Analysis::new(program),
+            entry_points: program
+                .functions
+                .iter()
+                .map(|f| {
+                    let mut s: BTreeSet<u32> = f.code.iter().filter_map(|i| i.label()).collect();
+                    s.extend(f.tables.iter().flatten());
+                    s.insert(0);
+                    s
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether control can transfer to `func`'s offset `offset`.
+    fn is_entry(&self, func: u32, offset: u32) -> bool {
+        self.entry_points[func as usize].contains(&offset)
+    }
+}
+
+/// What the log and the review need to know of a region beyond its code.
+pub(super) struct Meta {
+    description: String,
+    shape: Shape,
+}
+
+impl Jit {
+    /// Reviews installed regions and compiles what the candidates call for.
+    pub fn on_interval(&mut self, index: u64, candidates: &[Candidate]) {
+        self.clock.last_index = index;
+        self.review(index);
+        self.plan(index, candidates);
+        self.install_now();
+    }
+
+    /// Plans regions from the candidates (and those of earlier intervals
+    /// not planned yet), and submits what they call for to the compiler.
+    fn plan(&mut self, index: u64, candidates: &[Candidate]) {
+        self.budget.pending.add(candidates);
+        if self.budget.pending.is_empty() {
+            return;
+        }
+        if !self.budget.pay_plan() {
+            self.stats.plans_deferred += 1;
+            return;
+        }
+        let planned = self.budget.pending.take();
+        let profile = Profile::from_candidates(planned.iter());
+        // Hot closed functions run whole and native from their entry, so
+        // recursion (fib) stays in machine code.
+        for (f, calls) in toyvm_optimizer::plan::hot_functions(&self.planning.analysis, &profile, 1)
+        {
+            let key = (f, 0);
+            let Some(again) = self.heads.may_compile(key, index) else {
+                continue;
+            };
+            if self.in_flight(key) {
+                continue;
+            }
+            if !self.budget.pay_compile() {
+                self.stats.compiles_deferred += 1;
+                continue;
+            }
+            let meta = Meta {
+                description: format!("whole function, native ({calls} calls in the interval)"),
+                shape: Shape {
+                    covers: Vec::new(),
+                    dispatches: Vec::new(),
+                    callees: 0,
+                    calls: Vec::new(),
+                    whole: true,
+                    loops: false,
+                    planned_from: Arc::from([]),
+                },
+            };
+            self.submit(key, Job::Function(f), again, meta);
+        }
+        if profile.edges.is_empty() {
+            return;
+        }
+        let planning = &self.planning;
+        let head = |f: u32, o: u32| planning.is_entry(f, o);
+        for region in plan_regions_at(
+            &self.program,
+            &self.planning.analysis,
+            &profile,
+            &self.opts.plan,
+            &head,
+        ) {
+            let key = (region.func, region.head);
+            // The interpreter looks for compiled code only where control
+            // transfers (`toyvm_vm::interp::Host`, rule 1): a head nothing jumps to would
+            // never be entered.
+            if !self.planning.is_entry(key.0, key.1) {
+                continue;
+            }
+            // Entering and leaving compiled code costs a few dozen
+            // instructions: a region must loop, or be long enough, to win.
+            if !region.loops() && region.instr_count() < self.opts.min_straight_instrs {
+                continue;
+            }
+            if self.in_flight(key) {
+                continue;
+            }
+            let Some(again) = self.heads.may_compile(key, index) else {
+                continue;
+            };
+            self.install(region, again, Arc::clone(&planned));
+        }
+        self.grow(index, &planned);
+    }
+
+    /// What may be installed at the end of `on_interval`: compiles due now
+    /// (install lag 0), or those finished (asynchronous mode).
+    fn install_now(&mut self) {
+        if self.opts.async_install {
+            self.install_ready();
+        } else {
+            self.install_due();
+        }
+    }
+
+    /// Regrows installed loops that keep leaving: a region formed from an
+    /// early interval's candidates may lack arms that turn hot later, and
+    /// a looping region leaves once per entry whatever its exits, so the
+    /// per-entry review cannot tell. Its old candidates plus this
+    /// interval's (which hold its exits' edges, reported as tuples) are
+    /// planned again; if the tree at its head grows, it is recompiled in
+    /// place. Each growth counts toward the head's recompile limit, and a
+    /// tree only grows (up to the size cap), so this ends.
+    fn grow(&mut self, index: u64, planned: &[Candidate]) {
+        let max = self.opts.max_recompiles;
+        let heads = self.heads.compiled();
+        let growable = heads.into_iter().filter(|&(_, _, a)| a.recompiles < max);
+        for (key, slot, again) in growable {
+            if self.in_flight(key) {
+                continue;
+            }
+            let r = self.table.get(slot).expect("installed");
+            if !r.shape.loops
+                || r.shape.planned_from.is_empty()
+                || r.recent_side_exits() < self.opts.min_entries
+            {
+                continue;
+            }
+            // Only the head's function is planned again: every tuple that
+            // can shape its tree (its edges, and the values and call sites
+            // at its pcs) has its pc in that function. Planning every
+            // function the candidates touch, once per installed loop and
+            // interval, cost seconds on programs with dozens of loops.
+            let mine = |t: &Tuple| Pc(t.a).func() == key.0;
+            let mut merged = Summed::default();
+            merged.add(
+                r.shape
+                    .planned_from
+                    .iter()
+                    .chain(planned)
+                    .filter(|c| mine(&c.tuple)),
+            );
+            let (covered, callees, recent) =
+                (r.shape.covers.len(), r.shape.callees, r.recent_side_exits());
+            // Planning is paid for like the first plan (see `pay_plan`).
+            if !self.budget.pay_plan() {
+                self.stats.plans_deferred += 1;
+                return;
+            }
+            let merged = merged.take();
+            let profile = Profile::from_candidates(merged.iter());
+            let planning = &self.planning;
+            let head = |f: u32, o: u32| (f, o) == key && planning.is_entry(f, o);
+            let Some(region) = plan_regions_at(
+                &self.program,
+                &self.planning.analysis,
+                &profile,
+                &self.opts.plan,
+                &head,
+            )
+            .into_iter()
+            .find(|r| (r.func, r.head) == key) else {
+                continue;
+            };
+            // Only a tree that grew, or dispatches among more callees.
+            if region.instr_count() <= covered && native_callees(&region) <= callees {
+                continue;
+            }
+            let grow = Decision::Grow {
+                exits: recent,
+                instrs: (covered, region.instr_count()),
+                callees: (callees, native_callees(&region)),
+            };
+            self.decided(index, key, &grow);
+            self.install(region, again.grown(), merged);
+        }
+    }
+
+    /// Pays for compiling `region` and submits it.
+    fn install(&mut self, region: Region, again: Again, planned_from: Arc<[Candidate]>) {
+        let key = (region.func, region.head);
+        if !self.budget.pay_compile() {
+            self.stats.compiles_deferred += 1;
+            return;
+        }
+        let guards: Vec<String> = region
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Guard { reg, value, .. } => Some(format!("r{reg} == {value}")),
+                _ => None,
+            })
+            .collect();
+        let blocks = region
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Block { .. }))
+            .count();
+        let description = format!(
+            "{blocks} blocks, {} instructions, head weight {}{}",
+            region.instr_count(),
+            toyvm_optimizer::plan::region_weight(&region),
+            if guards.is_empty() {
+                String::new()
+            } else {
+                format!(", guards [{}]", guards.join(", "))
+            },
+        );
+        let covers = region
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Op { pc, .. }
+                | Step::Branch { pc, .. }
+                | Step::Switch { pc, .. }
+                | Step::Call { pc, .. }
+                | Step::Dispatch { pc, .. }
+                | Step::Interpreted { pc, .. } => Some(*pc),
+                _ => None,
+            })
+            .collect();
+        let dispatches = region
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Dispatch { pc, .. } => Some(*pc),
+                _ => None,
+            })
+            .collect();
+        let mut calls: Vec<u32> = region.native_calls().map(|(f, _)| f).collect();
+        calls.sort_unstable();
+        calls.dedup();
+        let meta = Meta {
+            description,
+            shape: Shape {
+                covers,
+                dispatches,
+                callees: native_callees(&region),
+                calls,
+                whole: false,
+                loops: region.loops(),
+                planned_from,
+            },
+        };
+        self.submit(key, Job::Region(region), again, meta);
+    }
+
+    /// Whether a compile for `key` is on its way to being installed.
+    fn in_flight(&self, key: Head) -> bool {
+        self.installs.iter().any(|i| i.key == key)
+    }
+
+    /// Hands a compile to the compiler; it is installed at the next
+    /// interval end (or, asynchronously, when ready), replacing the
+    /// region installed at `key` now, if any.
+    fn submit(&mut self, key: Head, job: Job, again: Again, meta: Meta) {
+        let replaces = self.heads.installed(key);
+        self.compiler.submit(job);
+        self.installs.push_back(Install {
+            due: self.clock.tuples + self.opts.install_lag,
+            key,
+            again,
+            meta,
+            replaces,
+        });
+    }
+
+    /// Installs the compiles whose point the stream has reached, waiting
+    /// for the compiler thread if it is still at them.
+    pub(super) fn install_due(&mut self) {
+        let index = self.clock.last_index;
+        while self
+            .installs
+            .front()
+            .is_some_and(|i| i.due <= self.clock.tuples)
+        {
+            let install = self.installs.pop_front().expect("just seen");
+            let done = self.compiler.wait().unwrap_or(Err(CompileError::NoResult));
+            self.finish_install(index, install, done);
+        }
+    }
+
+    /// Installs the compiles the compiler has finished, without waiting.
+    pub(super) fn install_ready(&mut self) {
+        while !self.installs.is_empty() {
+            let Some(done) = self.compiler.ready() else {
+                break;
+            };
+            let install = self.installs.pop_front().expect("one per job");
+            self.finish_install(self.clock.last_index, install, done);
+        }
+    }
+
+    fn finish_install(&mut self, index: u64, install: Install, done: Done) {
+        let Install {
+            key,
+            again,
+            meta,
+            replaces,
+            ..
+        } = install;
+        let (compiled, fresh) = match done {
+            Ok(done) => done,
+            Err(e) => {
+                self.stats.compile_failures += 1;
+                self.heads.failed(key);
+                self.decided(index, key, &Decision::CompileFailed(e));
+                return;
+            }
+        };
+        // What happened at the head while it compiled decides whether the
+        // code is still wanted.
+        if let Some(stale) = self.heads.stale(key, replaces) {
+            self.stats.discarded += 1;
+            self.decided(index, key, &Decision::Discard(stale));
+            return;
+        }
+        self.install_compiled(index, key, compiled, fresh, again, meta);
+    }
+
+    fn install_compiled(
+        &mut self,
+        index: u64,
+        key: Head,
+        compiled: Arc<CompiledRegion>,
+        fresh: bool,
+        again: Again,
+        meta: Meta,
+    ) {
+        let Meta { description, shape } = meta;
+        if let Some(slot) = self.heads.installed(key) {
+            // A whole-function region replaces a superblock at the entry.
+            self.uninstall(slot);
+        }
+        let slot = self.table.free_slot();
+        let version = self.heads.install(key, slot, again);
+        // Code another run compiled cost this one nothing.
+        if fresh {
+            self.stats.compile_seconds += compiled.compile_time().as_secs_f64();
+            self.stats.code_bytes += compiled.code_size() as u64;
+        }
+        // A head compiled before (dropped when idle, or re-formed after hot
+        // exits or failing guards) is a recompile.
+        if version > 1 {
+            self.stats.recompiles += 1;
+        } else {
+            self.stats.compiles += 1;
+        }
+        if !fresh {
+            self.stats.shared += 1;
+        }
+        self.stats.reduced_products += compiled.reduced_products() as u64;
+        if let (Some(dir), Some(clif)) = (&self.opts.dump_clif, compiled.clif()) {
+            let path = dir.join(format!("f{}_{}_v{}.clif", key.0, key.1, version));
+            if let Err(e) = std::fs::write(&path, clif) {
+                self.log
+                    .output_failed(format!("cannot write {}: {e}", path.display()));
+            }
+        }
+        let installed = Installation {
+            again: again != Again::default(),
+            description,
+            exits: compiled.exits().len(),
+            compile_time: compiled.compile_time(),
+            bytes: compiled.code_size(),
+            inlined: compiled.inlined_calls(),
+            reduced: compiled.reduced_products(),
+        };
+        self.decided(index, key, &Decision::Install(installed));
+        let installed = Installed::new(compiled, shape, self.clock.batches);
+        self.table.put(slot, installed);
+    }
+
+    /// Drops regions that went idle, whose guards fail or exits turn hot,
+    /// or whose entries leave at once (see [`super::policy::review`]).
+    fn review(&mut self, index: u64) {
+        // Functions live regions call natively (see the review's docs).
+        let called: HashSet<u32> = self
+            .table
+            .live()
+            .flat_map(|r| r.shape.calls.iter().copied())
+            .collect();
+        for (key, slot, again) in self.heads.compiled() {
+            let r = self.table.get_mut(slot).expect("installed");
+            let verdict = r.review(&self.opts, self.clock.batches, called.contains(&key.0));
+            if verdict == Verdict::Keep {
+                continue;
+            }
+            self.drop_region(index, key, slot, again, verdict);
+        }
+    }
+
+    /// Uninstalls the region at `key` for `verdict`; its head's state
+    /// decides when it may compile again.
+    fn drop_region(&mut self, index: u64, key: Head, slot: u32, again: Again, verdict: Verdict) {
+        self.uninstall(slot);
+        self.stats.drops += 1;
+        let limits = Limits {
+            max_recompiles: self.opts.max_recompiles,
+            max_revivals: self.opts.max_revivals,
+        };
+        let after = self.heads.dropped(key, again, verdict, index, limits);
+        if let AfterDrop::GivenUp { .. } = after {
+            self.stats.given_up += 1;
+        }
+        self.decided(index, key, &Decision::Drop { verdict, after });
+    }
+}
+
+/// The callees of `region`'s native calls and dispatches, counted.
+fn native_callees(region: &Region) -> usize {
+    region
+        .steps
+        .iter()
+        .map(|s| match s {
+            Step::Call { .. } => 1,
+            Step::Dispatch { callees, .. } => callees.len(),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// A submitted compile on its way to being installed.
+pub(super) struct Install {
+    /// Where it is installed (deterministic mode): at the first chance
+    /// once this many tuples have been handed over.
+    due: u64,
+    key: Head,
+    again: Again,
+    meta: Meta,
+    /// The slot installed at `key` when it was submitted: a recompile in
+    /// place, installed only if that region is still there.
+    replaces: Option<u32>,
+}

@@ -1,0 +1,234 @@
+//! What the policy decided about a head, as values: the JIT acts on them,
+//! counts them, and writes them to its log (`--jit-log`) through their
+//! `Display`, one line each.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::super::compiler::CompileError;
+use super::{AfterDrop, Stale, Verdict};
+
+/// One decision about a region head.
+#[derive(Debug)]
+pub(crate) enum Decision {
+    /// Compiled code installed at the head: its first compile, or a
+    /// recompile (`again`: the head was compiled before, dropped or grown).
+    Install(Installation),
+    /// The installed loop keeps leaving and its tree, planned again, grows:
+    /// recompiled in place.
+    Grow {
+        /// Exits it took in the last reviewed interval.
+        exits: u64,
+        /// Instructions of its tree, before and after.
+        instrs: (usize, usize),
+        /// Callees of its native calls and dispatches, before and after.
+        callees: (usize, usize),
+    },
+    /// The review dropped the installed region.
+    Drop {
+        /// Why.
+        verdict: Verdict,
+        /// What became of its head.
+        after: AfterDrop,
+    },
+    /// The compile failed: the head is left to the interpreter.
+    CompileFailed(CompileError),
+    /// Code compiled for the head is not installed after all.
+    Discard(Stale),
+}
+
+/// What was installed (see [`Decision::Install`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Installation {
+    /// A recompile (the head was compiled before).
+    pub(crate) again: bool,
+    /// The region: its blocks, instructions, weight and guards, or a
+    /// whole native function.
+    pub(crate) description: String,
+    /// Its exit sites.
+    pub(crate) exits: usize,
+    /// What compiling it took.
+    pub(crate) compile_time: Duration,
+    /// Machine code bytes.
+    pub(crate) bytes: usize,
+    /// Native calls inlined.
+    pub(crate) inlined: usize,
+    /// Products strength-reduced.
+    pub(crate) reduced: usize,
+}
+
+impl Decision {
+    /// The decision about the head described as `head`, as the log writes
+    /// it.
+    pub(crate) fn at<'a>(&'a self, head: &'a str) -> impl fmt::Display + 'a {
+        At {
+            head,
+            decision: self,
+        }
+    }
+}
+
+struct At<'a> {
+    head: &'a str,
+    decision: &'a Decision,
+}
+
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = self.head;
+        match self.decision {
+            Decision::Install(i) => {
+                write!(
+                    f,
+                    "{} {what}: {}, {} exits, {:.3} ms, {} bytes",
+                    if i.again { "recompile" } else { "compile" },
+                    i.description,
+                    i.exits,
+                    i.compile_time.as_secs_f64() * 1e3,
+                    i.bytes,
+                )?;
+                match i.inlined {
+                    0 => {}
+                    1 => f.write_str(", 1 native call inlined")?,
+                    n => write!(f, ", {n} native calls inlined")?,
+                }
+                match i.reduced {
+                    0 => Ok(()),
+                    1 => f.write_str(", 1 product strength-reduced"),
+                    n => write!(f, ", {n} products strength-reduced"),
+                }
+            }
+            Decision::Grow {
+                exits,
+                instrs,
+                callees,
+            } => write!(
+                f,
+                "grow {what}: {exits} exits in the interval; its tree grows from {} to {} instructions, {} to {} native callees",
+                instrs.0, instrs.1, callees.0, callees.1
+            ),
+            Decision::Drop {
+                verdict,
+                after: AfterDrop::Counting { not_before },
+            } => write!(
+                f,
+                "drop {what}: {verdict}; may recompile from interval {not_before}"
+            ),
+            Decision::Drop {
+                verdict,
+                after: AfterDrop::GivenUp { again },
+            } => write!(
+                f,
+                "drop {what}: {verdict}; recompiled {} times after exits, guards or early leaves and {} after going idle: left to the interpreter",
+                again.recompiles, again.revivals
+            ),
+            Decision::CompileFailed(e) => {
+                write!(f, "cannot compile {what}: {e}; left to the interpreter")
+            }
+            Decision::Discard(stale) => write!(
+                f,
+                "discard the compile of {what}: {} while it compiled",
+                match stale {
+                    Stale::GivenUp => "its head was given up",
+                    Stale::Replaced => "the region it was to replace was dropped",
+                }
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Again;
+    use super::*;
+
+    const HEAD: &str = "`main`+2 (f0:2)";
+
+    fn line(d: &Decision) -> String {
+        d.at(HEAD).to_string()
+    }
+
+    #[test]
+    fn installs_read_as_before() {
+        let mut i = Installation {
+            again: false,
+            description: "2 blocks, 9 instructions, head weight 100".to_string(),
+            exits: 3,
+            compile_time: Duration::from_micros(1_250),
+            bytes: 412,
+            inlined: 0,
+            reduced: 0,
+        };
+        assert_eq!(
+            line(&Decision::Install(Installation { ..i.clone() })),
+            "compile `main`+2 (f0:2): 2 blocks, 9 instructions, head weight 100, 3 exits, 1.250 ms, 412 bytes"
+        );
+        i.again = true;
+        i.inlined = 1;
+        i.reduced = 2;
+        assert_eq!(
+            line(&Decision::Install(i.clone())),
+            "recompile `main`+2 (f0:2): 2 blocks, 9 instructions, head weight 100, 3 exits, 1.250 ms, 412 bytes, 1 native call inlined, 2 products strength-reduced"
+        );
+        i.inlined = 4;
+        i.reduced = 1;
+        assert!(
+            line(&Decision::Install(i))
+                .ends_with(", 4 native calls inlined, 1 product strength-reduced")
+        );
+    }
+
+    #[test]
+    fn the_other_decisions_read_as_before() {
+        let grow = Decision::Grow {
+            exits: 40,
+            instrs: (12, 30),
+            callees: (1, 3),
+        };
+        assert_eq!(
+            line(&grow),
+            "grow `main`+2 (f0:2): 40 exits in the interval; its tree grows from 12 to 30 instructions, 1 to 3 native callees"
+        );
+        let verdict = Verdict::Idle {
+            intervals: 3,
+            used: true,
+        };
+        let dropped = Decision::Drop {
+            verdict,
+            after: AfterDrop::Counting { not_before: 17 },
+        };
+        assert_eq!(
+            line(&dropped),
+            "drop `main`+2 (f0:2): not entered for 3 intervals; may recompile from interval 17"
+        );
+        let given_up = Decision::Drop {
+            verdict,
+            after: AfterDrop::GivenUp {
+                again: Again {
+                    recompiles: 4,
+                    revivals: 2,
+                },
+            },
+        };
+        assert_eq!(
+            line(&given_up),
+            "drop `main`+2 (f0:2): not entered for 3 intervals; recompiled 4 times after exits, guards or early leaves and 2 after going idle: left to the interpreter"
+        );
+        let failed = Decision::CompileFailed(CompileError::NoResult);
+        assert_eq!(
+            line(&failed),
+            format!(
+                "cannot compile `main`+2 (f0:2): {}; left to the interpreter",
+                CompileError::NoResult
+            )
+        );
+        assert_eq!(
+            line(&Decision::Discard(Stale::GivenUp)),
+            "discard the compile of `main`+2 (f0:2): its head was given up while it compiled"
+        );
+        assert_eq!(
+            line(&Decision::Discard(Stale::Replaced)),
+            "discard the compile of `main`+2 (f0:2): the region it was to replace was dropped while it compiled"
+        );
+    }
+}

@@ -1,0 +1,435 @@
+//! The review at each interval end: what each installed region counted
+//! since the last one, judged by the review rule toyvm shares with its
+//! feedback component ([`crate::feedback::review`]: the rule, its order
+//! and its thresholds are documented there), with the JIT's thresholds
+//! ([`rule`]).
+//!
+//! What the JIT counts for the rule: entries are entries from the
+//! interpreter; trips add the loop trips the region's code counted at its
+//! head; the exits back in are its side exits that resume inside its own
+//! code; the work is the instructions of compiled code its entries ran,
+//! estimated from where its exits were taken ([`exit_reach`]) and how often
+//! it looped. A whole native function (see
+//! `toyvm_optimizer::CodeCache::compile_function`) that a live region
+//! calls natively is kept alive, however rarely the interpreter enters it:
+//! that region's calls bypass it, and the interpreter's calls (a
+//! dispatch's miss, a bail) would find it gone.
+//!
+//! Going idle after real use is no fault of the region: it may come back
+//! at once, the first few times. The others back off exponentially and
+//! count toward their own limit (see the policy's state machine).
+
+use std::sync::Arc;
+
+use toyvm_optimizer::{CompiledRegion, ExitKind, ExitReport};
+use toyvm_profiler::Candidate;
+
+use crate::feedback::review::{Counted, ReviewRule, hottest};
+use crate::runtime::JitOptions;
+
+pub(crate) use crate::feedback::review::Verdict;
+
+/// How far into a region each exit site is: the instructions of the
+/// region's own code an entry runs before leaving there, estimated from
+/// the region's layout (`covers`, its instructions' offsets in layout
+/// order); for a whole native function, its `ret` exit ran the function
+/// (counted as `WHOLE_CALL`) and its bail ran nothing that stays.
+pub(crate) fn exit_reach(code: &CompiledRegion, covers: &[u32], whole: bool) -> Vec<u32> {
+    let at = |pc: u32| covers.iter().position(|&c| c == pc).map(|i| i as u32);
+    let all = covers.len() as u32;
+    code.exits()
+        .iter()
+        .map(|site| {
+            if whole {
+                // Sites: the `ret` (the native body ran), a trap, a bail.
+                return match site.kind {
+                    ExitKind::Interpret if site.resume != 0 => WHOLE_CALL,
+                    _ => 0,
+                };
+            }
+            match (site.kind, site.report) {
+                (ExitKind::Side, Some(ExitReport::Edge { branch })) => {
+                    at(branch).map_or(all, |i| i + 1)
+                }
+                (ExitKind::Side, _) => all,
+                (ExitKind::Trap, _) => 0,
+                (ExitKind::Interpret | ExitKind::Guard, _) => at(site.resume).unwrap_or(all / 2),
+            }
+        })
+        .collect()
+}
+
+/// What one call of a whole native function counts as in the work
+/// estimate: a call that returned ran its body, at least one instruction
+/// and nearly always more than a region needs to pay for its entry.
+const WHOLE_CALL: u32 = 1_000;
+
+/// What the review and the growing of trees need to know of a region
+/// beyond its code.
+#[derive(Debug)]
+pub(crate) struct Shape {
+    /// Offsets of the instructions the region compiles (its own code), in
+    /// layout order.
+    pub(crate) covers: Vec<u32>,
+    /// Offsets of its native dispatches: an `Interpret` exit there is a
+    /// call target the dispatch lacks (or a callee that bailed).
+    pub(crate) dispatches: Vec<u32>,
+    /// The callees of its native calls and dispatches, counted: a tree
+    /// planned again that dispatches among more is worth recompiling.
+    pub(crate) callees: usize,
+    /// The functions it calls natively (see the module docs).
+    pub(crate) calls: Vec<u32>,
+    /// A whole native function rather than a planned region.
+    pub(crate) whole: bool,
+    /// Whether the region jumps back to its own head.
+    pub(crate) loops: bool,
+    /// The candidates it was planned from, shared with every region of
+    /// the same plan (empty for a whole native function): a later
+    /// interval's are added to them to see whether the tree would grow
+    /// (see `grow`).
+    pub(crate) planned_from: Arc<[Candidate]>,
+}
+
+/// An installed region: its code, its shape, and what it counted.
+pub(crate) struct Installed {
+    pub(crate) code: Arc<CompiledRegion>,
+    pub(crate) shape: Shape,
+    /// Per exit site: the instructions of compiled code an entry runs
+    /// before leaving there (estimated: see [`exit_reach`]).
+    reach: Vec<u32>,
+    /// Its activations on the machine stack (compiled code that called
+    /// the interpreter, which entered it again): while any runs, its
+    /// counters are theirs (see `enter`) and the review leaves it alone.
+    pub(crate) busy: u32,
+    /// Per exit site, times taken, and last the arrivals at its head
+    /// (entries and loop trips), counted by its code.
+    pub(crate) counters: Vec<u64>,
+    /// Entries from the interpreter.
+    pub(crate) entries: u64,
+    /// What the last review saw.
+    watch: Watch,
+}
+
+/// What the review saw of an installed region, to tell what it counted
+/// since.
+#[derive(Debug)]
+struct Watch {
+    /// The counters at the last review.
+    seen: Vec<u64>,
+    entries_seen: u64,
+    /// Reviews in a row with no entry in an interval that ran.
+    idle: u32,
+    /// The JIT's count of batches run (`Jit::ran`) when the region was
+    /// installed or last reviewed.
+    reviewed_at: u64,
+    /// Side exits, and `Interpret` exits at its dispatches, taken in the
+    /// last reviewed interval.
+    recent_side_exits: u64,
+}
+
+impl Installed {
+    /// `code` of a region of `shape`, installed after `batches` batches
+    /// ran.
+    pub(crate) fn new(code: Arc<CompiledRegion>, shape: Shape, batches: u64) -> Installed {
+        let reach = exit_reach(&code, &shape.covers, shape.whole);
+        let n = code.counters_len();
+        Installed {
+            code,
+            shape,
+            reach,
+            busy: 0,
+            counters: vec![0; n],
+            entries: 0,
+            watch: Watch {
+                seen: vec![0; n],
+                entries_seen: 0,
+                idle: 0,
+                reviewed_at: batches,
+                recent_side_exits: 0,
+            },
+        }
+    }
+
+    /// Side exits (and `Interpret` exits at its dispatches) taken in the
+    /// last reviewed interval.
+    pub(crate) fn recent_side_exits(&self) -> u64 {
+        self.watch.recent_side_exits
+    }
+
+    /// What the region counted since its last review, and the verdict.
+    /// `batches` is the JIT's count of batches run; `called` whether a
+    /// live region calls the region's function natively.
+    pub(crate) fn review(&mut self, opts: &JitOptions, batches: u64, called: bool) -> Verdict {
+        let w = &mut self.watch;
+        if self.busy > 0 {
+            // On the machine stack (it called the interpreter, which is where
+            // this review runs from): in use, and its counts are away until it
+            // returns. Judged at a later review, over both intervals.
+            w.idle = 0;
+            w.reviewed_at = batches;
+            return Verdict::Keep;
+        }
+        let shape = &self.shape;
+        let ever = self.entries;
+        let entered = self.entries - w.entries_seen;
+        w.entries_seen = self.entries;
+        let mut guard_failures = 0;
+        let mut side_exits = 0;
+        let mut work: u64 = 0;
+        // Side exits back into its own code, in site order.
+        let mut back_in = Vec::new();
+        for (i, site) in self.code.exits().iter().enumerate() {
+            let d = self.counters[i] - w.seen[i];
+            w.seen[i] = self.counters[i];
+            work += d * u64::from(self.reach[i]);
+            if site.kind == ExitKind::Side
+                || (site.kind == ExitKind::Interpret && shape.dispatches.contains(&site.resume))
+            {
+                side_exits += d;
+            }
+            match site.kind {
+                ExitKind::Guard => guard_failures += d,
+                ExitKind::Side if shape.covers.contains(&site.resume) => {
+                    back_in.push((site.resume, d));
+                }
+                _ => {}
+            }
+        }
+        // Arrivals at the head: the entries that passed the entry guards and
+        // every loop trip (the counter after the exits').
+        let last = self.code.exits().len();
+        let arrivals = self.counters[last] - w.seen[last];
+        w.seen[last] = self.counters[last];
+        let trips = entered.max(arrivals);
+        // Every trip past an entry's first went around the whole loop.
+        work += (trips - entered) * shape.covers.len() as u64;
+        w.recent_side_exits = side_exits;
+        let counted = Counted {
+            entries: entered,
+            trips,
+            guard_failures,
+            hot_exit: hottest(back_in),
+            work,
+            // Nothing ran since the last review (another interval ended in
+            // the same batch): there was no chance to enter the region.
+            ran: w.reviewed_at != batches,
+            // A whole native function a live region calls natively (see
+            // the module docs).
+            kept_alive: called && shape.whole,
+            used: ever > 0,
+        };
+        w.reviewed_at = batches;
+        let verdict;
+        (w.idle, verdict) = rule(opts).review(w.idle, &counted);
+        verdict
+    }
+}
+
+/// The review rule with the JIT's thresholds.
+pub(crate) fn rule(opts: &JitOptions) -> ReviewRule {
+    ReviewRule {
+        idle_intervals: opts.idle_intervals,
+        min_entries: opts.min_entries,
+        hot_exit_share: opts.hot_exit_share,
+        guard_failure_share: Some(opts.guard_failure_share),
+        least_work: Some(opts.min_straight_instrs as u64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use toyvm_optimizer::{CodeCache, Region};
+
+    use super::*;
+
+    /// `main`'s loop (offsets 2-3) compiled: exit sites `[side exit to 4]`.
+    const LOOP: &str = "\
+region f0:2
+  block 2 weight=100
+    2: add r1, r1, r2
+    3: loop r2, r0, L2 -> head | exit 4
+";
+
+    fn installed(whole: bool) -> Installed {
+        let region = Region::parse(LOOP).unwrap();
+        let code = Arc::new(CodeCache::new().unwrap().compile(&region).unwrap());
+        let shape = Shape {
+            covers: vec![2, 3],
+            dispatches: Vec::new(),
+            callees: 0,
+            calls: Vec::new(),
+            whole,
+            loops: true,
+            planned_from: Arc::from([]),
+        };
+        Installed::new(code, shape, 0)
+    }
+
+    #[test]
+    fn a_native_function_a_live_region_calls_is_not_idle() {
+        let opts = JitOptions::default();
+        let mut r = installed(true);
+        // Reviews after intervals that ran, with no entry: called natively
+        // by a live region, it stays.
+        for ran in 1..=10 {
+            assert_eq!(r.review(&opts, ran, true), Verdict::Keep);
+            assert_eq!(r.watch.idle, 0);
+        }
+        // Nobody calls it: idle after `idle_intervals`.
+        let mut verdict = Verdict::Keep;
+        for ran in 11..=13 {
+            verdict = r.review(&opts, ran, false);
+        }
+        assert_eq!(
+            verdict,
+            Verdict::Idle {
+                intervals: opts.idle_intervals,
+                used: false
+            }
+        );
+        assert_eq!(verdict.to_string(), "never entered in 3 intervals");
+        // A planned region is idle whoever calls its function.
+        let mut r = installed(false);
+        r.entries = 5;
+        r.watch.entries_seen = 5;
+        for ran in 1..=3 {
+            verdict = r.review(&opts, ran, true);
+        }
+        assert!(verdict.is_revival(), "{verdict:?}");
+        assert_eq!(verdict.to_string(), "not entered for 3 intervals");
+    }
+
+    #[test]
+    fn a_region_on_the_stack_is_kept_and_judged_later() {
+        let opts = JitOptions::default();
+        let mut r = installed(false);
+        r.busy = 1;
+        // Its activation holds the counters.
+        r.counters.clear();
+        r.entries = 1000;
+        for ran in 1..=10 {
+            assert_eq!(r.review(&opts, ran, false), Verdict::Keep);
+        }
+        assert_eq!(r.watch.entries_seen, 0, "judged later, over the whole time");
+    }
+
+    #[test]
+    fn entries_that_leave_at_once_drop_the_region() {
+        let opts = JitOptions::default();
+        // Every entry takes the exit after two instructions, without
+        // looping: less than `min_straight_instrs` each.
+        let mut r = installed(false);
+        r.entries = 100;
+        r.counters = vec![100, 100];
+        let v = r.review(&opts, 1, false);
+        assert_eq!(
+            v,
+            Verdict::LeavesAtOnce {
+                entries: 100,
+                work: 200,
+                least: 16
+            }
+        );
+        assert!(!v.is_revival());
+        assert!(v.to_string().contains("about 2.0 instructions"), "{v}");
+        // The same entries looping 50 times each pay.
+        let mut r = installed(false);
+        r.entries = 100;
+        r.counters = vec![100, 5000];
+        assert_eq!(r.review(&opts, 1, false), Verdict::Keep);
+        // Too few entries to judge.
+        let mut r = installed(false);
+        r.entries = 4;
+        r.counters = vec![4, 4];
+        assert_eq!(r.review(&opts, 1, false), Verdict::Keep);
+    }
+
+    /// A host's graph: blocks that each loop on themselves (only the
+    /// intervals matter here).
+    struct Graph;
+    impl crate::feedback::HostGraph for Graph {
+        fn blocks(&self, _func: u32) -> u32 {
+            8
+        }
+        fn successors(&self, _func: u32, block: u32) -> Vec<u32> {
+            vec![block]
+        }
+    }
+
+    #[test]
+    fn the_runtime_and_feedback_agree_on_the_same_numbers() {
+        use crate::feedback::review::Action;
+        use crate::feedback::{Feedback, Loc, Review, TraceDecision};
+
+        // The feedback component judges no work: neither may the JIT here.
+        let opts = JitOptions {
+            min_straight_instrs: 0,
+            ..JitOptions::default()
+        };
+        // Per interval: entries, and exits to offset 4, which the region
+        // (and the host's trace) covers: back into its own code.
+        let scenarios: [&[(u64, u64)]; 4] = [
+            &[(20, 15)],
+            &[(20, 5), (20, 9), (0, 0), (0, 0), (0, 0)],
+            &[(4, 4), (7, 7), (8, 4)],
+            &[(9, 4), (0, 0), (1, 1), (0, 0), (0, 0), (0, 0)],
+        ];
+        let mut fb = Feedback::new("perfect:interval=100").unwrap();
+        let head = Loc::new(0, 2);
+        let trace = TraceDecision {
+            head,
+            blocks: vec![2, 3, 4],
+            arms: vec![],
+            arcs: vec![],
+            weight: 1,
+            loops: true,
+        };
+        let mut out = Vec::new();
+        let mut batches = 0;
+        let mut actions = Vec::new();
+        for intervals in scenarios {
+            let mut r = installed(false);
+            r.shape.covers = vec![2, 3, 4];
+            fb.installed(&trace);
+            for &(entries, exits) in intervals {
+                // The runtime: entries, each through the head once, and the
+                // side exit's counter.
+                r.entries += entries;
+                r.counters[0] += exits;
+                r.counters[1] += entries;
+                batches += 1;
+                let runtime = r.review(&opts, batches, false).action();
+                // The host reports the same, and an interval ends.
+                fb.exits(head, entries, &[(4, exits)]);
+                let before = out.len();
+                for _ in 0..100 {
+                    fb.edge(Loc::new(0, 1), Loc::new(0, 1), &Graph, &mut out);
+                }
+                assert_eq!(out.len(), before + 1);
+                let feedback = match &out[before].reviews[..] {
+                    [] => Action::Keep,
+                    [Review::Drop { head: h, .. }] if *h == head => Action::Drop,
+                    [Review::Recompile { head: h, .. }] if *h == head => Action::Recompile,
+                    other => panic!("{other:?}"),
+                };
+                assert_eq!(runtime, feedback, "{intervals:?} at ({entries}, {exits})");
+                actions.push(runtime);
+            }
+        }
+        use Action::{Drop, Keep, Recompile};
+        assert_eq!(
+            actions,
+            [
+                Recompile, // 15 of 20 entries left back in
+                Keep, Keep, Keep, Keep, Drop, // three intervals without an entry
+                Keep, // too few entries to judge
+                Keep, Recompile, // 4 of 8
+                Keep,      // 4 of 9
+                Keep, Keep, // entered: idleness starts over
+                Keep, Keep, Drop,
+            ]
+        );
+    }
+}
