@@ -69,9 +69,7 @@ impl Curve {
 
 /// The curve of one stream.
 pub fn curve(name: &str, tuples: &[Tuple]) -> crate::Result<Curve> {
-    let mut pcs: Vec<u64> = tuples.iter().map(|t| t.a).collect();
-    pcs.sort_unstable();
-    pcs.dedup();
+    let pcs: std::collections::HashSet<u64> = tuples.iter().map(|t| t.a).collect();
     Ok(Curve {
         name: name.to_owned(),
         events: tuples.len() as u64,

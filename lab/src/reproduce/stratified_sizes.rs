@@ -98,7 +98,7 @@ pub fn fig7_verdict(c: &[Curve]) -> Verdict {
             let mut w = Vec::new();
             if !accuracy {
                 w.push(format!(
-                    "H[P_512]_2048 ends at {} error against R_256's {}",
+                    "H[P_512]_2048 ends at {} error against R_256's {} (more than 1.25x: at half the sampling rate, stratifying by the hash does not make up the samples on this stream)",
                     pct(last(&h512.error)),
                     pct(last(&r.error))
                 ));
