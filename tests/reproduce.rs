@@ -1,5 +1,5 @@
 //! `toyvm reproduce --quick`: a row with a computed verdict for every
-//! figure of issue 14, an SVG for each charted one, the same report twice,
+//! figure of issues 14 and 37 (in the papers' order), an SVG for each charted one, the same report twice,
 //! and clear errors for bad figures, outputs and traces.
 
 use std::path::{Path, PathBuf};
@@ -19,8 +19,11 @@ fn temp(name: &str) -> PathBuf {
     d
 }
 
-/// Every figure the issue lists.
-const IDS: [&str; 18] = [
+/// Every figure issues 14 and 37 list.
+const IDS: [&str; 27] = [
+    "000-fig4",
+    "000-fig5",
+    "000-fig6",
     "000-fig7",
     "000-fig9",
     "000-fig10",
@@ -30,14 +33,20 @@ const IDS: [&str; 18] = [
     "000-fig14",
     "001-fig4",
     "001-fig7",
+    "001-fig7-overhead",
+    "001-fig9",
     "001-fig10",
     "001-fig11",
+    "002-fig2",
     "002-table4",
     "004-fig2",
     "004-fig3",
     "004-fig4",
     "004-fig8",
+    "004-fig8-values",
+    "004-fig9",
     "004-fig10",
+    "004-fig10-values",
     "004-2d",
 ];
 
@@ -98,6 +107,14 @@ fn quick_run_reports_every_figure_with_a_verdict_and_repeats_itself() {
         }
     }
     assert!(report.contains("- sizes: --quick"), "{report}");
+    // Rows in the papers' order: by seed file, then figure number.
+    let rows: Vec<&str> = report
+        .lines()
+        .take_while(|l| !l.starts_with("## "))
+        .filter_map(|l| l.strip_prefix("| ")?.split(" |").next())
+        .filter(|id| IDS.contains(id))
+        .collect();
+    assert_eq!(rows, IDS, "{report}");
     // Fixed seeds: the same body again.
     let again = run_quick(&b);
     assert_eq!(body(&report), body(&again));

@@ -79,6 +79,9 @@ pub struct Conte {
     /// case): a set is then selected by a mask rather than a division per tuple.
     sets: u64,
     set_mask: Option<u64>,
+    /// Allocations that replaced another branch's valid entry (buffer contentions, 002
+    /// Fig 2), since the model was made.
+    contentions: u64,
 }
 
 impl Conte {
@@ -95,6 +98,7 @@ impl Conte {
             clock: 0,
             sets,
             set_mask: sets.is_power_of_two().then(|| sets - 1),
+            contentions: 0,
             spec,
             opts,
         }
@@ -140,6 +144,7 @@ impl Conte {
                 // The new branch inherits the way's dirty bit (and its place in the
                 // dirty list): `observe` marks it dirty right after, so the bit only
                 // says whether the index is listed already.
+                self.contentions += u64::from(self.entries[v].valid);
                 let listed = self.entries[v].dirty;
                 self.entries[v] = Entry {
                     dirty: listed,
@@ -150,6 +155,12 @@ impl Conte {
         };
         self.entries[i].last_use = self.clock;
         i
+    }
+
+    /// Buffer contentions so far: allocations that replaced another branch's valid
+    /// entry, losing its unsampled information (002 Fig 2's count).
+    pub fn contentions(&self) -> u64 {
+        self.contentions
     }
 
     /// Reads every dirty entry into the arc table (a sampling point).

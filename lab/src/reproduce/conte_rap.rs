@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+use super::rapkeys::{FIRST_MERGE, Memory, code_keys, rap_code, worst_case};
 use super::streams::{Ctx, run_specs};
 use super::{Chart, Figure, Outcome, Verdict};
 
@@ -41,6 +42,11 @@ pub fn figures() -> Vec<Figure> {
             id: "004-fig10",
             claim: "Fig 10 (code profiles): hot ranges (10% of events) are estimated within about 2% on average at eps = 10%, better at eps = 1%",
             run: super::rap_hot::fig10,
+        },
+        Figure {
+            id: "004-fig10-values",
+            claim: "Fig 10 (right, load values): hot ranges (10% of events) are estimated within 3.4% on average at eps = 10%, with negligible error at eps = 1%",
+            run: super::rap_hot::fig10_values,
         },
         Figure {
             id: "004-2d",
@@ -127,65 +133,6 @@ fn rap_runs(s: &[toyvm_profiler::Tuple], specs: &[String]) -> crate::Result<Vec<
 fn code_stream(ctx: &Ctx) -> crate::Result<(String, Vec<u32>)> {
     let s = ctx.edges[0].load(ctx.sizes.long_len())?;
     Ok((s.name, code_keys(&s.tuples)))
-}
-
-/// The paper's code profiles range over 32-bit PCs (R = 2^32, Fig 2's
-/// note): each branch's pc as a 32-bit address (function in the high 16
-/// bits, offset in the low 16), in the tree key's top 32 bits. A 128-bit
-/// tuple key (what `rap` profiles) has four times the levels, and a hot
-/// key needs b nodes on each. Kept as the 32-bit addresses (a fourth of
-/// the tree keys' memory); [`code_key`] makes the tree key.
-pub(super) fn code_keys(s: &[toyvm_profiler::Tuple]) -> Vec<u32> {
-    s.iter()
-        .map(|t| {
-            let pc = toyvm_vm::Pc(t.a);
-            ((pc.func() & 0xffff) << 16) | (pc.offset() & 0xffff)
-        })
-        .collect()
-}
-
-/// The tree key of a 32-bit code address: its bits at the key's top.
-pub(super) fn code_key(addr: u32) -> u128 {
-    u128::from(addr) << 96
-}
-
-/// RAP memory over 32-bit code keys as 004 section 5.2 measures it.
-struct Memory {
-    /// The largest tree just before a merge (the paper's maximum).
-    max: usize,
-    /// The mean tree size just before merges (the paper's average).
-    mean: f64,
-    /// The most nodes at any moment, the first merge's run-up included.
-    peak: usize,
-    /// The event count at the merge before which the tree was largest.
-    max_at: u64,
-}
-
-/// The first merge time of the code-key trees (the paper's "at least a thousand (2^10)
-/// events before our first merge", 3.3.1).
-pub(super) const FIRST_MERGE: u64 = 1024;
-
-fn rap_code(keys: &[u32], b: u32, eps: f64, q: u64) -> Memory {
-    let mut t = toyvm_profiler::rap::RapTree::with_key_bits(b, eps, q, FIRST_MERGE, 32);
-    for &k in keys {
-        t.add(code_key(k), 1);
-    }
-    let (max, mean) = t
-        .nodes_before_merges()
-        .unwrap_or((t.nodes(), t.nodes() as f64));
-    Memory {
-        max,
-        mean,
-        peak: t.peak_nodes(),
-        max_at: t.largest_before_merge_at().unwrap_or(t.events()),
-    }
-}
-
-/// The worst case before a merge over 32-bit keys, from the tree's own bound
-/// (`rap::worst_case_before_merge`): O(log_b(R) / eps) as the paper's, with the
-/// constant of our argument.
-fn worst_case(b: u32, eps: f64, q: u64) -> f64 {
-    toyvm_profiler::rap::worst_case_before_merge(b, eps, 32 / b.trailing_zeros(), q)
 }
 
 fn fig2(ctx: &Ctx) -> crate::Result<Outcome> {

@@ -3,7 +3,9 @@
 //! measurement (never written in by hand).
 //!
 //! The experiments, by seed file (see `docs/papers.md` for the titles):
-//! - **000** (multi-hash, Narayanasamy et al.): Fig 7 (single hash with
+//! - **000** (multi-hash, Narayanasamy et al.): Figs 4-6 (distinct tuples,
+//!   candidates and their change between intervals, section 5.6.1):
+//!   `tuples`; Fig 7 (single hash with
 //!   resetting and retaining, section 5.6.2), Fig 9 (the false-positive
 //!   bound of section 6.2 beside measured rates), Figs 10-11 (tables x
 //!   conservative update x reset, section 6.3), Fig 12 (the best
@@ -13,16 +15,21 @@
 //!   of the samplers' accuracy classes, section 3), Figs 7-9 (error
 //!   convergence over events and the tagged compressor's overhead), Fig 10
 //!   (A_16 and messages to software), Fig 11 (simultaneous edge and call
-//!   profiles, error and overhead at 30 cycles per message): `stratified`.
-//! - **002** (Conte et al.): Table IV (arc-weight error by block-weight
+//!   profiles, error and overhead at 30 cycles per message): `stratified`;
+//!   Fig 7's H[P_512] and overhead curves, Fig 9 (table sizes 512-4,096):
+//!   `stratified_sizes`.
+//! - **002** (Conte et al.): Fig 2 (BTB contentions against its size):
+//!   `conte_btb`; Table IV (arc-weight error by block-weight
 //!   bucket for the one-level, two-level and counter schemes, formula 2):
 //!   `conte_rap`.
 //! - **004** (RAP, Mysore et al.): Figs 2-3 (branching factor and merge
 //!   period: memory and error), Fig 8 (nodes against eps): `conte_rap`;
 //!   Fig 4 (the merging event buffer inline with a running program):
 //!   `rap_buffer`; Fig 10 (hot-range error over
-//!   32-bit code keys, a phased stream among them): `rap_hot`; the 2-D tree
-//!   on `<pc, value>` ranges against the oracle's hot boxes: `rap2d`.
+//!   32-bit code keys and over load values, a phased stream among each): `rap_hot`;
+//!   Fig 8's value panels and Fig 9 (tree size over time): `rap_time`; the 2-D tree
+//!   on `<pc, value>` ranges against the oracle's hot boxes: `rap2d`; what the RAP
+//!   experiments share (keys, first merge, memory): `rapkeys`.
 //!
 //! Streams are synthetic ones with known distributions, the recorded
 //! streams of generated workloads (`toyvm synth`), and any `--trace` given
@@ -33,14 +40,19 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+mod conte_btb;
 mod conte_rap;
 mod multihash;
 mod rap2d;
 mod rap_buffer;
 mod rap_hot;
+mod rap_time;
+mod rapkeys;
 mod report;
 mod stratified;
+mod stratified_sizes;
 pub mod streams;
+mod tuples;
 
 use streams::Ctx;
 
@@ -136,12 +148,35 @@ pub struct Figure {
     pub run: fn(&Ctx) -> crate::Result<Outcome>,
 }
 
-/// Every figure, in report order.
+/// Every figure, in report order: by seed file, then by figure number
+/// (tables after figures), then by id.
 pub fn figures() -> Vec<Figure> {
-    let mut v = multihash::figures();
+    let mut v = tuples::figures();
+    v.extend(multihash::figures());
     v.extend(stratified::figures());
+    v.extend(stratified_sizes::figures());
+    v.extend(conte_btb::figures());
     v.extend(conte_rap::figures());
+    v.extend(rap_time::figures());
+    v.sort_by_key(|f| order(f.id));
     v
+}
+
+/// A figure id's place in the report: `004-fig10-values` is `(004, 0, 10,
+/// "-values")`; a table (`002-table4`) comes after the figures, an id that
+/// is neither (`004-2d`) after both.
+fn order(id: &str) -> (&str, u8, u32, &str) {
+    let (seed, rest) = id.split_once('-').unwrap_or((id, ""));
+    let (kind, num) = if let Some(n) = rest.strip_prefix("fig") {
+        (0, n)
+    } else if let Some(n) = rest.strip_prefix("table") {
+        (1, n)
+    } else {
+        (2, rest)
+    };
+    let digits = num.find(|c: char| !c.is_ascii_digit()).unwrap_or(num.len());
+    let n = num[..digits].parse().unwrap_or(0);
+    (seed, kind, n, &num[digits..])
 }
 
 /// Figures named by `wanted` (ids or prefixes; all when empty).

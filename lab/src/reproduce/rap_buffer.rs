@@ -24,7 +24,7 @@ use toyvm_profiler::rap::{EventBuffer, RapTree, key_of};
 use toyvm_profiler::{Kind, Tuple};
 use toyvm_vm::tuple::TupleSink;
 
-use super::conte_rap::{FIRST_MERGE, code_key};
+use super::rapkeys::{FIRST_MERGE, code_key};
 use super::streams::{Ctx, run_synth};
 use super::{Chart, Outcome, Verdict};
 

@@ -221,7 +221,7 @@ fn fig4_verdict(j: &Fig4) -> Verdict {
 /// Invariance error (or E where the stream has no values) and messages of
 /// each spec over growing prefixes of `tuples`, each profiled as one
 /// interval (the paper profiles whole runs).
-fn convergence(
+pub(super) fn convergence(
     tuples: &[Tuple],
     specs: &[&str],
     lengths: &[usize],
@@ -328,7 +328,7 @@ fn fig7(ctx: &Ctx) -> crate::Result<Outcome> {
 }
 
 /// Prefix lengths from 50,000 up to `n`, sqrt(2) apart, and `n` itself.
-fn log_grid(n: usize) -> Vec<usize> {
+pub(super) fn log_grid(n: usize) -> Vec<usize> {
     let mut v = Vec::new();
     let mut x = 50_000.0f64;
     while (x as usize) < n {
@@ -341,7 +341,7 @@ fn log_grid(n: usize) -> Vec<usize> {
 
 /// The first length from which the error is under `limit` at every later
 /// length too (001 5.4: "drop below 5% and stay below that limit").
-fn stays_under(lengths: &[usize], errs: &[f64], limit: f64) -> Option<usize> {
+pub(super) fn stays_under(lengths: &[usize], errs: &[f64], limit: f64) -> Option<usize> {
     let mut from = None;
     for (&l, &e) in lengths.iter().zip(errs) {
         if e < limit {

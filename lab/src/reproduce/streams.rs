@@ -334,6 +334,23 @@ impl Ctx {
         let (instructions, total) = self.workload_run;
         (instructions as f64 * tuples as f64 / total.max(1) as f64) as u64
     }
+
+    /// Instructions the generated workload ran to produce the first `n`
+    /// tuples of `source`, one of its one-kind streams (pro rata over the
+    /// run's tuples of every kind); `None` for a stream that is not the
+    /// workload's.
+    pub fn workload_instructions_of(&self, source: &Source, n: usize) -> Option<u64> {
+        let all = self
+            .mixed
+            .iter()
+            .find(|m| matches!(m.generator, Gen::Workload { kind: None, .. }))?;
+        match source.generator {
+            Gen::Workload { .. } => Some(self.workload_instructions(
+                (n as f64 * all.len as f64 / source.len.max(1) as f64) as usize,
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// Runs the generated workload with a hot set of 4,096 items (functions

@@ -270,6 +270,12 @@ impl RapTree {
         self.live
     }
 
+    /// The event count at which the next scheduled merge runs (the add that brings
+    /// [`RapTree::events`] to it merges after adding).
+    pub fn next_merge_at(&self) -> u64 {
+        self.next_merge
+    }
+
     /// Memory as 004 section 5.2 measures it: "the maximum memory is the largest of the
     /// tree sizes just before the merge operations", and their average, over the merges
     /// since the last reset at which the split threshold eps n / h is at least one event
