@@ -101,6 +101,58 @@ fn a_modules_trap_names_the_webassembly_trap_and_dis_prints_the_translation() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A module's run records its tuple stream as a program's does (`--record`,
+/// with its WASI host: the same output), `toyvm profile` reads the trace
+/// back, and a trap while recording names the WebAssembly trap.
+#[test]
+fn a_modules_stream_is_recorded_for_profile_and_reproduce() {
+    let dir = std::env::temp_dir().join(format!("toyvm-wasm-record-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("nqueens.trace");
+    let toyvm = || Command::new(env!("CARGO_BIN_EXE_toyvm"));
+    let module = root().join("programs/c/nqueens.wasm");
+    let plain = toyvm().arg("run").arg(&module).arg("6").output().unwrap();
+    let o = toyvm()
+        .arg("run")
+        .arg(&module)
+        .arg("6")
+        .arg("--record")
+        .arg(&trace)
+        .arg("--stats")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(plain.status.success());
+    assert_eq!(o.stdout, plain.stdout, "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("4 solutions"));
+    let o = toyvm()
+        .arg("profile")
+        .arg("--trace")
+        .arg(&trace)
+        .arg("--profile")
+        .arg("multihash")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let tuples = std::fs::read_to_string(&trace).unwrap().lines().count();
+    assert!(tuples > 1000, "{tuples} lines");
+    // A trap: the WebAssembly trap named, the status a trap's.
+    let path = dir.join("trap.wasm");
+    std::fs::write(&path, start_module(0x00)).unwrap();
+    let o = toyvm()
+        .arg("run")
+        .arg(&path)
+        .arg("--record")
+        .arg(dir.join("trap.trace"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("unreachable"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `--stats` gives what translating the module cost: its size, and the
 /// operators read against the instructions emitted; null for a program
 /// that was not a module.

@@ -58,7 +58,7 @@ pub(crate) fn run(a: RunArgs) -> Result<u8, Failure> {
     let translation = loaded.cost;
     // Linked before it runs: a WebAssembly module's imports are its WASI
     // host's (a whole run of anything else has no host functions).
-    let wasm = loaded.wasm.filter(|_| a.record.is_none());
+    let wasm = loaded.wasm;
     if wasm.is_none() {
         link_without_host(&file, &program)?;
     }
@@ -82,7 +82,7 @@ pub(crate) fn run(a: RunArgs) -> Result<u8, Failure> {
     };
     let mut out = GuestOut::new(io::BufWriter::new(io::stdout()));
     let ran = match &a.record {
-        Some(path) => recorded(&a, path, &program, input, &mut out),
+        Some(path) => recorded(&a, path, &file, wasm.as_deref(), &program, input, &mut out),
         None => profiled(&a, &file, wasm.as_deref(), limits, program, input, &mut out),
     };
     // The program's output is flushed before anything is said of the run.
@@ -152,10 +152,13 @@ impl From<toyvm::Error> for RunError {
     }
 }
 
-/// The interpreter alone, writing the tuple stream to `path`.
+/// The interpreter alone, writing the tuple stream to `path` (a
+/// WebAssembly module's with its WASI host).
 fn recorded(
     a: &RunArgs,
     path: &Path,
+    file: &Path,
+    wasm: Option<&toyvm_wasm::Translation>,
     program: &Program,
     input: Input<'_>,
     out: &mut dyn Write,
@@ -174,7 +177,7 @@ fn recorded(
     };
     // The trace replaces `path` only once whole: a lost trace leaves
     // `path` as it was.
-    let (f, file) = output::Replacement::create(path)
+    let (f, trace_file) = output::Replacement::create(path)
         .map_err(|e| RunError::Other(Failure::write(&path.display().to_string(), &e)))?;
     let format = match a.record_format.unwrap_or(TraceFormat::Text) {
         TraceFormat::Text => Format::Text,
@@ -183,13 +186,28 @@ fn recorded(
     let mut sink = RecordSink::new(io::BufWriter::new(f), format)
         .map_err(|e| RunError::Other(Failure::io(trace_err(&e))))?;
     let start = Instant::now();
-    let r = interp::run_with_sink(program, input, out, &mut sink, &cfg);
+    let r = match wasm {
+        Some(t) => {
+            let mut host = crate::wasm::host(t, file, &a.args, a.real_time);
+            let r = interp::run_hosted(
+                program,
+                input,
+                out,
+                &mut interp::NoJit(&mut sink),
+                &mut host,
+                &cfg,
+            );
+            // The module's own output: a failure to write it is the run's.
+            r.and_then(|o| host.flush().map_err(toyvm_vm::Error::Output).map(|()| o))
+        }
+        None => interp::run_with_sink(program, input, out, &mut sink, &cfg),
+    };
     let elapsed = start.elapsed();
     // A trap does not hide a lost trace: both are reported.
     let lost = match sink.finish() {
         Ok(w) => {
             drop(w);
-            file.commit().err().map(|e| trace_err(&e))
+            trace_file.commit().err().map(|e| trace_err(&e))
         }
         Err(e) => Some(trace_err(&e)),
     };
@@ -221,7 +239,22 @@ fn recorded(
             e
         }
     };
-    Err(RunError::Run(outcome.into()))
+    Err(match wasm {
+        Some(t) => wasm_trap(file, t, outcome.into()),
+        None => RunError::Run(outcome.into()),
+    })
+}
+
+/// A WebAssembly module's trap names the WebAssembly trap, operator and
+/// offset; any other failure is the run's.
+fn wasm_trap(file: &Path, t: &toyvm_wasm::Translation, e: toyvm::Error) -> RunError {
+    match e {
+        toyvm::Error::Vm(toyvm_vm::Error::Trap(trap)) => RunError::Other(Failure::new(
+            Status::Trap,
+            format!("{}: {}", file.display(), t.describe_trap(&trap)),
+        )),
+        e => RunError::Run(e),
+    }
 }
 
 /// The runtime: the interpreter alone, a model, or a model driving the JIT;
@@ -285,14 +318,7 @@ fn profiled(
                     .map_err(|e| toyvm::Error::Vm(toyvm_vm::Error::Output(e)))?;
                 Ok(r)
             });
-            // A trap names the WebAssembly trap, operator and offset.
-            r.map_err(|e| match e {
-                toyvm::Error::Vm(toyvm_vm::Error::Trap(trap)) => RunError::Other(Failure::new(
-                    Status::Trap,
-                    format!("{}: {}", file.display(), t.describe_trap(&trap)),
-                )),
-                e => RunError::Run(e),
-            })?
+            r.map_err(|e| wasm_trap(file, t, e))?
         }
         None => rt.run(input, out)?,
     };

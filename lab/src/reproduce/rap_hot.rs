@@ -154,14 +154,7 @@ pub fn fig10(ctx: &Ctx) -> crate::Result<Outcome> {
         };
         for (eps, out) in [(0.10, &mut at10), (0.01, &mut at1)] {
             let e = hot_range_error(&keys, eps, 0.10, 1);
-            let _ = writeln!(
-                detail,
-                "| {name} | {:.0}% | {} | {:.2}% | {:.2}% |",
-                eps * 100.0,
-                e.ranges,
-                e.mean,
-                e.max
-            );
+            error_row(&mut detail, name, eps, &e);
             out.push(e);
         }
     }
@@ -169,13 +162,7 @@ pub fn fig10(ctx: &Ctx) -> crate::Result<Outcome> {
         detail,
         "\n32-bit code keys (each branch pc as a 16-bit function and 16-bit offset), b = 4, q = 2, first merge at 1,024 events; hot = 10% of the events; a range's estimate is the sum of its nodes' counts, its truth the exact count of the keys inside it. The value panel of the paper's Fig 10 is `004-fig10-values`."
     );
-    let cell = |v: &[HotError]| {
-        v.iter()
-            .zip(&names)
-            .map(|(e, name)| format!("{name} {:.2}% (max {:.2}%)", e.mean, e.max))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let cell = |v: &[HotError]| error_cells(v, &names);
     Ok(Outcome {
         ours: format!(
             "mean hot-range error over 32-bit code keys at eps = 10%: {}; at eps = 1%: {}",
@@ -241,14 +228,7 @@ pub fn fig10_values(ctx: &Ctx) -> crate::Result<Outcome> {
         };
         for (eps, out) in [(0.10, &mut at10), (0.01, &mut at1)] {
             let e = hot_range_error_of(&values, value_key, VALUE_BITS, eps, 0.10, 1);
-            let _ = writeln!(
-                detail,
-                "| {name} | {:.0}% | {} | {:.2}% | {:.2}% |",
-                eps * 100.0,
-                e.ranges,
-                e.mean,
-                e.max
-            );
+            error_row(&mut detail, name, eps, &e);
             out.push(e);
         }
     }
@@ -256,13 +236,7 @@ pub fn fig10_values(ctx: &Ctx) -> crate::Result<Outcome> {
         detail,
         "\nLoad values as 32-bit words (each value's low 32 bits; R = 2^32 as the paper's), b = 4, q = 2, first merge at 1,024 events; hot = 10% of the events; a range's estimate is the sum of its nodes' counts, its truth the exact count of the values inside it."
     );
-    let cell = |v: &[HotError]| {
-        v.iter()
-            .zip(&names)
-            .map(|(e, name)| format!("{name} {:.2}% (max {:.2}%)", e.mean, e.max))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let cell = |v: &[HotError]| error_cells(v, &names);
     Ok(Outcome {
         ours: format!(
             "mean hot-range error over 32-bit load values at eps = 10%: {}; at eps = 1%: {}",
@@ -273,6 +247,27 @@ pub fn fig10_values(ctx: &Ctx) -> crate::Result<Outcome> {
         detail,
         chart: None,
     })
+}
+
+/// One row of a hot-range error table: stream, eps, ranges, mean and max.
+fn error_row(detail: &mut String, name: &str, eps: f64, e: &HotError) {
+    let _ = writeln!(
+        detail,
+        "| {name} | {:.0}% | {} | {:.2}% | {:.2}% |",
+        eps * 100.0,
+        e.ranges,
+        e.mean,
+        e.max
+    );
+}
+
+/// Each stream's mean (and max) hot-range error, for the report's cell.
+fn error_cells(v: &[HotError], names: &[String]) -> String {
+    v.iter()
+        .zip(names)
+        .map(|(e, name)| format!("{name} {:.2}% (max {:.2}%)", e.mean, e.max))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
