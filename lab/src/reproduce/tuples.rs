@@ -133,6 +133,14 @@ pub fn rows(tuples: &[Tuple], lengths: &[usize]) -> Vec<Row> {
 
 /// The smallest growth of the distinct tuples per tenfold interval length
 /// over a stream's rows (10.0: exactly proportional).
+/// The interval lengths as the report names them: `10000/100000/1000000`.
+fn slashed(ls: &[usize]) -> String {
+    ls.iter()
+        .map(|l| l.to_string())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 fn growth(rows: &[Row]) -> f64 {
     rows.windows(2)
         .map(|w| {
@@ -214,10 +222,7 @@ fn fig4(ctx: &Ctx) -> crate::Result<Outcome> {
     Ok(Outcome {
         ours: format!(
             "mean distinct tuples per interval of {}: {}",
-            ls.iter()
-                .map(|l| l.to_string())
-                .collect::<Vec<_>>()
-                .join("/"),
+            slashed(&ls),
             ours.join(", ")
         ),
         verdict: fig4_verdict(&per),
@@ -313,10 +318,7 @@ fn fig5(ctx: &Ctx) -> crate::Result<Outcome> {
     Ok(Outcome {
         ours: format!(
             "mean candidates per interval of {}: {}",
-            ls.iter()
-                .map(|l| l.to_string())
-                .collect::<Vec<_>>()
-                .join("/"),
+            slashed(&ls),
             ours.join("; ")
         ),
         verdict: fig5_verdict(&per),
