@@ -15,6 +15,7 @@ use toyvm_vm::isa::Instr;
 
 use crate::emit::{self, Width};
 use crate::func::Builder;
+use crate::layout::DataPlace;
 use crate::{Result, trap_code};
 
 impl Builder<'_, '_> {
@@ -62,12 +63,7 @@ impl Builder<'_, '_> {
         if self.unreachable {
             return Ok(());
         }
-        let place = *self
-            .shared
-            .layout
-            .elems
-            .get(segment as usize)
-            .ok_or_else(|| self.internal("table.init of a segment without a place"))?;
+        let place = self.elem_place(segment, "table.init")?;
         let (k, [d, s, n]) = self.pop3_u32()?;
         let (len, end) = (self.bulk_reg(k, 3)?, self.bulk_reg(k, 4)?);
         let at = self.addr_imm(place.len)?;
@@ -82,17 +78,22 @@ impl Builder<'_, '_> {
         self.copy_bytes(k, [d, s, n], table, place.bytes, false)
     }
 
+    /// Where element segment `segment` lives (its length word and entries).
+    fn elem_place(&self, segment: u32, op: &str) -> Result<DataPlace> {
+        self.shared
+            .layout
+            .elems
+            .get(segment as usize)
+            .copied()
+            .ok_or_else(|| self.internal(&format!("{op} of a segment without a place")))
+    }
+
     /// `elem.drop`: the segment's length becomes 0.
     pub fn elem_drop(&mut self, segment: u32) -> Result<()> {
         if self.unreachable {
             return Ok(());
         }
-        let place = *self
-            .shared
-            .layout
-            .elems
-            .get(segment as usize)
-            .ok_or_else(|| self.internal("elem.drop of a segment without a place"))?;
+        let place = self.elem_place(segment, "elem.drop")?;
         let at = self.addr_imm(place.len)?;
         let zero = self.temp(0)?;
         self.emit(Instr::Li { d: zero, imm: 0 })?;

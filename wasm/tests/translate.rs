@@ -159,21 +159,25 @@ fn counts_give_operators_read_against_instructions_emitted() {
     assert!((c.per_operator() - (5 + g) as f64 / 12.0).abs() < 1e-12);
 }
 
+/// The `sext32`s in the first function of the module `wat` translates to.
+fn sext32s(wat: &str) -> usize {
+    use toyvm_vm::isa::Instr;
+    module(wat).program.functions[0]
+        .code
+        .iter()
+        .filter(|i| matches!(i, Instr::Sext32 { .. }))
+        .count()
+}
+
 /// An i32 operand just computed that only add/sub/mul/shl/shr_u read keeps
 /// no `sext32` of its own (the result is extended again); where the value
 /// is read whole (a signed shift's value, a comparison, a result) it does.
 #[test]
 fn operands_read_only_in_their_low_bits_are_not_extended_twice() {
-    use toyvm_vm::isa::Instr;
     let sexts = |body: &str| {
-        let t = module(&format!(
+        sext32s(&format!(
             "(module (func $f (param i32 i32) (result i32) {body}))"
-        ));
-        t.program.functions[0]
-            .code
-            .iter()
-            .filter(|i| matches!(i, Instr::Sext32 { .. }))
-            .count()
+        ))
     };
     // mul then add: one extension, the add's.
     assert_eq!(
@@ -200,16 +204,10 @@ fn operands_read_only_in_their_low_bits_are_not_extended_twice() {
 /// (it writes the low bytes), nor of an address computed last.
 #[test]
 fn stores_do_not_extend_what_they_read_in_its_low_bits() {
-    use toyvm_vm::isa::Instr;
     let sexts = |body: &str| {
-        let t = module(&format!(
+        sext32s(&format!(
             "(module (memory 1) (func $f (param i32 i32 i64) {body}))"
-        ));
-        t.program.functions[0]
-            .code
-            .iter()
-            .filter(|i| matches!(i, Instr::Sext32 { .. }))
-            .count()
+        ))
     };
     // The value's extension goes, for every width below 64 bits.
     assert_eq!(

@@ -166,13 +166,20 @@ pub fn fig4_verdict(streams: &[(String, Vec<Row>)]) -> Verdict {
     })
 }
 
-fn fig4(ctx: &Ctx) -> crate::Result<Outcome> {
+/// The interval lengths and each value stream's rows at them.
+#[allow(clippy::type_complexity)]
+fn value_rows(ctx: &Ctx) -> crate::Result<(Vec<usize>, Vec<(String, Vec<Row>)>)> {
     let ls = lengths(ctx);
     let mut per = Vec::new();
     for s in &ctx.values {
         let s = s.load(ctx.sizes.long_len())?;
         per.push((s.name.clone(), rows(&s.tuples, &ls)));
     }
+    Ok((ls, per))
+}
+
+fn fig4(ctx: &Ctx) -> crate::Result<Outcome> {
+    let (ls, per) = value_rows(ctx)?;
     let mut detail = String::from(
         "Perfect profiler, value streams, whole intervals of each length.\n\n| stream | interval | mean distinct tuples | per tenfold |\n|---|---|---|---|\n",
     );
@@ -264,12 +271,7 @@ pub fn fig5_verdict(streams: &[(String, Vec<Row>)]) -> Verdict {
 }
 
 fn fig5(ctx: &Ctx) -> crate::Result<Outcome> {
-    let ls = lengths(ctx);
-    let mut per = Vec::new();
-    for s in &ctx.values {
-        let s = s.load(ctx.sizes.long_len())?;
-        per.push((s.name.clone(), rows(&s.tuples, &ls)));
-    }
+    let (ls, per) = value_rows(ctx)?;
     let mut detail = String::from(
         "Perfect profiler, value streams; means over whole intervals; 'share' is the candidates' share of the interval's events.\n\n| stream | interval | distinct | candidates at 1% | share | candidates at 0.1% | share |\n|---|---|---|---|---|---|---|\n",
     );
