@@ -44,21 +44,35 @@ use crate::spec::{ConteOptions, ConteScheme, ProfilerSpec};
 use crate::stratified::CYCLES_PER_MESSAGE;
 use crate::tuple::{Kind, KindSet, Tuple};
 
+/// What an entry holds about its branch; which branch it is, and when it was last
+/// used, live apart in [`Way`]s, so a lookup reads one set's tags from one cache line.
 #[derive(Clone, Copy, Debug, Default)]
 struct Entry {
-    valid: bool,
-    branch: u64,
     target: Option<u64>,
     dirty: bool,
     /// Allocated and not yet updated: its 2-bit counter takes the first outcome's side.
     fresh: bool,
-    last_use: u64,
     counter: u8,
     history: u16,
     full: bool,
     executed: u64,
     taken: u64,
 }
+
+/// An entry's tag: its branch pc and the clock of its last use, 0 while the entry is
+/// invalid (the clock is at least 1 once anything has been looked up), so the way a
+/// miss takes is the first with the least `last_use`: an invalid way first, else the
+/// least recently used, with one pass.
+#[derive(Clone, Copy, Debug, Default)]
+struct Way {
+    branch: u64,
+    last_use: u64,
+}
+
+/// The schemes, as `observe_as`'s parameter.
+const ONE_LEVEL: u8 = 0;
+const TWO_LEVEL: u8 = 1;
+const COUNTER: u8 = 2;
 
 /// Conte's hardware-based profiler.
 #[derive(Debug)]
@@ -67,6 +81,7 @@ pub struct Conte {
     opts: ConteOptions,
     threshold: u64,
     entries: Vec<Entry>,
+    tags: Vec<Way>,
     since_sample: u64,
     arcs: TupleMap<f64>,
     /// The indices of the dirty entries, each once, in the order they turned dirty: a
@@ -91,6 +106,7 @@ impl Conte {
         Conte {
             threshold: spec.threshold_count(),
             entries: vec![Entry::default(); opts.entries],
+            tags: vec![Way::default(); opts.entries],
             since_sample: 0,
             arcs: TupleMap::default(),
             dirty: Vec::new(),
@@ -104,18 +120,9 @@ impl Conte {
         }
     }
 
-    fn fresh(&self, branch: u64) -> Entry {
-        Entry {
-            valid: true,
-            branch,
-            history: 1,
-            fresh: true,
-            ..Entry::default()
-        }
-    }
-
     /// The entry holding `pc`, allocating (and so losing the old entry's unsampled
     /// information) on a miss: an invalid way first, else the least recently used.
+    #[inline(always)]
     fn slot(&mut self, pc: u64) -> usize {
         // Low offset bits select the set, as a BTB indexes by address; the function index
         // is mixed in so equal offsets in different functions spread.
@@ -127,40 +134,100 @@ impl Conte {
         };
         let base = set as usize * ways;
         self.clock += 1;
-        let set = base..base + ways;
-        let i = match set
-            .clone()
-            .find(|&i| self.entries[i].valid && self.entries[i].branch == pc)
-        {
-            Some(i) => i,
-            None => {
-                let v = set
-                    .clone()
-                    .find(|&i| !self.entries[i].valid)
-                    .unwrap_or_else(|| {
-                        set.min_by_key(|&i| self.entries[i].last_use)
-                            .expect("ways >= 1")
-                    });
-                // The new branch inherits the way's dirty bit (and its place in the
-                // dirty list): `observe` marks it dirty right after, so the bit only
-                // says whether the index is listed already.
-                self.contentions += u64::from(self.entries[v].valid);
-                let listed = self.entries[v].dirty;
-                self.entries[v] = Entry {
-                    dirty: listed,
-                    ..self.fresh(pc)
-                };
-                v
+        let clock = self.clock;
+        let set = &mut self.tags[base..base + ways];
+        // One pass finds a hit, or else the first way with the least `last_use`.
+        let (mut victim, mut least) = (0, u64::MAX);
+        for (w, way) in set.iter_mut().enumerate() {
+            if way.branch == pc && way.last_use != 0 {
+                way.last_use = clock;
+                return base + w;
             }
+            if way.last_use < least {
+                (victim, least) = (w, way.last_use);
+            }
+        }
+        self.contentions += u64::from(least != 0);
+        set[victim] = Way {
+            branch: pc,
+            last_use: clock,
         };
-        self.entries[i].last_use = self.clock;
-        i
+        let v = base + victim;
+        // The new branch inherits the way's dirty bit (and its place in the dirty list):
+        // `observe` marks it dirty right after, so the bit only says whether the index is
+        // listed already.
+        self.entries[v] = Entry {
+            dirty: self.entries[v].dirty,
+            history: 1,
+            fresh: true,
+            ..Entry::default()
+        };
+        v
     }
 
     /// Buffer contentions so far: allocations that replaced another branch's valid
     /// entry, losing its unsampled information (002 Fig 2's count).
     pub fn contentions(&self) -> u64 {
         self.contentions
+    }
+
+    /// Observes `batch` under one scheme, updating only the state that scheme samples
+    /// (one-level: the 2-bit counter; two-level: the history register; counter: the
+    /// two counters): a tuple costs a set lookup and a few stores (`cargo run
+    /// --release -p toyvm-profiler --example ingest_quick -- edges conte`).
+    fn observe_as<const SCHEME: u8>(&mut self, batch: &[Tuple]) {
+        let ft = self.opts.fallthrough;
+        let period = self.opts.period;
+        let width = self.opts.history;
+        let mask = (1u16 << width) - 1;
+        for t in batch {
+            if t.kind != Kind::Edge {
+                continue;
+            }
+            let i = self.slot(t.a);
+            let taken = t.b != t.a.wrapping_add(ft);
+            let e = &mut self.entries[i];
+            if taken {
+                e.target = Some(t.b);
+            }
+            match SCHEME {
+                ONE_LEVEL => {
+                    if e.fresh {
+                        // A just-allocated 2-bit counter starts weak toward its first
+                        // outcome.
+                        e.fresh = false;
+                        e.counter = if taken { 2 } else { 1 };
+                    } else if taken {
+                        e.counter = (e.counter + 1).min(3);
+                    } else {
+                        e.counter = e.counter.saturating_sub(1);
+                    }
+                }
+                TWO_LEVEL => {
+                    let shifted = (e.history << 1) | taken as u16;
+                    if e.full {
+                        e.history = shifted & mask;
+                    } else if shifted >> width != 0 {
+                        e.full = true;
+                        e.history = shifted & mask;
+                    } else {
+                        e.history = shifted;
+                    }
+                }
+                _ => {
+                    e.executed += 1;
+                    e.taken += taken as u64;
+                }
+            }
+            if !e.dirty {
+                e.dirty = true;
+                self.dirty.push(i as u32);
+            }
+            self.since_sample += 1;
+            if self.since_sample >= period {
+                self.sample();
+            }
+        }
     }
 
     /// Reads every dirty entry into the arc table (a sampling point).
@@ -191,8 +258,9 @@ impl Conte {
         let mut add = Vec::with_capacity(2 * d);
         for &i in &dirty {
             let e = &mut self.entries[i as usize];
-            let fall = Tuple::edge(e.branch, e.branch.wrapping_add(ft));
-            let target = e.target.map(|t| Tuple::edge(e.branch, t));
+            let branch = self.tags[i as usize].branch;
+            let fall = Tuple::edge(branch, branch.wrapping_add(ft));
+            let target = e.target.map(|t| Tuple::edge(branch, t));
             match scheme {
                 ConteScheme::OneLevel => {
                     let inc = if e.counter == 0 || e.counter == 3 {
@@ -259,43 +327,14 @@ impl Profiler for Conte {
     }
 
     fn observe(&mut self, t: Tuple) {
-        if t.kind != Kind::Edge {
-            return;
-        }
-        let i = self.slot(t.a);
-        let taken = t.b != t.a.wrapping_add(self.opts.fallthrough);
-        let width = self.opts.history;
-        let e = &mut self.entries[i];
-        if taken {
-            e.target = Some(t.b);
-        }
-        if e.fresh {
-            // A just-allocated 2-bit counter starts weak toward its first outcome.
-            e.fresh = false;
-            e.counter = if taken { 2 } else { 1 };
-        } else if taken {
-            e.counter = (e.counter + 1).min(3);
-        } else {
-            e.counter = e.counter.saturating_sub(1);
-        }
-        let shifted = (e.history << 1) | taken as u16;
-        if e.full {
-            e.history = shifted & ((1 << width) - 1);
-        } else if shifted >> width != 0 {
-            e.full = true;
-            e.history = shifted & ((1 << width) - 1);
-        } else {
-            e.history = shifted;
-        }
-        e.executed += 1;
-        e.taken += taken as u64;
-        if !e.dirty {
-            e.dirty = true;
-            self.dirty.push(i as u32);
-        }
-        self.since_sample += 1;
-        if self.since_sample >= self.opts.period {
-            self.sample();
+        self.observe_batch(std::slice::from_ref(&t));
+    }
+
+    fn observe_batch(&mut self, batch: &[Tuple]) {
+        match self.opts.scheme {
+            ConteScheme::OneLevel => self.observe_as::<ONE_LEVEL>(batch),
+            ConteScheme::TwoLevel => self.observe_as::<TWO_LEVEL>(batch),
+            ConteScheme::Counter => self.observe_as::<COUNTER>(batch),
         }
     }
 
