@@ -268,7 +268,7 @@ impl Runner for MustNotRun {
         &self,
         _: &Case,
         _: &[toyvm_profiler::ProfilerSpec],
-    ) -> compare::Result<Vec<toyvm_profiler::report::ModelReport>> {
+    ) -> compare::Result<Vec<toyvm_profiler::evaluation::ModelReport>> {
         panic!("a run started although an output path is bad");
     }
 }

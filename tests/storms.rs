@@ -3,9 +3,8 @@
 //! program ran after it was installed, and every head's recompiles (after
 //! exits or guards) and revivals (after going idle) are bounded.
 
-use toyvm::Runtime;
 use toyvm::runtime::JitOptions;
-use toyvm::runtime::RunReport;
+use toyvm::{RunReport, Runtime};
 use toyvm_vm::asm;
 use toyvm_vm::interp::Input;
 

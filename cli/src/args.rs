@@ -38,7 +38,7 @@ pub(crate) enum Command {
     /// Each model is compared against the perfect profiler at its own
     /// interval length; the report gives state bytes, messages to software,
     /// the error figures and the hottest candidates.
-    #[command(after_long_help = format!("{}\n{}", toyvm_profiler::report::TERMS, toyvm_profiler::spec::HELP))]
+    #[command(after_long_help = format!("{}\n{}", toyvm_profiler::evaluation::TERMS, toyvm_profiler::spec::HELP))]
     Profile {
         /// A text or binary trace (as written by `toyvm run --record`).
         #[arg(long, value_name = "FILE")]

@@ -51,7 +51,7 @@ pub(crate) fn profile(
     let specs = parse_profile_specs(profiles)?;
     let reader = toyvm_profiler::trace::TraceReader::open(trace)
         .map_err(|e| Failure::of(trace.display(), &e))?;
-    let report = toyvm_profiler::report::profile_stream(reader, &specs)
+    let report = toyvm_profiler::evaluation::profile_stream(reader, &specs)
         .map_err(|e| Failure::of(trace.display(), &e))?;
     let mut text = if json {
         output::json_pretty(PROFILE_JSON_FORMAT, &report)

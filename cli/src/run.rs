@@ -218,7 +218,7 @@ fn recorded(
                 wall_seconds: secs,
                 interpreter_seconds: secs,
                 instructions: o.steps.unwrap_or(0),
-                tuples: toyvm::runtime::TupleCounts {
+                tuples: toyvm::TupleCounts {
                     value: o.tuples[0],
                     edge: o.tuples[1],
                     call: o.tuples[2],

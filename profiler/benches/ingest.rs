@@ -11,7 +11,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use heavykeeper::TopK;
 use std::collections::HashMap;
 use std::hint::black_box;
-use toyvm_profiler::report::profile_stream;
+use toyvm_profiler::evaluation::profile_stream;
 use toyvm_profiler::synth::{program_edges, zipf_stream};
 use toyvm_profiler::{IntervalDriver, TraceReader, Tuple, parse_spec};
 

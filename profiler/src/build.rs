@@ -2,7 +2,7 @@
 //! stands above them all (the spec and each model stand below it; none
 //! imports this module).
 
-use crate::profiler::Profiler;
+use crate::contract::Profiler;
 use crate::spec::{Model, ProfilerSpec};
 
 impl ProfilerSpec {

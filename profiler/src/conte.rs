@@ -38,8 +38,8 @@
 //! whose estimated weight reaches the threshold.  Overhead: each dirty entry read at a
 //! sampling point is a message (30 cycles, the stratified paper's cost per message).
 
+use crate::contract::{Candidate, Overhead, Profiler};
 use crate::hash::TupleMap;
-use crate::profiler::{Candidate, Overhead, Profiler};
 use crate::spec::{ConteOptions, ConteScheme, ProfilerSpec};
 use crate::stratified::CYCLES_PER_MESSAGE;
 use crate::tuple::{Kind, KindSet, Tuple};

@@ -16,8 +16,8 @@
 //! unless the driver was made [`unordered`](IntervalDriver::unordered), for a consumer
 //! that orders them its own way and should not pay for a sort at every interval end.
 
+use crate::contract::{Candidate, Profiler, sort_candidates};
 use crate::error::{Error, Result};
-use crate::profiler::{Candidate, Profiler, sort_candidates};
 use crate::spec::ProfilerSpec;
 use crate::tuple::{Kind, KindSet, Tuple};
 

@@ -15,8 +15,8 @@
 //!   max(flow in, flow out) (section 3.4).
 //! - [`range_error`]: RAP's per-range percentage error (004, section 5.3).
 
+use crate::contract::{Candidate, HotRange};
 use crate::hash::TupleMap;
-use crate::profiler::{Candidate, HotRange};
 use crate::tuple::{Kind, Tuple};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -52,8 +52,8 @@
 
 mod accumulator;
 
+use crate::contract::{Candidate, Overhead, Profiler};
 use crate::hash::{BLOCK, PaperHash, mix};
-use crate::profiler::{Candidate, Overhead, Profiler};
 use crate::spec::{MultiHashOptions, ProfilerSpec};
 use crate::tuple::{KindSet, Tuple};
 use accumulator::Accumulator;

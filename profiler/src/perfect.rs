@@ -4,8 +4,8 @@
 //! Its `state_bytes` is what an exact table would need for the largest interval seen:
 //! 24 bytes (two 64-bit words, kind, a 64-bit count, rounded) per distinct tuple.
 
+use crate::contract::{Candidate, Overhead, Profiler, sort_candidates};
 use crate::hash::TupleMap;
-use crate::profiler::{Candidate, Overhead, Profiler, sort_candidates};
 use crate::spec::ProfilerSpec;
 use crate::tuple::{KindSet, Tuple};
 

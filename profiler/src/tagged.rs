@@ -30,8 +30,8 @@
 //! is allocated first.  Messages go through the same software side as
 //! the stratified sampler (optional A_k, 30 cycles per message).
 
+use crate::contract::{Candidate, Overhead, Profiler};
 use crate::hash::{BLOCK, PaperHash, xor_fold};
-use crate::profiler::{Candidate, Overhead, Profiler};
 use crate::spec::{ProfilerSpec, TaggedOptions};
 use crate::stratified::Software;
 use crate::tuple::{KindSet, Tuple};

@@ -5,10 +5,10 @@
 //! fewer trials and stream lengths and assert the same orderings.
 
 use std::collections::BTreeMap;
+use toyvm_profiler::evaluation::profile_stream;
 use toyvm_profiler::hash::{SplitMix64, TupleMap};
 use toyvm_profiler::metrics::arc_weight_error;
 use toyvm_profiler::rap::RapTree;
-use toyvm_profiler::report::profile_stream;
 use toyvm_profiler::spec::parse_spec;
 use toyvm_profiler::synth::{noisy_zipf_stream, program_edges};
 use toyvm_profiler::{Tuple, multihash};

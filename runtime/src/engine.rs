@@ -75,21 +75,20 @@ use std::sync::Arc;
 
 use toyvm_profiler::ProfilerSpec;
 
-use toyvm_vm::interp::{self, Call, Config};
-use toyvm_vm::{KindSet, Program};
+use toyvm_vm::Program;
+use toyvm_vm::interp::{self, Call};
 
-use crate::runtime::{
-    Jit, JitLimits, JitOptions, JitStats, Limits, Link, RunModel, SharedCode, WithHost,
-    jit_stack_bytes, with_host,
-};
+use crate::runtime::{Jit, JitOptions, JitStats, Limits, SharedCode, jit_stack_bytes};
 use crate::{Error, Result};
 
 mod func;
 mod imports;
+pub(crate) mod runner;
 
 pub use func::{Func, TypedFunc};
 use imports::Linked;
 pub use imports::{HostFn, Imports};
+use runner::{ModelThread, Runner, check_arity};
 pub use toyvm_vm::interp::HostError;
 
 /// The configuration every module and instance made from it shares: the
@@ -101,7 +100,7 @@ pub struct Engine {
 }
 
 /// An engine's options (see [`EngineBuilder`]), which a whole run
-/// ([`crate::Runtime`]) takes too.
+/// ([`crate::Runtime`]) takes too; a [`Runner`] runs calls with them.
 #[derive(Clone, Debug)]
 pub(crate) struct EngineConfig {
     pub(crate) profile: Option<ProfilerSpec>,
@@ -109,6 +108,15 @@ pub(crate) struct EngineConfig {
     pub(crate) limits: Limits,
     pub(crate) lag: Option<u64>,
     pub(crate) count: bool,
+}
+
+impl EngineConfig {
+    /// Tuples between an interval's end and its decisions taking effect,
+    /// with a model: the lag set, or the spec's interval.
+    pub(crate) fn model_lag(&self) -> Option<u64> {
+        let spec = self.profile.as_ref()?;
+        Some(self.lag.unwrap_or(spec.interval))
+    }
 }
 
 impl Default for EngineConfig {
@@ -123,7 +131,7 @@ impl Default for EngineConfig {
     }
 }
 
-/// Builds an [`Engine`]; [`crate::runtime::RuntimeBuilder`] takes the same options
+/// Builds an [`Engine`]; [`crate::RuntimeBuilder`] takes the same options
 /// (it wraps one).
 #[derive(Clone, Debug, Default)]
 pub struct EngineBuilder {
@@ -323,12 +331,8 @@ struct State {
     module: Module,
     mem: interp::Memory,
     input_len: usize,
-    /// The model's link (inline: on the calling thread), with a model.
-    link: Option<Link<'static, RunModel>>,
-    jit: Option<Jit>,
-    kinds: KindSet,
-    /// Fuel left, with a fuel limit.
-    fuel: Option<u64>,
+    /// Its model's link (on the calling thread), its JIT, its fuel left.
+    runner: Runner<'static>,
     /// The stack of the instance's own thread, with compiled code.
     stack: Option<usize>,
     /// The host functions, by import index.
@@ -450,7 +454,7 @@ impl std::fmt::Debug for Instance {
         let s = self.state();
         f.debug_struct("Instance")
             .field("memory_words", &s.mem.len())
-            .field("fuel", &s.fuel)
+            .field("fuel", &s.runner.fuel)
             .field("stats", &s.stats)
             .field("worker", &self.worker.is_some())
             .finish_non_exhaustive()
@@ -479,36 +483,22 @@ impl Instance {
         let host_fns = imports.link(&module.program)?;
         let config = &module.engine.config;
         let mem = interp::memory(&module.program, file)?;
-        let kinds = config.profile.as_ref().map_or(KindSet::EMPTY, |p| p.kinds);
         let stack = module
             .code
             .as_ref()
             .map(|c| jit_stack_bytes(c, config.limits.max_depth));
-        let jit = match (&config.jit, &module.code) {
-            (Some(opts), Some(code)) => {
-                let mut opts = opts.clone();
-                opts.timing = opts.timing || config.count;
-                let limits = JitLimits {
-                    fuel: config.limits.fuel,
-                    max_depth: config.limits.max_depth,
-                };
-                let program = Arc::clone(&module.program);
-                Some(Jit::new(program, Arc::clone(code), opts, false, limits)?)
-            }
-            _ => None,
-        };
-        let link = config.profile.as_ref().map(|spec| {
-            let lag = config.lag.unwrap_or(spec.interval);
-            Link::inline(RunModel::new(spec, false), lag, jit.is_some())
-        });
+        let runner = Runner::new(
+            config,
+            &module.program,
+            module.code.clone(),
+            ModelThread::Here,
+            false,
+        )?;
         let state = State {
             module: module.clone(),
             mem,
             input_len: file.len(),
-            link,
-            jit,
-            kinds,
-            fuel: config.limits.fuel,
+            runner,
             stack,
             host_fns,
             out: Box::new(std::io::stdout()),
@@ -558,16 +548,11 @@ impl Instance {
     /// index past them is [`Error::NoSuchFunction`], another number of
     /// arguments than the function takes [`Error::Arity`].
     pub fn call_index(&mut self, func: u32, args: &[i64]) -> Result<i64> {
-        let Some(f) = self.module().program.functions.get(func as usize) else {
+        let program = &self.module().program;
+        if func as usize >= program.functions.len() {
             return Err(Error::NoSuchFunction(format!("#{func}")));
-        };
-        if args.len() != f.params as usize {
-            return Err(Error::Arity {
-                function: f.name.clone(),
-                expected: f.params as usize,
-                given: args.len(),
-            });
         }
+        check_arity(program, func, args.len())?;
         self.run_call(func, args)
     }
 
@@ -611,68 +596,27 @@ impl Instance {
 }
 
 impl State {
+    /// The call, on this thread: the one path, [`Runner::call`].
     fn call_here(&mut self, func: u32, args: &[i64]) -> Result<i64> {
-        let config = &self.module.engine.config;
-        let cfg = Config {
-            fuel: self.fuel,
-            count_steps: config.count,
-            max_depth: config.limits.max_depth,
-            kinds: self.kinds,
-        };
         let call = Call {
             func,
             args,
             input_len: self.input_len,
         };
-        if let Some(jit) = &mut self.jit {
-            jit.set_fuel_limit(self.fuel);
-        }
-        let run = CallRun {
-            program: &self.module.program,
-            mem: &mut self.mem,
+        let (result, steps, _) = self.runner.call(
+            &self.module.program,
+            &mut self.mem,
             call,
-            out: &mut *self.out,
-            host_fns: &mut self.host_fns,
-            cfg: &cfg,
-        };
-        let ((result, steps), _) =
-            with_host(self.link.as_mut(), self.jit.as_mut(), self.kinds, run);
+            &mut *self.out,
+            &mut self.host_fns,
+        );
         self.stats.calls += 1;
         self.stats.instructions += steps;
-        if let Some(fuel) = &mut self.fuel {
-            *fuel = fuel.saturating_sub(steps);
-        }
         let value = result?.value;
         self.out
             .flush()
             .map_err(|e| Error::Vm(toyvm_vm::Error::Output(e)))?;
         Ok(value)
-    }
-}
-
-/// One call, for [`with_host`] to run with the host it chooses.
-struct CallRun<'r> {
-    program: &'r Program,
-    mem: &'r mut interp::Memory,
-    call: Call<'r>,
-    out: &'r mut dyn Write,
-    host_fns: &'r mut Linked,
-    cfg: &'r Config,
-}
-
-impl WithHost for CallRun<'_> {
-    type Output = (toyvm_vm::Result<interp::Outcome>, u64);
-
-    fn run<H: interp::Host>(self, host: &mut H) -> Self::Output {
-        interp::call_with_host(
-            self.program,
-            self.mem,
-            self.call,
-            self.out,
-            host,
-            self.host_fns,
-            self.cfg,
-        )
     }
 }
 
@@ -714,13 +658,13 @@ impl Instance {
     /// Fuel left, when the engine set a fuel limit: instructions the
     /// instance may still execute over its next calls.
     pub fn fuel(&self) -> Option<u64> {
-        self.state().fuel
+        self.state().runner.fuel
     }
 
     /// Refuels the instance. Only with a fuel limit on the engine (its
     /// compiled code is then metered); otherwise a usage error.
     pub fn set_fuel(&mut self, fuel: u64) -> Result<()> {
-        match &mut self.state_mut().fuel {
+        match &mut self.state_mut().runner.fuel {
             Some(f) => {
                 *f = fuel;
                 Ok(())
@@ -735,7 +679,7 @@ impl Instance {
     pub fn stats(&self) -> InstanceStats {
         let s = self.state();
         InstanceStats {
-            jit: s.jit.as_ref().map(Jit::stats),
+            jit: s.runner.jit.as_ref().map(Jit::stats),
             ..s.stats.clone()
         }
     }

@@ -51,9 +51,10 @@
 pub mod engine;
 pub mod feedback;
 pub mod record;
+pub mod run;
 pub mod runtime;
 
-pub use runtime::{RunReport, Runtime, Stats};
+pub use run::{RunReport, Runtime, RuntimeBuilder, Stats, TupleCounts};
 
 /// Everything that can go wrong in the runtime.
 ///

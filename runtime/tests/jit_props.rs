@@ -74,7 +74,7 @@ fn run_spec(
     program: &toyvm::vm::Program,
     arg: i64,
     spec: Option<&str>,
-) -> (Result<toyvm::runtime::RunReport, String>, Vec<u8>) {
+) -> (Result<toyvm::RunReport, String>, Vec<u8>) {
     let mut out = Vec::new();
     let r = Runtime::builder(program.clone())
         .profile_str(spec.unwrap_or("none"))
@@ -142,7 +142,7 @@ fn deep_native_recursion_with_large_frames_fits_the_jit_stack() {
     let program = asm::assemble(&src).unwrap();
     // The deepest run that returns, and one call deeper.
     for n in [65_535, 65_536] {
-        let value = |(r, out): (Result<toyvm::runtime::RunReport, String>, Vec<u8>)| {
+        let value = |(r, out): (Result<toyvm::RunReport, String>, Vec<u8>)| {
             (r.map(|r| r.outcome.value), out)
         };
         let want = value(run_spec(&program, n, None));

@@ -3,7 +3,7 @@
 //! per program that measures every model against the perfect profiler.
 //!
 //! The error pass streams the interpreter's tuples (JIT off, every kind)
-//! through a [`toyvm_profiler::report::StreamProfiler`]: error is measured on
+//! through a [`toyvm_profiler::evaluation::StreamProfiler`]: error is measured on
 //! the stream the interpreter emits, the same for every model. The timed
 //! runs have the JIT on, and compiled code emits no tuples, so the model
 //! that drives a JIT run sees less than the whole stream; its state bytes,
@@ -14,7 +14,7 @@
 //! caught.
 
 use toyvm_profiler::ProfilerSpec;
-use toyvm_profiler::report::{ModelReport, ProfileReport, StreamProfiler};
+use toyvm_profiler::evaluation::{ModelReport, ProfileReport, StreamProfiler};
 use toyvm_vm::Tuple;
 use toyvm_vm::interp;
 

@@ -29,9 +29,14 @@
 //!
 //! Pieces: [`suite`] finds programs and reads their headers, [`specs`]
 //! expands `--profile` and `--sweep`, [`measure`] runs (behind the
-//! [`measure::Runner`] seam), [`report`] assembles rows, summary, Pareto
-//! marks and baseline changes, [`render`] prints them, [`chart`] draws SVG.
-//! What can stop a comparison is an [`Error`].
+//! [`measure::Runner`] seam), [`cells`] are the units of work a study is
+//! recorded, resumed and sharded in ([`shard`]), [`assemble`] builds the
+//! tables from finished cells, [`report`] is what a report holds (rows,
+//! summary with Pareto marks, baseline changes; [`baseline`] checks an old
+//! one can be compared, [`meta`] the machine and date), [`study`] adds the
+//! synthetic workloads, [`render`] prints it all, [`tidy`] writes one CSV
+//! row per timed run, [`chart`] draws SVG. What can stop a comparison is
+//! an [`Error`].
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

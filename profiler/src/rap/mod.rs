@@ -37,7 +37,7 @@ mod trie;
 pub use buffer::EventBuffer;
 pub use trie::{NodeView, RapTree, worst_case_before_merge};
 
-use crate::profiler::{Candidate, HotRange, Overhead, Profiler};
+use crate::contract::{Candidate, HotRange, Overhead, Profiler};
 use crate::spec::{ProfilerSpec, RapOptions};
 use crate::tuple::{Kind, KindSet, Tuple};
 

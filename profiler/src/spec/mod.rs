@@ -87,7 +87,7 @@ pub const MAX_TABLE_ENTRIES: usize = 1 << 16;
 /// `rap` buffer).
 pub const MAX_STATE_ENTRIES: usize = 1 << 20;
 /// Most models one pass over a stream runs side by side (`toyvm profile`'s list,
-/// [`crate::report::profile_stream`], each error pass of `toyvm compare`): each model's
+/// [`crate::evaluation::profile_stream`], each error pass of `toyvm compare`): each model's
 /// tables are bounded by the limits above (at most a few tens of MB), and all of a
 /// pass's are alive together, so the pass is bounded by this many of them.
 pub const MAX_MODELS_AT_ONCE: usize = 32;

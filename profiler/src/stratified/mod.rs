@@ -21,7 +21,7 @@ mod software;
 pub use sampler::Sampler;
 pub use software::{CYCLES_PER_MESSAGE, Software};
 
-use crate::profiler::{Candidate, Overhead, Profiler};
+use crate::contract::{Candidate, Overhead, Profiler};
 use crate::spec::{Estimator, ProfilerSpec, SamplerExpr, StratifiedOptions};
 
 fn leaf(x: &SamplerExpr) -> &SamplerExpr {

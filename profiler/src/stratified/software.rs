@@ -23,8 +23,8 @@
 //! Intervals: at an interval end the A_k entries are drained to software (they count as
 //! messages), the estimates of the interval become its candidates and start over.
 
+use crate::contract::{Candidate, Overhead};
 use crate::hash::TupleMap;
-use crate::profiler::{Candidate, Overhead};
 use crate::tuple::Tuple;
 use std::collections::HashMap;
 
@@ -184,7 +184,7 @@ mod tests {
     fn candidates(s: &mut Software) -> Vec<Candidate> {
         let mut out = Vec::new();
         s.end_interval(1, &mut |_, _| {}, &mut out);
-        crate::profiler::sort_candidates(&mut out);
+        crate::contract::sort_candidates(&mut out);
         out
     }
 

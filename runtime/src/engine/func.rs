@@ -103,15 +103,7 @@ impl Func {
     /// call, not the instance.
     pub fn call(&self, instance: &mut Instance, args: &[i64]) -> Result<i64> {
         instance.check_owner(*self)?;
-        if args.len() != self.params() {
-            return Err(Error::Arity {
-                function: instance.module().program.functions[self.index as usize]
-                    .name
-                    .clone(),
-                expected: self.params(),
-                given: args.len(),
-            });
-        }
+        super::check_arity(&instance.module().program, self.index, args.len())?;
         instance.run_call(self.index, args)
     }
 

@@ -1,4 +1,6 @@
-//! The one trait every profiler model implements, and the types it returns.
+//! The contract between a profiler model and whoever feeds it: the one trait every
+//! model implements ([`Profiler`], its contract a numbered list), the types it returns
+//! ([`Candidate`], [`HotRange`], [`Overhead`]) and the candidates' order.
 
 use crate::spec::ProfilerSpec;
 use crate::tuple::{Kind, KindSet, Tuple};

@@ -15,11 +15,11 @@
 //! default cumulative tree, the final hot ranges with the whole run, as 004 section 5.3
 //! measures it.
 
+use crate::contract::{Candidate, HotRange, Profiler};
 use crate::error::Result;
 use crate::hash::TupleMap;
 use crate::metrics::{self, BucketError, ErrorSummary, IntervalError, InvarianceRules, RangeError};
 use crate::perfect::Perfect;
-use crate::profiler::{Candidate, HotRange, Profiler};
 use crate::spec::{Model, ProfilerSpec};
 use crate::tuple::{Kind, KindSet, Tuple};
 use serde::Serialize;
@@ -201,7 +201,7 @@ impl Group {
 /// matter: the same tuples in any batches give the same report.
 ///
 /// ```
-/// use toyvm_profiler::report::StreamProfiler;
+/// use toyvm_profiler::evaluation::StreamProfiler;
 /// use toyvm_profiler::spec::parse_specs;
 /// use toyvm_profiler::{Kind, Tuple};
 ///
