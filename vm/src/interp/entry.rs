@@ -129,91 +129,6 @@ pub trait HostFunctions {
     ) -> std::result::Result<i64, HostError>;
 }
 
-/// Why a host function failed: a message, and the host's own error when
-/// it gave one ([`HostError::new`]). It becomes the program's trap
-/// ([`TrapKind::Host`], with the import's name), which carries it back to
-/// whoever ran the program: the embedder gets its own error again with
-/// [`HostError::downcast_ref`].
-///
-/// Cheap to clone (shared); two compare equal when their messages do, so
-/// traps compare by what they say (the interpreter's and compiled code's
-/// trap of one failing call are equal).
-#[derive(Clone)]
-pub struct HostError(std::sync::Arc<HostErrorInner>);
-
-struct HostErrorInner {
-    message: String,
-    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
-}
-
-impl HostError {
-    /// A failure that is only a message.
-    pub fn msg(message: impl Into<String>) -> HostError {
-        HostError(std::sync::Arc::new(HostErrorInner {
-            message: message.into(),
-            source: None,
-        }))
-    }
-
-    /// A failure that is the host's own `error`: its message is the
-    /// error's, and [`downcast_ref`](Self::downcast_ref) gives the error
-    /// back.
-    pub fn new<E: std::error::Error + Send + Sync + 'static>(error: E) -> HostError {
-        HostError(std::sync::Arc::new(HostErrorInner {
-            message: error.to_string(),
-            source: Some(Box::new(error)),
-        }))
-    }
-
-    /// What the host said (the trap's text after the import's name).
-    pub fn message(&self) -> &str {
-        &self.0.message
-    }
-
-    /// The host's own error, when it gave one ([`HostError::new`]).
-    pub fn error(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
-        self.0.source.as_deref()
-    }
-
-    /// The host's own error, if it is an `E`.
-    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
-        self.error().and_then(|e| e.downcast_ref::<E>())
-    }
-}
-
-impl std::fmt::Debug for HostError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut d = f.debug_struct("HostError");
-        d.field("message", &self.0.message);
-        if let Some(e) = &self.0.source {
-            d.field("error", e);
-        }
-        d.finish()
-    }
-}
-
-impl std::fmt::Display for HostError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0.message)
-    }
-}
-
-/// Transparent: its message is the host error's own, so the chain goes
-/// on with that error's source.
-impl std::error::Error for HostError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.error().and_then(|e| e.source())
-    }
-}
-
-impl PartialEq for HostError {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.message == other.0.message
-    }
-}
-
-impl Eq for HostError {}
-
 impl From<String> for HostError {
     fn from(message: String) -> Self {
         HostError::msg(message)
@@ -310,6 +225,11 @@ fn check_arity(f: &crate::program::Function, given: usize) -> Result<()> {
 ///
 /// The memory's current length is part of it: an `mgrow` in one call is
 /// seen by the next.
+///
+/// Whatever the call wrote to `out` has been flushed when it returns, trap
+/// or not: every write to `out` is followed by a flush of it (a failed
+/// flush is the call's error unless it failed otherwise), so the caller
+/// has nothing to flush.
 ///
 /// # Panics
 ///

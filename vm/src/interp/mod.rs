@@ -30,10 +30,10 @@ mod reentry;
 
 use std::io::Write;
 
-pub use crate::trap::{Trap, TrapCode, TrapKind};
+pub use crate::trap::{HostError, Trap, TrapCode, TrapKind};
 pub use entry::{
-    Call, Config, HostError, HostFunctions, Input, NoHostFunctions, Outcome, call_with_host,
-    memory, run, run_hosted, run_with_host, run_with_sink,
+    Call, Config, HostFunctions, Input, NoHostFunctions, Outcome, call_with_host, memory, run,
+    run_hosted, run_with_host, run_with_sink,
 };
 pub use host::{Host, NoJit};
 pub use memory::{HUGE_PAGE_MIN_BYTES, Memory};
