@@ -15,6 +15,7 @@ use super::Jit;
 use super::compiler::{CompileError, Done, Job};
 use super::policy::{
     AfterDrop, Again, Decision, Head, Installation, Installed, Limits, Shape, Summed, Verdict,
+    laid_out,
 };
 
 /// What planning needs of a program that never changes while it runs,
@@ -98,6 +99,7 @@ impl Jit {
                 description: format!("whole function, native ({calls} calls in the interval)"),
                 shape: Shape {
                     covers: Vec::new(),
+                    handed: Vec::new(),
                     dispatches: Vec::new(),
                     callees: 0,
                     calls: Vec::new(),
@@ -256,19 +258,7 @@ impl Jit {
                 format!(", guards [{}]", guards.join(", "))
             },
         );
-        let covers = region
-            .steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Op { pc, .. }
-                | Step::Branch { pc, .. }
-                | Step::Switch { pc, .. }
-                | Step::Call { pc, .. }
-                | Step::Dispatch { pc, .. }
-                | Step::Interpreted { pc, .. } => Some(*pc),
-                _ => None,
-            })
-            .collect();
+        let (covers, handed) = laid_out(&region);
         let dispatches = region
             .steps
             .iter()
@@ -284,6 +274,7 @@ impl Jit {
             description,
             shape: Shape {
                 covers,
+                handed,
                 dispatches,
                 callees: native_callees(&region),
                 calls,

@@ -275,6 +275,18 @@ impl Log {
     }
 }
 
+/// The regions still installed when the run (or instance) ends: what
+/// each counted, in the log.
+impl Drop for Jit {
+    fn drop(&mut self) {
+        if self.log.to.is_some() {
+            for r in self.table.live() {
+                self.log_lifetime("live at the end", r);
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for Jit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Jit")
@@ -383,7 +395,18 @@ impl Jit {
     /// Uninstalls the region in `slot`, counting what it counted.
     fn uninstall(&mut self, slot: u32) {
         let r = self.table.take(slot);
+        self.log_lifetime("retire", &r);
         table::account(&mut self.stats, &r);
+    }
+
+    /// Writes what region `r` counted over its life to the log.
+    fn log_lifetime(&self, what: &str, r: &policy::Installed) {
+        if self.log.to.is_some() {
+            let head = describe(&self.program, r.code.func(), r.code.head());
+            let index = self.clock.last_index;
+            self.log
+                .line(index, format_args!("{what} {head}: {}", r.lifetime()));
+        }
     }
 
     /// The statistics so far, the regions still installed counted in,

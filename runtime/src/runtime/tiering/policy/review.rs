@@ -21,7 +21,7 @@
 
 use std::sync::Arc;
 
-use toyvm_optimizer::{CompiledRegion, ExitKind, ExitReport};
+use toyvm_optimizer::{CompiledRegion, ExitKind, ExitReport, Region, Step};
 use toyvm_profiler::Candidate;
 
 use crate::feedback::review::{Counted, ReviewRule, hottest};
@@ -34,8 +34,18 @@ pub(crate) use crate::feedback::review::Verdict;
 /// the region's layout (`covers`, its instructions' offsets in layout
 /// order); for a whole native function, its `ret` exit ran the function
 /// (counted as `WHOLE_CALL`) and its bail ran nothing that stays.
-pub(crate) fn exit_reach(code: &CompiledRegion, covers: &[u32], whole: bool) -> Vec<u32> {
+pub(crate) fn exit_reach(code: &CompiledRegion, shape: &Shape) -> Vec<u32> {
+    let (covers, whole) = (&shape.covers, shape.whole);
     let at = |pc: u32| covers.iter().position(|&c| c == pc).map(|i| i as u32);
+    // An instruction a path ends by handing over (its `ret`, a call
+    // without native code): the instructions laid out before it.
+    let handed = |pc: u32| {
+        shape
+            .handed
+            .iter()
+            .find(|&&(h, _)| h == pc)
+            .map(|&(_, before)| before)
+    };
     let all = covers.len() as u32;
     code.exits()
         .iter()
@@ -53,10 +63,33 @@ pub(crate) fn exit_reach(code: &CompiledRegion, covers: &[u32], whole: bool) -> 
                 }
                 (ExitKind::Side, _) => all,
                 (ExitKind::Trap, _) => 0,
-                (ExitKind::Interpret | ExitKind::Guard, _) => at(site.resume).unwrap_or(all / 2),
+                (ExitKind::Interpret | ExitKind::Guard, _) => at(site.resume)
+                    .or_else(|| handed(site.resume))
+                    .unwrap_or(all / 2),
             }
         })
         .collect()
+}
+
+/// The offsets of the instructions `region` compiles, in layout order,
+/// and of those its paths end by handing to the interpreter, each with
+/// how many compiled ones are laid out before it (see [`Shape`]).
+pub(crate) fn laid_out(region: &Region) -> (Vec<u32>, Vec<(u32, u32)>) {
+    let mut covers = Vec::new();
+    let mut handed = Vec::new();
+    for s in &region.steps {
+        match s {
+            Step::Op { pc, .. }
+            | Step::Branch { pc, .. }
+            | Step::Switch { pc, .. }
+            | Step::Call { pc, .. }
+            | Step::Dispatch { pc, .. }
+            | Step::Interpreted { pc, .. } => covers.push(*pc),
+            Step::Interpret { pc, .. } => handed.push((*pc, covers.len() as u32)),
+            _ => {}
+        }
+    }
+    (covers, handed)
 }
 
 /// What one call of a whole native function counts as in the work
@@ -71,6 +104,11 @@ pub(crate) struct Shape {
     /// Offsets of the instructions the region compiles (its own code), in
     /// layout order.
     pub(crate) covers: Vec<u32>,
+    /// The instructions its paths end by handing to the interpreter (a
+    /// `ret`, a call the interpreter makes), which it does not compile:
+    /// each one's offset and how many of `covers` are laid out before it.
+    /// An entry that leaves there ran its path to the end.
+    pub(crate) handed: Vec<(u32, u32)>,
     /// Offsets of its native dispatches: an `Interpret` exit there is a
     /// call target the dispatch lacks (or a callee that bailed).
     pub(crate) dispatches: Vec<u32>,
@@ -131,7 +169,7 @@ impl Installed {
     /// `code` of a region of `shape`, installed after `batches` batches
     /// ran.
     pub(crate) fn new(code: Arc<CompiledRegion>, shape: Shape, batches: u64) -> Installed {
-        let reach = exit_reach(&code, &shape.covers, shape.whole);
+        let reach = exit_reach(&code, &shape);
         let n = code.counters_len();
         Installed {
             code,
@@ -148,6 +186,41 @@ impl Installed {
                 recent_side_exits: 0,
             },
         }
+    }
+
+    /// What the region counted over its life, for the log: its entries,
+    /// the arrivals at its head, and each exit site taken, most taken first
+    /// (`side 52 x 1200`: 1,200 side exits resuming at offset 52). Empty
+    /// while an activation holds its counters.
+    pub(crate) fn lifetime(&self) -> String {
+        let exits = self.code.exits();
+        if self.counters.len() != exits.len() + 1 {
+            return String::new();
+        }
+        let mut taken: Vec<(u64, usize)> = self.counters[..exits.len()]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(i, &n)| (n, i))
+            .collect();
+        taken.sort_unstable_by_key(|&(n, i)| (std::cmp::Reverse(n), i));
+        let mut s = format!(
+            "{} entries, {} arrivals at its head",
+            self.entries,
+            self.counters[exits.len()]
+        );
+        for (k, (n, i)) in taken.into_iter().enumerate() {
+            let site = &exits[i];
+            let kind = match site.kind {
+                ExitKind::Side => "side",
+                ExitKind::Guard => "guard",
+                ExitKind::Interpret => "interpret",
+                ExitKind::Trap => "trap",
+            };
+            s += if k == 0 { "; exits " } else { ", " };
+            s += &format!("{kind} {} x {n}", site.resume);
+        }
+        s
     }
 
     /// Side exits (and `Interpret` exits at its dispatches) taken in the
@@ -240,7 +313,7 @@ pub(crate) fn rule(opts: &JitOptions) -> ReviewRule {
 mod tests {
     use std::sync::Arc;
 
-    use toyvm_optimizer::{CodeCache, Region};
+    use toyvm_optimizer::CodeCache;
 
     use super::*;
 
@@ -257,6 +330,7 @@ region f0:2
         let code = Arc::new(CodeCache::new().unwrap().compile(&region).unwrap());
         let shape = Shape {
             covers: vec![2, 3],
+            handed: Vec::new(),
             dispatches: Vec::new(),
             callees: 0,
             calls: Vec::new(),
@@ -344,6 +418,51 @@ region f0:2
         r.entries = 4;
         r.counters = vec![4, 4];
         assert_eq!(r.review(&opts, 1, false), Verdict::Keep);
+    }
+
+    /// A straight path of 18 instructions that ends by handing its `ret`
+    /// to the interpreter (musl's `__fwritex` on `snprintf`'s path is
+    /// one): exit sites `[interpret 18]`.
+    fn straight_to_ret() -> Installed {
+        let mut text = String::from("region f0:0\n  block 0 weight=100\n");
+        for pc in 0..18 {
+            text += &format!("    {pc}: addi r1, r1, 1\n");
+        }
+        text += "    18: interpret ret r1\n";
+        let region = Region::parse(&text).unwrap();
+        let code = Arc::new(CodeCache::new().unwrap().compile(&region).unwrap());
+        let (covers, handed) = laid_out(&region);
+        assert_eq!(handed, [(18, 18)]);
+        let shape = Shape {
+            covers,
+            handed,
+            dispatches: Vec::new(),
+            callees: 0,
+            calls: Vec::new(),
+            whole: false,
+            loops: false,
+            planned_from: Arc::from([]),
+        };
+        Installed::new(code, shape, 0)
+    }
+
+    #[test]
+    fn entries_that_run_to_the_handed_over_ret_do_not_leave_at_once() {
+        let opts = JitOptions::default();
+        let mut r = straight_to_ret();
+        let sites: Vec<_> = r.code.exits().iter().map(|s| (s.kind, s.resume)).collect();
+        assert_eq!(sites, [(ExitKind::Interpret, 18)]);
+        // Every entry ran all 18 instructions: it pays (it was estimated
+        // at half the region, 9, and dropped as leaving at once).
+        assert_eq!(r.reach, [18]);
+        r.entries = 150;
+        r.counters = vec![150, 150];
+        assert_eq!(r.review(&opts, 1, false), Verdict::Keep);
+        assert!(
+            r.lifetime().ends_with("exits interpret 18 x 150"),
+            "{}",
+            r.lifetime()
+        );
     }
 
     /// A host's graph: blocks that each loop on themselves (only the
