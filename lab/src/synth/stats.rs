@@ -119,7 +119,7 @@ impl Counter {
             }
         }
         for (th, sum) in st.hot_at.iter_mut() {
-            let at = toyvm_profiler::profiler::threshold_count(*th, self.interval);
+            let at = toyvm_profiler::contract::threshold_count(*th, self.interval);
             *sum += counts.values().filter(|&&x| x >= at).count() as f64;
         }
         let hot: HashSet<Tuple> = Perfect::candidates_of(&counts, self.threshold)

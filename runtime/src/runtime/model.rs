@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use toyvm_profiler::profiler::sort_candidates;
+use toyvm_profiler::contract::sort_candidates;
 use toyvm_profiler::{Candidate, IntervalDriver, ProfilerSpec};
 use toyvm_vm::Tuple;
 
