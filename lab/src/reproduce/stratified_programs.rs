@@ -75,12 +75,12 @@ fn fuel(ctx: &Ctx) -> u64 {
     if ctx.sizes.quick {
         1_500_000
     } else {
-        14_000_000
+        12_000_000
     }
 }
 
-/// Most value tuples a workload's stream keeps (60 MB of tuples).
-const MAX_VALUES: usize = 2_500_000;
+/// Most value tuples a workload's stream keeps (48 MB of tuples).
+const MAX_VALUES: usize = 2_000_000;
 
 /// The lengths the paper names in 5.4 (200K, 300K, 600-700K and 7M
 /// events), reported where a stream reaches them.
