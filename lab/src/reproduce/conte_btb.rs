@@ -5,12 +5,7 @@
 //! gives the buffer's size, not its organization; the model's is 4-way set
 //! associative with LRU, kept here at every size.
 //!
-//! Table I (the slowdown of profiled programs, 0.4%-4.6%) is not run: it
-//! is the wall-clock cost on a Pentium server of a kernel reading the
-//! buffer at each of its entries, whose rate in branches the paper does
-//! not give; the model's overhead is 30 cycles per entry read at a
-//! sampling period in branches that we choose, so the figure would follow
-//! that choice rather than measure anything.
+//! Table I (the slowdown of profiled programs) is `conte_slowdown`'s.
 
 use std::fmt::Write as _;
 
@@ -150,7 +145,7 @@ fn fig2(ctx: &Ctx) -> crate::Result<Outcome> {
                 .map_or_else(|| "beyond 8,192".to_owned(), |k| k.to_string())
         );
     }
-    detail.push_str("\nCells: contentions as a share of the branch events. Table I (slowdown) is not run: see `lab/src/reproduce/conte_btb.rs`.\n");
+    detail.push_str("\nCells: contentions as a share of the branch events.\n");
     let series = curves
         .iter()
         .map(|c| {

@@ -17,9 +17,12 @@
 //!   (A_16 and messages to software), Fig 11 (simultaneous edge and call
 //!   profiles, error and overhead at 30 cycles per message): `stratified`;
 //!   Fig 7's H[P_512] and overhead curves, Fig 9 (table sizes 512-4,096):
-//!   `stratified_sizes`.
+//!   `stratified_sizes`; Fig 8 (Fig 7's five compressors on the other
+//!   workloads: the suite's programs and the compiled C programs):
+//!   `stratified_programs`.
 //! - **002** (Conte et al.): Fig 2 (BTB contentions against its size):
-//!   `conte_btb`; Table IV (arc-weight error by block-weight
+//!   `conte_btb`; Table I (the slowdown of profiled programs, a timing):
+//!   `conte_slowdown`; Table IV (arc-weight error by block-weight
 //!   bucket for the one-level, two-level and counter schemes, formula 2):
 //!   `conte_rap`.
 //! - **004** (RAP, Mysore et al.): Figs 2-3 (branching factor and merge
@@ -42,6 +45,7 @@ use std::time::Instant;
 
 mod conte_btb;
 mod conte_rap;
+mod conte_slowdown;
 mod multihash;
 mod rap2d;
 mod rap_buffer;
@@ -50,6 +54,7 @@ mod rap_time;
 mod rapkeys;
 mod report;
 mod stratified;
+mod stratified_programs;
 mod stratified_sizes;
 pub mod streams;
 mod tuples;
@@ -155,7 +160,9 @@ pub fn figures() -> Vec<Figure> {
     v.extend(multihash::figures());
     v.extend(stratified::figures());
     v.extend(stratified_sizes::figures());
+    v.extend(stratified_programs::figures());
     v.extend(conte_btb::figures());
+    v.extend(conte_slowdown::figures());
     v.extend(conte_rap::figures());
     v.extend(rap_time::figures());
     v.sort_by_key(|f| order(f.id));

@@ -140,7 +140,7 @@ fn lines(curves: &[Curve], lengths: &[usize], error: bool) -> Vec<crate::compare
 }
 
 /// The detail table of `curves` over `lengths`.
-fn table(curves: &[Curve], lengths: &[usize]) -> String {
+pub(super) fn table(curves: &[Curve], lengths: &[usize]) -> String {
     let mut t = String::from("| events |");
     let mut rule = String::from("|---|");
     for c in curves {
