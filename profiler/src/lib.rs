@@ -67,11 +67,6 @@ pub mod trace;
 pub mod tuple;
 
 pub use contract::{Candidate, HotRange, Overhead, Profiler};
-/// The old names of [`contract`] and [`evaluation`], for code outside the crate not yet
-/// moved to the new paths (`toyvm_profiler::profiler::sort_candidates`,
-/// `toyvm_profiler::report::profile_stream`, ...); to be removed once it has.
-#[doc(hidden)]
-pub use {contract as profiler, evaluation as report};
 
 pub use driver::{IntervalDriver, IntervalEnd};
 pub use error::{Error, Result};

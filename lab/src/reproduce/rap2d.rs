@@ -217,7 +217,11 @@ pub fn rap_2d(ctx: &Ctx) -> crate::Result<Outcome> {
     let c = compare(&oracle, &ranges, clear_weight, slack);
     let mut detail = String::from("RAP's hot ranges at the end of the run:\n\n");
     for h in &ranges {
-        let _ = writeln!(detail, "- {}", toyvm_profiler::report::describe_range(h));
+        let _ = writeln!(
+            detail,
+            "- {}",
+            toyvm_profiler::evaluation::describe_range(h)
+        );
     }
     detail
         .push_str("\nThe oracle's hot boxes (exact counts, the same trie), with their weight:\n\n");

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use toyvm_profiler::report::{ProfileReport, profile_stream};
+use toyvm_profiler::evaluation::{ProfileReport, profile_stream};
 use toyvm_profiler::synth::{noisy_zipf_stream, program_edges, zipf_stream};
 use toyvm_profiler::{Kind, Tuple, parse_spec};
 

@@ -13,8 +13,8 @@
 use std::fmt::Write as _;
 
 use toyvm_profiler::Tuple;
+use toyvm_profiler::contract::threshold_count;
 use toyvm_profiler::hash::TupleMap;
-use toyvm_profiler::profiler::threshold_count;
 
 use super::streams::{Ctx, Stream};
 use super::{Chart, Figure, Outcome, Verdict};
