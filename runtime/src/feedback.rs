@@ -410,7 +410,7 @@ fn review(installed: &mut BTreeMap<Loc, Watch>, cfg: &FeedbackConfig) -> Vec<Rev
             entries,
             trips: entries,
             hot_exit,
-            ran: true,
+            program_ran: true,
             used: true,
             ..review::Counted::default()
         };

@@ -51,7 +51,7 @@ rare:
 .end
 ";
 
-fn run(spec: &str, jit: bool) -> toyvm::runtime::RunReport {
+fn run(spec: &str, jit: bool) -> toyvm::RunReport {
     let program = asm::assemble(STRAIGHT_TO_RET).unwrap();
     Runtime::builder(program)
         .profile_str(spec)

@@ -64,7 +64,7 @@ pub(crate) struct Counted {
     pub(crate) work: u64,
     /// Whether anything ran since the last review (else the region had no
     /// chance to be entered).
-    pub(crate) ran: bool,
+    pub(crate) program_ran: bool,
     /// Whether something else keeps it alive though not entered.
     pub(crate) kept_alive: bool,
     /// Whether it was ever entered.
@@ -168,7 +168,7 @@ pub(crate) fn hottest(exits: impl IntoIterator<Item = (u32, u64)>) -> Option<(u3
 impl ReviewRule {
     /// The region's idle count after this interval, from `idle` before.
     pub(crate) fn idle(&self, idle: u32, c: &Counted) -> u32 {
-        match (c.entries, c.ran) {
+        match (c.entries, c.program_ran) {
             (0, true) if c.kept_alive => 0,
             (0, true) => idle + 1,
             (0, false) => idle,
@@ -240,7 +240,7 @@ mod tests {
             entries,
             trips: entries,
             work: entries * 100,
-            ran: true,
+            program_ran: true,
             used: true,
             ..Counted::default()
         }
@@ -249,13 +249,21 @@ mod tests {
     #[test]
     fn idleness_counts_only_intervals_that_ran() {
         let none = Counted {
-            ran: true,
+            program_ran: true,
             used: true,
             ..Counted::default()
         };
         let mut idle = 0;
         let mut verdicts = Vec::new();
-        for c in [none, Counted { ran: false, ..none }, none, none] {
+        for c in [
+            none,
+            Counted {
+                program_ran: false,
+                ..none
+            },
+            none,
+            none,
+        ] {
             let (next, v) = JIT.review(idle, &c);
             idle = next;
             verdicts.push(v);

@@ -287,7 +287,44 @@ enum Mode {
         /// Set when the run ends: jobs still queued are not compiled.
         stop: Arc<AtomicBool>,
         thread: Option<JoinHandle<()>>,
+        /// The thread's side until the first job starts it: a run that
+        /// compiles nothing starts no thread.
+        unstarted: Option<Unstarted>,
     },
+}
+
+/// What the compiler thread takes when the first job starts it.
+struct Unstarted {
+    code: Arc<SharedCode>,
+    program: Arc<Program>,
+    jobs: mpsc::Receiver<Job>,
+    done: mpsc::Sender<Done>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Unstarted {
+    /// Starts the thread; gives back the cache and the program when the
+    /// system cannot start one.
+    fn start(self) -> Result<JoinHandle<()>, (Arc<SharedCode>, Arc<Program>)> {
+        let (code, program) = (Arc::clone(&self.code), Arc::clone(&self.program));
+        std::thread::Builder::new()
+            .name("toyvm-compiler".into())
+            .spawn(move || {
+                for job in self.jobs {
+                    if self.stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if self
+                        .done
+                        .send(self.code.compile(&self.program, &job))
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            })
+            .map_err(|_| (code, program))
+    }
 }
 
 /// The compiler of one run.
@@ -301,38 +338,26 @@ pub(super) struct Compiler {
 
 impl Compiler {
     /// A compiler into `code` (the program's), on a thread of its own
-    /// when `background`.
-    pub fn new(
-        code: Arc<SharedCode>,
-        program: Arc<Program>,
-        background: bool,
-    ) -> crate::Result<Self> {
+    /// when `background`, started by the first job (a JIT run that
+    /// compiles nothing pays for no thread; one the system refuses leaves
+    /// the jobs to the submitting thread).
+    pub fn new(code: Arc<SharedCode>, program: Arc<Program>, background: bool) -> Self {
         let mode = if background {
             let (jobs, jobs_rx) = mpsc::channel::<Job>();
             let (done_tx, done) = mpsc::channel::<Done>();
             let stop = Arc::new(AtomicBool::new(false));
-            let stopped = Arc::clone(&stop);
-            let thread = std::thread::Builder::new()
-                .name("toyvm-compiler".into())
-                .spawn(move || {
-                    for job in jobs_rx {
-                        if stopped.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        if done_tx.send(code.compile(&program, &job)).is_err() {
-                            break;
-                        }
-                    }
-                })
-                .map_err(|source| crate::Error::Thread {
-                    what: "compiler",
-                    source,
-                })?;
             Mode::Thread {
                 jobs: Some(jobs),
                 done,
-                stop,
-                thread: Some(thread),
+                stop: Arc::clone(&stop),
+                thread: None,
+                unstarted: Some(Unstarted {
+                    code,
+                    program,
+                    jobs: jobs_rx,
+                    done: done_tx,
+                    stop,
+                }),
             }
         } else {
             Mode::Here {
@@ -341,11 +366,11 @@ impl Compiler {
                 done: VecDeque::new(),
             }
         };
-        Ok(Compiler {
+        Compiler {
             mode,
             in_flight: 0,
             waited: Duration::ZERO,
-        })
+        }
     }
 
     /// Whether jobs run on a thread of their own.
@@ -363,6 +388,26 @@ impl Compiler {
                 program,
                 done,
             } => done.push_back(compile_here(code, program, &job)),
+            Mode::Thread {
+                thread, unstarted, ..
+            } if unstarted.is_some() => {
+                let first = unstarted.take().expect("checked");
+                match first.start() {
+                    Ok(t) => *thread = Some(t),
+                    Err((code, program)) => {
+                        // No thread to be had: compile on this one, as a
+                        // run on one core does (the same results, at the
+                        // same points of the run).
+                        self.mode = Mode::Here {
+                            code,
+                            program,
+                            done: VecDeque::new(),
+                        };
+                    }
+                }
+                self.in_flight -= 1;
+                self.submit(job);
+            }
             Mode::Thread { jobs, .. } => {
                 let sent = jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
                 if !sent {
@@ -440,6 +485,29 @@ mod tests {
     const FIB: &str = ".func fib(n)\n  blti n, 2, base\n  subi r1, n, 1\n  call r1, fib, r1, 1\n  \
                        subi r2, n, 2\n  call r2, fib, r2, 1\n  add r1, r1, r2\n  ret r1\nbase:\n  \
                        ret n\n.end\n.func main(n)\n  call r1, fib, n, 1\n  ret r1\n.end\n";
+
+    #[test]
+    fn the_compiler_thread_starts_with_the_first_job() {
+        let program = Arc::new(toyvm_vm::asm::assemble(FIB).unwrap());
+        let code = Arc::new(SharedCode::lazy(false, false, 64 << 20, 65_536).unwrap());
+        let mut compiler = Compiler::new(code, program, true);
+        assert!(compiler.background());
+        assert!(
+            matches!(&compiler.mode, Mode::Thread { thread: None, .. }),
+            "no thread before a job"
+        );
+        compiler.submit(Job::Function(0));
+        assert!(matches!(
+            &compiler.mode,
+            Mode::Thread {
+                thread: Some(_),
+                unstarted: None,
+                ..
+            }
+        ));
+        assert!(compiler.wait().expect("one job in flight").is_ok());
+        assert!(compiler.wait().is_none());
+    }
 
     #[test]
     fn lazy_natives_compile_on_first_need_and_run_only_if_they_fit() {

@@ -342,7 +342,7 @@ impl Jit {
         Ok(Jit {
             planning: interval::Planning::new(&program),
             table: CodeTable::new(&program),
-            compiler: Compiler::new(code, Arc::clone(&program), background)?,
+            compiler: Compiler::new(code, Arc::clone(&program), background),
             installs: std::collections::VecDeque::new(),
             heads: policy::Heads::default(),
             budget: policy::Budget::new(&opts),

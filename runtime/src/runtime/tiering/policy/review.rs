@@ -285,7 +285,7 @@ impl Installed {
             work,
             // Nothing ran since the last review (another interval ended in
             // the same batch): there was no chance to enter the region.
-            ran: w.reviewed_at != batches,
+            program_ran: w.reviewed_at != batches,
             // A whole native function a live region calls natively (see
             // the module docs).
             kept_alive: called && shape.whole,
