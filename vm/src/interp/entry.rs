@@ -252,9 +252,8 @@ pub fn call_with_host<S: Host>(
     if let Err(e) = check_arity(&p.functions[call.func as usize], call.args.len()) {
         return (Err(e), 0);
     }
-    let (mut inline, mut heap) = ([NO_VIEW; INLINE_VIEWS], Vec::new());
-    let fns = fn_views_into(p, &mut inline, &mut heap);
-    let mut m = Machine::new(p, fns, call, mem, out, host_fns);
+    let fns = fn_views(p);
+    let mut m = Machine::new(p, &fns, call, mem, out, host_fns);
     let mut buf = crate::tuple::spare_buffer();
     let mut em = Emitter::new(sink, &mut buf, cfg.kinds);
     em.count = cfg.count_steps;

@@ -10,42 +10,12 @@ use crate::program::Program;
 /// [`WINDOW`]), so a call touches one small entry.
 pub(super) type FnView<'p> = (&'p [Instr], usize);
 
-/// Programs of at most this many functions keep their views on the
-/// caller's stack (see [`fn_views_into`]): an embedder's call into a small
-/// program then allocates nothing for them (`cargo run --release --example
-/// call_cost` under callgrind: the views' allocation and release were
-/// about 200 of a call's instructions).
-pub(super) const INLINE_VIEWS: usize = 8;
-
 /// The view of every function of `prog`.
 pub(super) fn fn_views(prog: &Program) -> Vec<FnView<'_>> {
-    prog.functions.iter().map(view).collect()
-}
-
-/// A view of no function, to fill an inline array with.
-pub(super) const NO_VIEW: FnView<'static> = (&[], 0);
-
-/// The view of every function of `prog`: in `inline` when they fit in it,
-/// else in `heap`.
-pub(super) fn fn_views_into<'v, 'p>(
-    prog: &'p Program,
-    inline: &'v mut [FnView<'p>; INLINE_VIEWS],
-    heap: &'v mut Vec<FnView<'p>>,
-) -> &'v [FnView<'p>] {
-    let n = prog.functions.len();
-    if n <= INLINE_VIEWS {
-        for (slot, f) in inline.iter_mut().zip(&prog.functions) {
-            *slot = view(f);
-        }
-        &inline[..n]
-    } else {
-        *heap = fn_views(prog);
-        heap
-    }
-}
-
-fn view(f: &crate::program::Function) -> FnView<'_> {
-    (f.code.as_slice(), (f.regs as usize).min(WINDOW))
+    prog.functions
+        .iter()
+        .map(|f| (f.code.as_slice(), (f.regs as usize).min(WINDOW)))
+        .collect()
 }
 
 /// The call stack, kept apart from the dispatch loop's own state.

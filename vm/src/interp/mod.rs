@@ -40,8 +40,7 @@ pub use memory::{HUGE_PAGE_MIN_BYTES, Memory};
 pub use reentry::{CallSite, Reentry};
 
 use frames::{
-    Calls, FnView, Frame, INLINE_VIEWS, NO_VIEW, SPARE_STACK, SPARE_STACK_WORDS, fn_views_into,
-    grow_for_call, window,
+    Calls, FnView, Frame, SPARE_STACK, SPARE_STACK_WORDS, fn_views, grow_for_call, window,
 };
 
 use crate::isa::Instr;
@@ -101,10 +100,8 @@ impl Ended {
 
 impl Machine<'_, '_, '_> {
     /// Gives the register stack back for the thread's next run.
-    fn recycle(&mut self) {
-        // Taken, not moved out: moving the machine cost a copy of it per
-        // call.
-        let stack = std::mem::take(&mut self.calls.stack);
+    fn recycle(self) {
+        let stack = self.calls.stack;
         if (4 * WINDOW..=SPARE_STACK_WORDS).contains(&stack.len()) {
             let _ = SPARE_STACK.try_with(|s| s.set(Some(stack)));
         }
