@@ -21,6 +21,7 @@ use toyvm_profiler::parse_spec;
 
 use super::streams::Ctx;
 use super::{Chart, Figure, Outcome, Verdict, pct};
+use crate::compare::measure::median;
 
 pub fn figures() -> Vec<Figure> {
     vec![Figure {
@@ -60,17 +61,6 @@ pub struct Timings {
     pub branches: u64,
     /// Seconds inside the model in one (the last) run.
     pub model_seconds: f64,
-}
-
-/// The median of `v` (the mean of the middle two for an even count).
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    match s.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => s[n / 2],
-        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-    }
 }
 
 /// The least and the greatest of `v`.
