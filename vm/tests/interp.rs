@@ -418,3 +418,48 @@ fn hosts_can_run_compiled_regions_and_resume() {
     assert_eq!(host.entered, 1);
     assert_eq!(host.edges, 1);
 }
+
+/// Runs on one thread reuse a register stack and its frame slots (see
+/// `frames::take_spare`); a run with a lower depth limit than the last
+/// must still trap at its own limit, and the same program must still
+/// return under a higher one.
+#[test]
+fn a_reused_call_stack_keeps_each_runs_depth_limit() {
+    let p = asm::assemble(
+        "
+        .func main(n)
+            beqi n, 0, done
+            subi r1, n, 1
+            call r1, main, r1, 1
+            addi n, r1, 1
+        done:
+            ret n
+        .end",
+    )
+    .unwrap();
+    let run = |n: i64, max_depth: usize| {
+        let cfg = Config {
+            max_depth,
+            ..Config::default()
+        };
+        let mut out = Vec::new();
+        interp::run(
+            &p,
+            Input {
+                args: &[n],
+                file: &[],
+            },
+            &mut out,
+            &cfg,
+        )
+        .map(|o| o.value)
+    };
+    for _ in 0..3 {
+        assert_eq!(run(500, 1000).unwrap(), 500);
+        match run(500, 40) {
+            Err(Error::Trap(t)) => assert_eq!(t.kind, TrapKind::StackOverflow { depth: 40 }),
+            other => panic!("expected a stack overflow at 40, got {other:?}"),
+        }
+        assert_eq!(run(39, 40).unwrap(), 39);
+    }
+}

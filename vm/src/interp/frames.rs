@@ -55,19 +55,69 @@ pub(super) struct Frame {
     pub(super) dest: u8,
 }
 
+/// A register stack and its frame slots, kept between runs.
+pub(super) type Spare = (Vec<i64>, Vec<Frame>);
+
 thread_local! {
-    /// A spare register stack, taken by a run and given back when it ends,
-    /// so a host calling a short function many times does not allocate
-    /// and zero one per call. What the last run left in it is never read:
-    /// the verifier proves every register is written before it is read,
-    /// as it must be within a run, where frames reuse the words of frames
-    /// that returned.
-    pub(super) static SPARE_STACK: std::cell::Cell<Option<Vec<i64>>> = const { std::cell::Cell::new(None) };
+    /// Spare register stacks with their frame slots, taken by a run and
+    /// given back when it ends, so a host calling a short function many
+    /// times, or compiled code calling the interpreter (whose loops nest:
+    /// one spare each), does not allocate and zero one per call. What the
+    /// last run left in them is never read: the verifier proves every
+    /// register is written before it is read, as it must be within a run,
+    /// where frames reuse the words of frames that returned. Frame slots
+    /// come back empty (their allocation kept).
+    static SPARES: std::cell::Cell<Vec<Spare>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// Register stacks up to this many words go back to [`SPARE_STACK`];
-/// a run that recursed deeper frees its stack.
-pub(super) const SPARE_STACK_WORDS: usize = 1 << 16;
+/// Register stacks up to this many words go back to [`SPARES`]; a run
+/// that recursed deeper frees its stack.
+const SPARE_STACK_WORDS: usize = 1 << 16;
+
+/// Frame slots kept with a spare stack (more are freed).
+const SPARE_FRAMES: usize = 1 << 12;
+
+/// Spares kept per thread: nested dispatch loops (compiled code that
+/// calls the interpreter, whose callee enters compiled code that calls it
+/// again) deeper than this allocate.
+const SPARES_KEPT: usize = 8;
+
+/// A register stack of at least `4 * WINDOW` words and frame slots: a
+/// spare one, or new.
+pub(super) fn take_spare() -> Spare {
+    SPARES
+        .try_with(|s| {
+            let mut v = s.take();
+            let got = v.pop();
+            s.set(v);
+            got
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| (vec![0i64; 4 * WINDOW], Vec::new()))
+}
+
+/// Gives a run's register stack and frame slots back for the thread's
+/// next run (or frees them: too large, or enough spares kept).
+pub(super) fn give_spare(stack: Vec<i64>, mut frames: Vec<Frame>) {
+    if !(4 * WINDOW..=SPARE_STACK_WORDS).contains(&stack.len()) {
+        return;
+    }
+    if frames.capacity() > SPARE_FRAMES {
+        frames = Vec::new();
+    }
+    // Empty, its capacity kept: the frame slots' length is what bounds
+    // the call depth (see `grow_for_call`), and the next run's limit may
+    // be lower.
+    frames.clear();
+    let _ = SPARES.try_with(|s| {
+        let mut v = s.take();
+        if v.len() < SPARES_KEPT {
+            v.push((stack, frames));
+        }
+        s.set(v);
+    });
+}
 
 #[inline(always)]
 pub(super) fn window(stack: &mut [i64], base: usize) -> &mut [i64; WINDOW] {

@@ -39,9 +39,7 @@ pub use host::{Host, NoJit};
 pub use memory::{HUGE_PAGE_MIN_BYTES, Memory};
 pub use reentry::{CallSite, Reentry};
 
-use frames::{
-    Calls, FnView, Frame, SPARE_STACK, SPARE_STACK_WORDS, fn_views, grow_for_call, window,
-};
+use frames::{Calls, FnView, Frame, fn_views, give_spare, grow_for_call, take_spare, window};
 
 use crate::isa::Instr;
 use crate::program::{ARG_OFFSET, Pc, Program};
@@ -101,10 +99,7 @@ impl Ended {
 impl Machine<'_, '_, '_> {
     /// Gives the register stack back for the thread's next run.
     fn recycle(self) {
-        let stack = self.calls.stack;
-        if (4 * WINDOW..=SPARE_STACK_WORDS).contains(&stack.len()) {
-            let _ = SPARE_STACK.try_with(|s| s.set(Some(stack)));
-        }
+        give_spare(self.calls.stack, self.calls.frames);
     }
 }
 
@@ -117,9 +112,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
         out: &'o mut dyn Write,
         host_fns: &'m mut dyn HostFunctions,
     ) -> Self {
-        let mut stack = SPARE_STACK
-            .with(std::cell::Cell::take)
-            .unwrap_or_else(|| vec![0i64; 4 * WINDOW]);
+        let (mut stack, frames) = take_spare();
         stack[..call.args.len()].copy_from_slice(call.args);
         Machine {
             prog,
@@ -131,7 +124,7 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 max_depth: 0,
                 depth_base: 0,
                 stack,
-                frames: Vec::new(),
+                frames,
                 depth: 0,
                 base: 0,
                 frame_regs: prog.functions[call.func as usize].regs as usize,

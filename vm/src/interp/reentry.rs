@@ -93,7 +93,12 @@ impl std::fmt::Debug for Reentry<'_> {
     }
 }
 
-impl Reentry<'_> {
+impl<'r> Reentry<'r> {
+    /// The program the lending loop runs.
+    pub fn program(&self) -> &'r Program {
+        self.prog
+    }
+
     /// Runs `call` in the interpreter, as its `call` or `calli` would from
     /// the compiled caller, with `host` (the host running the caller, handed
     /// back in) as the callee's sink and supplier of compiled code, on the

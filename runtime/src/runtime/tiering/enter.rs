@@ -234,7 +234,10 @@ pub(crate) fn run_region(
     fuel: &mut u64,
     vm: &mut Reentry<'_>,
 ) -> Result<u32, Trap> {
-    let program = Arc::clone(&host.jit.program);
+    // The interpreter's program is the JIT's: borrowed from the loop that
+    // lent itself, not counted (an `Arc` clone per entry was a tenth of
+    // a short region's round trip).
+    let program = vm.program();
     let max_depth = host.jit.native.max_depth;
     let mut declined = 0;
     let mut f = Fuel {
@@ -243,9 +246,7 @@ pub(crate) fn run_region(
     };
     let mut slot = slot;
     let exit = loop {
-        let act = host.jit.activate(slot);
-        let code = Arc::clone(&act.code);
-        let mut act = act;
+        let mut act = host.jit.activate(slot);
         let limit = host.jit.native.stack_limit;
         let ran = {
             let mut nested = Nested {
@@ -255,7 +256,7 @@ pub(crate) fn run_region(
             let mut calls = HostCalls::new(&mut *host_fns, &program.imports)
                 .with_interpreter(&mut nested)
                 .with_stack_limit(limit);
-            let ran = code.run_hosted(
+            let ran = act.code.run_hosted(
                 regs,
                 mem,
                 &mut act.counters,
@@ -267,7 +268,7 @@ pub(crate) fn run_region(
             declined += calls.declined();
             ran
         };
-        host.jit.deactivate(slot, act);
+        let code = &act.code;
         let func = code.func();
         let exit = match ran {
             Ok((e, site)) => {
@@ -279,6 +280,7 @@ pub(crate) fn run_region(
             }
             Err(t) => Err(t),
         };
+        host.jit.deactivate(slot, act);
         match exit {
             Ok(e) if e.kind == ExitKind::Side => match host.jit.region_at(func, e.resume) {
                 Some(next) => slot = next,
@@ -291,6 +293,6 @@ pub(crate) fn run_region(
     host.jit.stats.interpreter_calls_declined += declined;
     match exit {
         Ok(exit) => Ok(exit.resume),
-        Err(trap) => Err(trap.to_trap(&program)),
+        Err(trap) => Err(trap.to_trap(program)),
     }
 }
