@@ -221,7 +221,7 @@ impl Conte {
     fn update<const SCHEME: u8>(&mut self, batch: &[Tuple]) -> u64 {
         let ft = self.opts.fallthrough;
         let width = self.opts.history;
-        let mask = (1u32 << width) - 1;
+        let full_bit = 1u32 << width;
         let mut clock = self.clock;
         let start = clock;
         let dirty = &mut self.dirty;
@@ -247,8 +247,8 @@ impl Conte {
                     // the register keeps its last `width` outcomes, and the full bit
                     // shifted out is set again.
                     let shifted = (e.history as u32) << 1 | taken as u32;
-                    let full = (shifted >> width != 0) as u32;
-                    e.history = (shifted & mask | full << width) as u16;
+                    let kept = (shifted & (full_bit - 1)) | full_bit;
+                    e.history = select_unpredictable(shifted >= full_bit, kept, shifted) as u16;
                 }
                 _ => {
                     e.executed += 1;
@@ -352,6 +352,15 @@ impl Conte {
     }
 }
 
+/// `w.round() as u64` for a weight, which is positive (a sum of positive terms, perhaps
+/// infinite, never NaN), without the library call `round` is on the baseline x86-64
+/// target (no SSE4.1): the fraction above the truncation is exact, and at and above 2^52
+/// every double is an integer.
+fn round_weight(w: f64) -> u64 {
+    let t = w as u64;
+    t.saturating_add(u64::from(w - t as f64 >= 0.5))
+}
+
 /// Sorts distinct entry indices, through `bits` (one bit per entry, all clear, and left
 /// clear) when its words are few for their number.
 fn sort_entries(list: &mut Vec<u32>, bits: &mut [u64]) {
@@ -409,7 +418,7 @@ impl Profiler for Conte {
                 .drain()
                 .map(|(tuple, i)| Candidate {
                     tuple,
-                    count: weights[i].round() as u64,
+                    count: round_weight(weights[i]),
                 })
                 .inspect(|c| {
                     if c.count > 0 {
@@ -558,6 +567,42 @@ mod tests {
         let mut list = vec![65_000u32, 7, 300];
         sort_entries(&mut list, &mut bits);
         assert_eq!(list, [7, 300, 65_000]);
+    }
+
+    #[test]
+    fn round_weight_is_round() {
+        let mut ws = vec![
+            f64::MIN_POSITIVE,
+            0.25,
+            0.5,
+            0.49999999999999994,
+            1.5,
+            2.5,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            9_007_199_254_740_993.0,
+            9.223_372_036_854_776e18,
+            1.844_674_407_370_955e19,
+            18_446_744_073_709_551_616.0,
+            1e300,
+            f64::INFINITY,
+        ];
+        let mut x = 1e-3f64;
+        while x < 1e21 {
+            let half = x.floor() + 0.5;
+            ws.extend([
+                x,
+                half,
+                half.next_up(),
+                half.next_down(),
+                x.next_up(),
+                x.next_down(),
+            ]);
+            x *= 1.37;
+        }
+        for w in ws {
+            assert_eq!(round_weight(w), w.round() as u64, "{w:e}");
+        }
     }
 
     #[test]
