@@ -301,11 +301,9 @@ impl Conte {
                 let (mut exact, mut full) = (0u64, 0u64);
                 for &i in &dirty {
                     let h = self.buffer.entries[i as usize].history;
-                    if h >> width != 0 {
-                        full += 1;
-                    } else {
-                        exact += (15 - h.leading_zeros()) as u64;
-                    }
+                    let is_full = h >> width != 0;
+                    full += is_full as u64;
+                    exact += select_unpredictable(is_full, 0, 15 - h.leading_zeros()) as u64;
                 }
                 let w_full = (n as f64 / self.opts.bbar - exact as f64) / full.max(1) as f64;
                 for &i in &dirty {
@@ -315,11 +313,11 @@ impl Conte {
                     let valid = 15 - h.leading_zeros();
                     let ones = u32::from(ONES[h as usize & 0xff] + ONES[h as usize >> 8]) - 1;
                     if valid > 0 {
-                        let scale = if h >> width != 0 {
-                            w_full.max(valid as f64)
-                        } else {
-                            valid as f64
-                        };
+                        let scale = select_unpredictable(
+                            h >> width != 0,
+                            w_full.max(valid as f64),
+                            valid as f64,
+                        );
                         let frac = ones as f64 / valid as f64;
                         if e.has_target {
                             arcs.add(&mut hints[1], e.branch, e.target, frac * scale);
