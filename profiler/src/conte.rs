@@ -96,8 +96,8 @@ const NEXT_COUNTER: u32 = {
 #[derive(Debug, Default)]
 struct Arcs {
     index: TupleMap<usize>,
-    keys: Vec<(u64, u64)>,
-    weights: Vec<f64>,
+    /// Each arc `(a, b)` and its weight.
+    weights: Vec<(u64, u64, f64)>,
 }
 
 impl Arcs {
@@ -107,10 +107,9 @@ impl Arcs {
     fn add(&mut self, hint: &mut usize, a: u64, b: u64, x: f64) {
         if x > 0.0 {
             let i = *hint;
-            if i < self.keys.len() && self.keys[i] == (a, b) {
-                self.weights[i] += x;
-            } else {
-                self.add_new(hint, a, b, x);
+            match self.weights.get_mut(i) {
+                Some((ka, kb, w)) if (*ka, *kb) == (a, b) => *w += x,
+                _ => self.add_new(hint, a, b, x),
             }
         }
     }
@@ -118,13 +117,12 @@ impl Arcs {
     /// [`add`](Arcs::add) when the hint is stale: the arc's index from the map, a new
     /// one if the interval has not weighed it yet.
     fn add_new(&mut self, hint: &mut usize, a: u64, b: u64, x: f64) {
-        let n = self.keys.len();
+        let n = self.weights.len();
         let i = *self.index.entry(Tuple::edge(a, b)).or_insert(n);
         if i == n {
-            self.keys.push((a, b));
-            self.weights.push(0.0);
+            self.weights.push((a, b, 0.0));
         }
-        self.weights[i] += x;
+        self.weights[i].2 += x;
         *hint = i;
     }
 }
@@ -406,26 +404,16 @@ impl Profiler for Conte {
     ) {
         self.sample();
         let t = self.threshold;
-        let Arcs {
-            index,
-            keys,
-            weights,
-        } = &mut self.arcs;
-        out.extend(
-            index
-                .drain()
-                .map(|(tuple, i)| Candidate {
-                    tuple,
-                    count: round_weight(weights[i]),
-                })
-                .inspect(|c| {
-                    if c.count > 0 {
-                        estimates(c.tuple, c.count)
-                    }
-                })
-                .filter(|c| c.count >= t),
-        );
-        keys.clear();
+        let Arcs { index, weights } = &mut self.arcs;
+        for (tuple, i) in index.drain() {
+            let count = round_weight(weights[i].2);
+            if count > 0 {
+                estimates(tuple, count);
+            }
+            if count >= t {
+                out.push(Candidate { tuple, count });
+            }
+        }
         weights.clear();
     }
 
