@@ -43,10 +43,10 @@
 //! - a memo of where recently seen branches sit ([`buffer`]) finds a branch's entry with
 //!   one multiply and one compare; the set is searched (and LRU picks a victim) only when
 //!   the memo misses;
-//! - the two-level register keeps its full bit in the register word, at the position
-//!   the marker shifts into (3.3's full-bit position), so an update is one read and one
-//!   write of one field, without a branch on the outcome (nor are the one-level counter's
-//!   and the target's updates);
+//! - the two-level register keeps its full bit in the same word, just above its `history`
+//!   bits, where the marker shifts into it (3.3: "an extra full bit is maintained in the
+//!   MSB of the register"), so an update is one read and one write of one field, without
+//!   a branch on the outcome (nor are the one-level counter's and the target's updates);
 //! - a sampling point adds each dirty entry's estimates to a dense vector of the
 //!   interval's arc weights, through the index each entry remembers for its two arcs; a
 //!   hash map from arc to index is consulted only when that index is stale, and gives the
