@@ -8,7 +8,7 @@ mod common;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use toyvm::runtime::{JitOptions, Threads};
+use toyvm::runtime::{JitOptions, THREAD_AFTER, Threads};
 use toyvm::{RunReport, Runtime};
 use toyvm_profiler::spec::MODEL_NAMES;
 use toyvm_vm::asm;
@@ -97,6 +97,7 @@ fn decisions(r: &RunReport) -> serde_json::Value {
         "wait_seconds",
         "queue_wait_seconds",
         "lag_wait_seconds",
+        "inline_seconds",
         "buffers_sent",
         "queue_full",
         "queue_capacity",
@@ -138,8 +139,14 @@ fn no_tuple_lost(what: &str, r: &RunReport) {
     );
 }
 
-fn compare_modes(spec: &str, lag: Option<u64>, jit: bool) -> u64 {
+/// Runs every program of the suite on one thread, on two, and as the
+/// runtime chooses (the model moving to its own thread after
+/// `THREAD_AFTER` tuples, where a thread pays): all three decide alike.
+/// Returns the compiles of the two-thread runs and how many runs the
+/// model moved in.
+fn compare_modes(spec: &str, lag: Option<u64>, jit: bool) -> (u64, usize) {
     let mut compiles = 0;
+    let mut moved = 0;
     for case in common::all() {
         let program = asm::assemble(&case.source).unwrap();
         let Some(input) = case.input_or_skip() else {
@@ -148,16 +155,35 @@ fn compare_modes(spec: &str, lag: Option<u64>, jit: bool) -> u64 {
         let what = format!("{} under {spec} (lag {lag:?}, jit {jit})", case.name);
         let one = run(&program, &case.args, &input, spec, Threads::One, lag, jit);
         let two = run(&program, &case.args, &input, spec, Threads::Two, lag, jit);
-        let (r1, r2) = (one.report.unwrap(), two.report.unwrap());
+        let auto = run(&program, &case.args, &input, spec, Threads::Auto, lag, jit);
+        let (r1, r2, r3) = (
+            one.report.unwrap(),
+            two.report.unwrap(),
+            auto.report.unwrap(),
+        );
         assert_eq!(one.out, two.out, "{what}");
+        assert_eq!(one.out, auto.out, "{what}");
         assert_eq!(r1.stats.feed.as_ref().unwrap().threads, 1, "{what}");
         assert_eq!(r2.stats.feed.as_ref().unwrap().threads, 2, "{what}");
+        let f3 = r3.stats.feed.as_ref().unwrap();
+        if f3.threads == 2 {
+            assert!(f3.tuples_sent >= THREAD_AFTER, "{what}: {f3:?}");
+            moved += 1;
+        } else {
+            assert_eq!(f3.inline_seconds, 0.0, "{what}");
+        }
         same_decisions(&what, &r1, &r2);
+        same_decisions(&format!("{what}, auto"), &r1, &r3);
         no_tuple_lost(&what, &r1);
         no_tuple_lost(&what, &r2);
+        no_tuple_lost(&what, &r3);
         compiles += r2.stats.jit.map_or(0, |j| j.compiles + j.recompiles);
     }
-    compiles
+    (compiles, moved)
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 #[test]
@@ -165,7 +191,9 @@ fn one_thread_and_two_decide_alike_over_the_suite_under_every_model() {
     within(1200, "the suite", || {
         for model in MODEL_NAMES {
             let spec = format!("{model}:interval=2000");
-            let compiles = compare_modes(&spec, None, true);
+            // At a lag of one interval (2,000 tuples) the runtime keeps a
+            // JIT run's model inline (`MIN_THREADED_LAG`).
+            let (compiles, _) = compare_modes(&spec, None, true);
             assert!(compiles > 0, "{spec}: nothing was compiled");
         }
     });
@@ -176,13 +204,17 @@ fn one_thread_and_two_decide_alike_at_any_lag() {
     within(600, "the lags", || {
         // 0: the old synchronous behaviour; 1500: inside a batch; a lag
         // longer than any run: nothing is ever acted on.
-        for lag in [0, 1500, 1 << 40] {
-            let compiles = compare_modes("multihash:interval=1000", Some(lag), true);
+        // a lag of 10,000: the model moves to its thread in the longer runs.
+        for lag in [0, 1500, 10_000, 1 << 40] {
+            let (compiles, moved) = compare_modes("multihash:interval=1000", Some(lag), true);
             assert_eq!(
                 compiles == 0,
                 lag == 1 << 40,
                 "lag {lag}: {compiles} compiles"
             );
+            if lag == 10_000 {
+                assert_eq!(moved > 0, cores() > 1, "lag {lag}: {moved} moved");
+            }
         }
     });
 }
@@ -190,7 +222,8 @@ fn one_thread_and_two_decide_alike_at_any_lag() {
 #[test]
 fn without_a_jit_the_profile_is_the_same_on_two_threads() {
     within(600, "--no-jit", || {
-        compare_modes("stratified:interval=500", None, false);
+        let (_, moved) = compare_modes("stratified:interval=500", None, false);
+        assert_eq!(moved > 0, cores() > 1, "{moved} moved");
     });
 }
 
@@ -282,27 +315,33 @@ fn traps_and_fuel_end_the_model_thread() {
     });
 }
 
+/// By default a short run keeps the model on the interpreter's thread; a long one
+/// moves it to a thread of its own on a machine with two cores, after
+/// `THREAD_AFTER` tuples.
 #[test]
-fn the_default_is_two_threads_on_a_machine_with_two_cores() {
+fn the_default_moves_the_model_to_a_thread_once_the_run_is_long() {
     let program =
         asm::assemble(TRAPS_LATE.replace("div r4, r2, r3", "mov r4, r2").as_str()).unwrap();
-    let mut out = Vec::new();
-    let r = Runtime::builder(program)
-        .profile_str("multihash")
-        .unwrap()
-        .build()
-        .run(
-            Input {
-                args: &[1000],
-                file: &[],
-            },
-            &mut out,
-        )
-        .unwrap();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let f = r.stats.feed.unwrap();
-    assert_eq!(f.threads, if cores > 1 { 2 } else { 1 });
-    assert_eq!(f.lag, 10_000, "one interval");
+    for (n, long) in [(1000, false), (100_000, true)] {
+        let mut out = Vec::new();
+        let r = Runtime::builder(program.clone())
+            .profile_str("multihash")
+            .unwrap()
+            .build()
+            .run(
+                Input {
+                    args: &[n],
+                    file: &[],
+                },
+                &mut out,
+            )
+            .unwrap();
+        let f = r.stats.feed.unwrap();
+        assert_eq!(f.tuples_sent >= THREAD_AFTER, long, "n {n}: {f:?}");
+        assert_eq!(f.threads, if long && cores() > 1 { 2 } else { 1 }, "n {n}");
+        assert_eq!(f.lag, 10_000, "one interval");
+        assert_eq!(f.model_tuples, f.tuples_sent, "n {n}");
+    }
 }
 
 /// Compiling on a thread of its own (two threads) or the interpreter's

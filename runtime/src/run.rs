@@ -330,10 +330,12 @@ impl Runtime {
                 self.threads
                     .model_thread(config.jit.is_some().then_some(lag))
             });
-            let model = if threaded {
-                ModelThread::Own(scope)
-            } else {
-                ModelThread::Here
+            // Where the choice is ours, a thread only once the run is
+            // long enough for one to pay (see `link`).
+            let model = match (threaded, self.threads) {
+                (false, _) => ModelThread::Here,
+                (true, Threads::Auto) => ModelThread::Later(scope),
+                (true, _) => ModelThread::Own(scope),
             };
             let mut runner = Runner::new(config, program, code, model, self.keep_candidates)?;
             check_arity(program, program.entry, input.args.len())?;
@@ -369,7 +371,7 @@ impl Runtime {
             let model_here = if feed.threads == 1 {
                 summary.time
             } else {
-                Duration::from_secs_f64(feed.wait_seconds)
+                Duration::from_secs_f64(feed.wait_seconds + feed.inline_seconds)
             };
             let stats = Stats {
                 wall_seconds: wall.as_secs_f64(),

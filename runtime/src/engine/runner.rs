@@ -8,8 +8,8 @@
 //! its model on the calling thread; a whole run
 //! ([`crate::Runtime`]) makes one for its one call of the entry function,
 //! with the model on a thread of its own where that pays
-//! ([`ModelThread::Own`]) and the JIT compiling on a thread of its own
-//! then too.
+//! ([`ModelThread::Own`], or [`ModelThread::Later`] once the run is long
+//! enough) and the JIT compiling on a thread of its own then too.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -32,6 +32,10 @@ pub(crate) enum ModelThread<'s, 'e> {
     /// `finish`, or its drop when a call unwinds) ends; the JIT then
     /// compiles on a thread of its own too.
     Own(&'s Scope<'s, 'e>),
+    /// On the thread that runs the calls for a run's first tuples, then on
+    /// a thread of its own in this scope ([`Link::deferred`]): a short run
+    /// never starts one. The JIT compiles on a thread of its own.
+    Later(&'s Scope<'s, 'e>),
 }
 
 /// What runs calls of one program: its profiler model's link (with a
@@ -61,7 +65,7 @@ impl<'s> Runner<'s> {
         model: ModelThread<'s, '_>,
         keep: bool,
     ) -> Result<Runner<'s>> {
-        let background = matches!(model, ModelThread::Own(_));
+        let background = matches!(model, ModelThread::Own(_) | ModelThread::Later(_));
         let jit = match (&config.jit, code) {
             (Some(opts), Some(code)) => {
                 let mut opts = opts.clone();
@@ -96,6 +100,9 @@ impl<'s> Runner<'s> {
                                 source,
                             }
                         })?
+                    }
+                    ModelThread::Later(scope) => {
+                        Link::deferred(scope, RunModel::new(spec, keep), lag, want_ends)
                     }
                 })
             }

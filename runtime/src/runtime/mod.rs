@@ -170,8 +170,8 @@ pub struct IntervalCandidates {
 
 pub(crate) use link::Link;
 pub use link::{
-    BUFFER_TUPLES, FeedStats, MAX_BUFFER_TUPLES, MIN_THREADED_LAG, QUEUE_BUFFERS, Threads,
-    buffer_tuples,
+    BUFFER_TUPLES, FeedStats, MAX_BUFFER_TUPLES, MIN_THREADED_LAG, QUEUE_BUFFERS, THREAD_AFTER,
+    Threads, buffer_tuples,
 };
 pub(crate) use model::RunModel;
 pub(crate) use tiering::{Jit, JitHost, WithHost, stack_limit_here, with_host};

@@ -47,6 +47,16 @@
 //! sees the same tuples in the same order, so the decisions and their
 //! points are the same.
 //!
+//! **A thread when the run is long enough.** A thread costs tens of
+//! microseconds to start and join, more than a short run's whole stream
+//! costs the model inline, so where the choice is the runtime's
+//! ([`Threads::Auto`]) the model starts on the interpreter's thread and
+//! moves to a thread of its own once [`THREAD_AFTER`] tuples have been
+//! sent ([`Link::deferred`]): the first tuples are observed inline, the
+//! rest there, and the decisions and their points are the same as on
+//! either alone (the thread's model carries on from the tuples it has
+//! observed). If the system refuses the thread the model stays inline.
+//!
 //! **Shutting down.** Dropping the sending half tells the model thread the
 //! stream is over: it ends the final partial interval and returns its
 //! summary. Whatever stops the interpreter (the program's end, a trap, a
@@ -54,16 +64,19 @@
 //! model thread drops its halves, so the interpreter never waits on it, and
 //! [`Link::finish`] turns it into an error.
 
+mod threaded;
+
 use std::collections::VecDeque;
-use std::thread::{Scope, ScopedJoinHandle};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::Scope;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use serde::Serialize;
 use toyvm_profiler::Candidate;
 use toyvm_vm::Tuple;
 
 use super::model::ModelSide;
+use threaded::Threaded;
 
 /// Buffers the interpreter may have handed to the model thread at once.
 pub const QUEUE_BUFFERS: usize = 8;
@@ -170,6 +183,10 @@ pub struct FeedStats {
     pub queue_wait_seconds: f64,
     /// ... at a boundary, for an interval end `lag` tuples back.
     pub lag_wait_seconds: f64,
+    /// The model's time on the interpreter's thread before it moved to a
+    /// thread of its own (see [`Link::deferred`]); 0 for a model that
+    /// started on its own thread or never left the interpreter's.
+    pub inline_seconds: f64,
     /// Batches the interpreter handed over.
     pub batches: u64,
     /// Buffers sent to the model thread.
@@ -229,37 +246,25 @@ pub struct Ended {
     pub candidates: Vec<Candidate>,
 }
 
-/// What the model thread sends back.
-enum Back {
-    Ended(Ended),
-    /// A buffer done with, and tuples observed so far.
-    Done(Vec<Tuple>, u64),
+/// Tuples a deferred link ([`Link::deferred`]) sends before its model
+/// moves to a thread of its own: sixteen of the interpreter's batches,
+/// about what a model costs inline in the time a thread takes to start
+/// and join (`examples/run_cost`: 50-110 us of a model-alone run's fixed
+/// cost was its thread), so a run that ends before gains that, and one
+/// that goes on loses at most as much.
+pub const THREAD_AFTER: u64 = 16 * toyvm_vm::tuple::BATCH as u64;
+
+/// A deferred link's way to its model's own thread: what starts it (the
+/// model back, if the system refuses a thread), and the model's time on
+/// the interpreter's thread so far.
+struct Deferred<'s, M: ModelSide> {
+    start: StartThread<'s, M>,
+    time: Duration,
 }
 
-struct Threaded<'s, S> {
-    to_model: Sender<Vec<Tuple>>,
-    back: Receiver<Back>,
-    free: Vec<Vec<Tuple>>,
-    /// The buffer being filled.
-    open: Option<Vec<Tuple>>,
-    /// Buffers allocated so far (at most [`QUEUE_BUFFERS`]).
-    buffers: usize,
-    /// Tuples a buffer collects before it is sent ([`buffer_tuples`]).
-    capacity: usize,
-    /// Tuples sent to the model thread (the open buffer's are not).
-    shipped: u64,
-    /// Tuples the model has observed, as last reported.
-    through: u64,
-    /// Set when the model thread went away early (it panicked): nothing
-    /// more is sent or waited for, and `finish` reports the panic.
-    gone: bool,
-    handle: ScopedJoinHandle<'s, S>,
-    ships: u64,
-    full: u64,
-    occupancy: u64,
-    peak: u64,
-    queue_wait: Duration,
-}
+/// Starts the model thread with a model that has observed so many tuples.
+type StartThread<'s, M> =
+    Box<dyn FnOnce(M, u64) -> Result<Threaded<'s, <M as ModelSide>::Summary>, M> + Send + 's>;
 
 /// Batches shorter than this wait in the inline model's pending buffer
 /// (a quarter of the interpreter's batch): an embedder's call ends with a
@@ -314,6 +319,8 @@ impl<M: ModelSide> Inline<M> {
 enum Mode<'s, M: ModelSide> {
     Inline(Inline<M>),
     Threaded(Threaded<'s, M::Summary>),
+    /// Only while the model moves to its thread (inside `start_thread`).
+    Moving,
 }
 
 /// The interpreter's end of the model.
@@ -325,6 +332,8 @@ pub struct Link<'s, M: ModelSide> {
     ready: VecDeque<Ended>,
     stats: FeedStats,
     lag_wait: Duration,
+    /// Set while the model of a deferred link is still inline.
+    deferred: Option<Deferred<'s, M>>,
 }
 
 impl<M: ModelSide> std::fmt::Debug for Link<'_, M> {
@@ -350,6 +359,7 @@ impl<'s, M: ModelSide> Link<'s, M> {
                 ..FeedStats::default()
             },
             lag_wait: Duration::ZERO,
+            deferred: None,
         }
     }
 
@@ -373,35 +383,43 @@ impl<'s, M: ModelSide> Link<'s, M> {
     where
         M::Summary: 's,
     {
-        // Never full on either side: the buffers bound what is in flight.
-        let (to_model, batches) = crossbeam_channel::bounded::<Vec<Tuple>>(QUEUE_BUFFERS);
-        let (done, back) = crossbeam_channel::unbounded();
-        let handle = std::thread::Builder::new()
-            .name("toyvm-model".into())
-            .spawn_scoped(scope, move || {
-                model_thread(make(), &batches, &done, want_ends)
-            })?;
-        Ok(Self::new(
-            Mode::Threaded(Threaded {
-                to_model,
-                back,
-                free: Vec::with_capacity(QUEUE_BUFFERS),
-                open: None,
-                buffers: 0,
-                capacity: buffer_tuples(want_ends.then_some(lag)),
-                shipped: 0,
-                through: 0,
-                gone: false,
-                handle,
-                ships: 0,
-                full: 0,
-                occupancy: 0,
-                peak: 0,
-                queue_wait: Duration::ZERO,
-            }),
-            lag,
-            want_ends,
-        ))
+        let threaded = Threaded::start(scope, make, 0, lag, want_ends)?;
+        Ok(Self::new(Mode::Threaded(threaded), lag, want_ends))
+    }
+
+    /// The model on the interpreter's thread until [`THREAD_AFTER`]
+    /// tuples have been sent, then on a thread of its own in `scope` (see
+    /// the module docs); on the interpreter's thread to the end if the run
+    /// ends first or the system refuses the thread.
+    pub fn deferred(scope: &'s Scope<'s, '_>, model: M, lag: u64, want_ends: bool) -> Self
+    where
+        M: Send + 's,
+        M::Summary: Send + 's,
+    {
+        let start: StartThread<'s, M> = Box::new(move |model: M, through: u64| {
+            // Where a thread that never started leaves the model.
+            let slot = Arc::new(Mutex::new(Some(model)));
+            let theirs = Arc::clone(&slot);
+            let make = move || {
+                theirs
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+                    .expect("the model is handed over once")
+            };
+            Threaded::start(scope, make, through, lag, want_ends).map_err(|_| {
+                slot.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+                    .expect("a thread that never started leaves the model")
+            })
+        });
+        let mut link = Self::inline(model, lag, want_ends);
+        link.deferred = Some(Deferred {
+            start,
+            time: Duration::ZERO,
+        });
+        link
     }
 
     /// Hands a batch to the model (an empty one is no batch at all).
@@ -412,9 +430,47 @@ impl<'s, M: ModelSide> Link<'s, M> {
         self.stats.tuples_sent += batch.len() as u64;
         self.stats.batches += 1;
         match &mut self.mode {
-            Mode::Inline(inline) => inline.push(batch, self.want_ends, &mut self.ready),
+            Mode::Inline(inline) => match &mut self.deferred {
+                None => inline.push(batch, self.want_ends, &mut self.ready),
+                Some(d) => {
+                    let start = Instant::now();
+                    inline.push(batch, self.want_ends, &mut self.ready);
+                    d.time += start.elapsed();
+                    if self.stats.tuples_sent >= THREAD_AFTER {
+                        self.start_thread();
+                    }
+                }
+            },
             Mode::Threaded(t) => t.push(batch, &mut self.ready),
+            Mode::Moving => unreachable!("the model moves only inside start_thread"),
         }
+    }
+
+    /// Moves a deferred link's model to a thread of its own, once it has
+    /// observed every tuple sent so far.
+    fn start_thread(&mut self) {
+        let Some(d) = self.deferred.take() else {
+            return;
+        };
+        let Mode::Inline(mut inline) = std::mem::replace(&mut self.mode, Mode::Moving) else {
+            unreachable!("a deferred link's model is inline until it moves");
+        };
+        let start = Instant::now();
+        inline.drain(self.want_ends, &mut self.ready);
+        self.stats.inline_seconds = (d.time + start.elapsed()).as_secs_f64();
+        let pending = inline.pending;
+        self.mode = match (d.start)(inline.model, self.stats.tuples_sent) {
+            Ok(t) => {
+                self.stats.threads = 2;
+                self.stats.queue_capacity = QUEUE_BUFFERS as u64;
+                Mode::Threaded(t)
+            }
+            // No thread: inline to the end, with the same decisions.
+            Err(model) => {
+                self.stats.inline_seconds = 0.0;
+                Mode::Inline(Inline { model, pending })
+            }
+        };
     }
 
     /// The next interval end whose decisions are due: one that ended at
@@ -432,6 +488,7 @@ impl<'s, M: ModelSide> Link<'s, M> {
             }
             let t = match &mut self.mode {
                 Mode::Threaded(t) => t,
+                Mode::Moving => unreachable!("the model moves only inside start_thread"),
                 Mode::Inline(inline) => {
                     // The model has seen all but the pending tuples; an
                     // end at or before `point` can only be among them if
@@ -479,6 +536,7 @@ impl<'s, M: ModelSide> Link<'s, M> {
                 inline.drain(false, &mut VecDeque::new());
                 Ok(inline.model.finish())
             }
+            Mode::Moving => unreachable!("the model moves only inside start_thread"),
             Mode::Threaded(mut t) => {
                 t.ship();
                 let queue_wait = t.queue_wait;
@@ -522,326 +580,5 @@ impl<M: ModelSide> toyvm_vm::TupleSink for Link<'_, M> {
     }
 }
 
-impl<S> Threaded<'_, S> {
-    /// Adds a batch to the open buffer; sends the buffer when full.
-    fn push(&mut self, batch: &[Tuple], ready: &mut VecDeque<Ended>) {
-        if self.gone {
-            return;
-        }
-        let mut buf = match self.open.take() {
-            Some(buf) => buf,
-            None => match self.buffer(ready) {
-                Some(buf) => buf,
-                None => return,
-            },
-        };
-        buf.extend_from_slice(batch);
-        self.open = Some(buf);
-        if self.open.as_ref().is_some_and(|b| b.len() >= self.capacity) {
-            self.ship();
-        }
-    }
-
-    /// An empty buffer: a free one, a new one while fewer than
-    /// [`QUEUE_BUFFERS`] exist, or the first the model hands back.
-    fn buffer(&mut self, ready: &mut VecDeque<Ended>) -> Option<Vec<Tuple>> {
-        // Take what came back without waiting.
-        loop {
-            match self.back.try_recv() {
-                Ok(msg) => self.take(msg, ready),
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    self.gone = true;
-                    return None;
-                }
-            }
-        }
-        if let Some(mut buf) = self.free.pop() {
-            buf.clear();
-            return Some(buf);
-        }
-        if self.buffers < QUEUE_BUFFERS {
-            self.buffers += 1;
-            return Some(Vec::with_capacity(self.capacity + toyvm_vm::tuple::BATCH));
-        }
-        self.full += 1;
-        let start = Instant::now();
-        while self.free.is_empty() && !self.gone {
-            self.wait(ready);
-        }
-        self.queue_wait += start.elapsed();
-        let mut buf = self.free.pop()?;
-        buf.clear();
-        Some(buf)
-    }
-
-    /// Sends the open buffer, if it holds anything, to the model.
-    fn ship(&mut self) {
-        let Some(buf) = self.open.take() else { return };
-        if buf.is_empty() || self.gone {
-            self.open = Some(buf);
-            return;
-        }
-        self.shipped += buf.len() as u64;
-        self.ships += 1;
-        // Invariant: `free`, the open buffer (none, here) and the buffers
-        // with the model add up to `buffers`.
-        let with_model = (self.buffers - self.free.len()) as u64;
-        self.occupancy += with_model;
-        self.peak = self.peak.max(with_model);
-        if self.to_model.send(buf).is_err() {
-            self.gone = true;
-        }
-    }
-
-    fn take(&mut self, msg: Back, ready: &mut VecDeque<Ended>) {
-        match msg {
-            Back::Ended(e) => ready.push_back(e),
-            Back::Done(buf, through) => {
-                self.free.push(buf);
-                self.through = through;
-            }
-        }
-    }
-
-    /// Blocks for one message from the model thread.
-    fn wait(&mut self, ready: &mut VecDeque<Ended>) {
-        match self.back.recv() {
-            Ok(msg) => self.take(msg, ready),
-            Err(_) => self.gone = true,
-        }
-    }
-}
-
-/// The model thread's loop: observe every batch, hand the buffer back with
-/// the interval ends before it, and finish when the interpreter is done.
-fn model_thread<M: ModelSide>(
-    mut model: M,
-    batches: &Receiver<Vec<Tuple>>,
-    back: &Sender<Back>,
-    want_ends: bool,
-) -> M::Summary {
-    let mut through = 0;
-    while let Ok(buf) = batches.recv() {
-        through += buf.len() as u64;
-        // A failed send means the interpreter stopped (a trap): observe
-        // what is queued anyway, then finish when the channel closes.
-        model.feed(&buf, &mut |e| {
-            if want_ends {
-                let _ = back.send(Back::Ended(Ended {
-                    index: e.index,
-                    at: e.at,
-                    candidates: e.candidates.to_vec(),
-                }));
-            }
-        });
-        let _ = back.send(Back::Done(buf, through));
-    }
-    model.finish()
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::runtime::model::{Ending, ModelSummary};
-    use std::sync::mpsc;
-    use toyvm_vm::Kind;
-
-    /// Ends an interval every `every` tuples, with one candidate naming the
-    /// interval; panics at tuple `panic_at` if set.
-    struct Counter {
-        every: u64,
-        seen: u64,
-        panic_at: Option<u64>,
-    }
-
-    impl ModelSide for Counter {
-        type Summary = ModelSummary;
-
-        fn observed(summary: &ModelSummary) -> u64 {
-            summary.tuples
-        }
-
-        fn feed(&mut self, batch: &[Tuple], ended: &mut dyn FnMut(Ending<'_>)) {
-            for _ in batch {
-                self.seen += 1;
-                assert!(Some(self.seen) != self.panic_at, "model failure on purpose");
-                if self.seen.is_multiple_of(self.every) {
-                    let c = [Candidate {
-                        tuple: toyvm_profiler::Tuple::value(0, self.seen / self.every - 1),
-                        count: 1,
-                    }];
-                    ended(Ending {
-                        index: self.seen / self.every - 1,
-                        at: self.seen,
-                        candidates: &c,
-                    });
-                }
-            }
-        }
-        fn finish(self) -> ModelSummary {
-            ModelSummary {
-                tuples: self.seen,
-                ..ModelSummary::default()
-            }
-        }
-    }
-
-    fn batch(n: usize) -> Vec<Tuple> {
-        vec![
-            Tuple {
-                kind: Kind::Value,
-                a: 1,
-                b: 2
-            };
-            n
-        ]
-    }
-
-    /// Feeds batches of the given sizes; returns, per batch, the interval
-    /// indices that became due after it.
-    fn drive(threaded: bool, lag: u64, sizes: &[usize]) -> (Vec<Vec<u64>>, FeedStats) {
-        std::thread::scope(|s| {
-            let make = || Counter {
-                every: 100,
-                seen: 0,
-                panic_at: None,
-            };
-            let mut link = if threaded {
-                Link::spawn(s, make, lag, true).unwrap()
-            } else {
-                Link::inline(make(), lag, true)
-            };
-            let mut due = Vec::new();
-            for &n in sizes {
-                link.send(&batch(n));
-                let mut now = Vec::new();
-                while let Some(e) = link.due() {
-                    assert!(e.at + lag <= link.stats.tuples_sent);
-                    now.push(e.index);
-                }
-                due.push(now);
-            }
-            let (summary, stats) = link.finish();
-            assert_eq!(summary.unwrap().tuples, stats.tuples_sent);
-            (due, stats)
-        })
-    }
-
-    #[test]
-    fn decisions_fall_on_the_same_boundaries_on_one_thread_and_two() {
-        let sizes: Vec<usize> = (0..200).map(|i| [1024, 7, 300, 1, 1024][i % 5]).collect();
-        for lag in [0, 1, 99, 100, 1000, 5000, 1 << 40] {
-            let (one, s1) = drive(false, lag, &sizes);
-            let (two, s2) = drive(true, lag, &sizes);
-            assert_eq!(one, two, "lag {lag}");
-            assert_eq!(s1.tuples_sent, s2.model_tuples);
-            assert_eq!((s1.threads, s2.threads), (1, 2));
-            assert!(s2.queue_peak <= QUEUE_BUFFERS as u64);
-            // Every full interval `lag` tuples before the end became due.
-            let all: Vec<u64> = one.concat();
-            let total: u64 = sizes.iter().map(|&n| n as u64).sum();
-            assert_eq!(
-                all.len() as u64,
-                total.saturating_sub(lag) / 100,
-                "lag {lag}"
-            );
-            assert!(all.windows(2).all(|w| w[1] == w[0] + 1), "in order");
-        }
-    }
-
-    #[test]
-    fn the_lag_holds_decisions_back_by_that_many_tuples() {
-        let (due, _) = drive(false, 250, &[100, 100, 100, 100, 100]);
-        // Interval 0 ends at 100, due from 350 (after the 4th batch).
-        assert_eq!(due, vec![vec![], vec![], vec![], vec![0], vec![1]]);
-    }
-
-    /// Counts the batches the model is handed.
-    struct Batches(std::rc::Rc<std::cell::Cell<u64>>);
-
-    impl ModelSide for Batches {
-        type Summary = ModelSummary;
-        fn observed(summary: &ModelSummary) -> u64 {
-            summary.tuples
-        }
-        fn feed(&mut self, _: &[Tuple], _: &mut dyn FnMut(Ending<'_>)) {
-            self.0.set(self.0.get() + 1);
-        }
-        fn finish(self) -> ModelSummary {
-            ModelSummary::default()
-        }
-    }
-
-    #[test]
-    fn short_batches_reach_an_inline_model_together() {
-        // 3,000 calls of an embedder, each leaving 2 tuples: the model gets
-        // a batch per 1,024 tuples, not one per call; a long batch goes
-        // through at once, after what was pending; `finish` hands over the
-        // rest.
-        let fed = std::rc::Rc::new(std::cell::Cell::new(0));
-        let mut link = Link::inline(Batches(fed.clone()), 1 << 40, false);
-        for _ in 0..3000 {
-            link.send(&batch(2));
-        }
-        assert_eq!(fed.get(), 5, "6,000 tuples in batches of 1,024");
-        link.send(&batch(SMALL_BATCH));
-        assert_eq!(fed.get(), 7, "the pending 880, then the long batch");
-        link.send(&batch(1));
-        assert_eq!(fed.get(), 7);
-        link.finish().0.unwrap();
-        assert_eq!(fed.get(), 8);
-    }
-
-    /// Runs `f` on a thread; fails if it takes over a minute (a hang).
-    fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(f());
-        });
-        rx.recv_timeout(Duration::from_secs(60))
-            .expect("the link hung or its thread died")
-    }
-
-    #[test]
-    fn a_panic_on_the_model_thread_is_an_error_not_a_hang() {
-        for want_ends in [true, false] {
-            let err = within_a_minute(move || {
-                std::thread::scope(|s| {
-                    let make = || Counter {
-                        every: 100,
-                        seen: 0,
-                        panic_at: Some(5000),
-                    };
-                    let mut link = Link::spawn(s, make, 0, want_ends).unwrap();
-                    for _ in 0..100 {
-                        link.send(&batch(1024));
-                        while want_ends && link.due().is_some() {}
-                    }
-                    link.finish().0.unwrap_err().to_string()
-                })
-            });
-            assert!(err.contains("model failure on purpose"), "{err}");
-        }
-    }
-
-    #[test]
-    fn dropping_the_link_mid_run_ends_the_model_thread() {
-        // What a trap or an interpreter panic does: the scope's join of the
-        // model thread must return.
-        within_a_minute(|| {
-            std::thread::scope(|s| {
-                let make = || Counter {
-                    every: 100,
-                    seen: 0,
-                    panic_at: None,
-                };
-                let mut link = Link::spawn(s, make, 1 << 20, true).unwrap();
-                for _ in 0..50 {
-                    link.send(&batch(1024));
-                }
-                drop(link);
-            })
-        });
-    }
-}
+mod tests;
