@@ -30,13 +30,11 @@ pub(super) struct Entry {
 /// The one-level counter of an entry allocated and not yet updated.
 pub(super) const FRESH: u8 = 4;
 
-/// A memo slot: the buffer entry holding `pc`.  An empty slot holds a pc that does not
-/// hash to it ([`empty`]), so no pc ever matches it.
-#[derive(Clone, Copy, Debug)]
-struct MemoSlot {
-    pc: u64,
-    entry: u32,
-}
+/// A memo slot: `[pc, entry]`, the buffer entry holding `pc`.  An empty slot holds a pc
+/// that does not hash to it ([`empty`]), so no pc ever matches it.  Plain words, so the
+/// memo is allocated zeroed (the kernel's zero pages: a short run touches few of its
+/// 64 KB) and only slot 0 needs another empty pc.
+type MemoSlot = [u64; 2];
 
 /// Fibonacci hashing's odd multiplier (2^64 / phi).
 const MEMO_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -89,10 +87,14 @@ impl Buffer {
         let sets = (entries / ways) as u64;
         Buffer {
             entries: vec![Entry::default(); entries],
-            memo: Box::new(std::array::from_fn(|h| MemoSlot {
-                pc: empty(h),
-                entry: 0,
-            })),
+            memo: {
+                let mut memo: Box<[MemoSlot; MEMO_SLOTS]> = vec![[0u64; 2]; MEMO_SLOTS]
+                    .into_boxed_slice()
+                    .try_into()
+                    .expect("MEMO_SLOTS slots");
+                memo[0][0] = empty(0);
+                memo
+            },
             geometry: Geometry {
                 ways,
                 sets,
@@ -128,9 +130,9 @@ impl Lookup<'_> {
     #[inline(always)]
     pub(super) fn find(&mut self, pc: u64, clock: u64) -> usize {
         let h = memo_index(pc);
-        let m = self.memo[h];
-        if m.pc == pc {
-            m.entry as usize
+        let [memo_pc, entry] = self.memo[h];
+        if memo_pc == pc {
+            entry as usize
         } else {
             search(
                 self.entries,
@@ -198,16 +200,13 @@ fn search(
             if least != 0 {
                 *contentions += 1;
                 let g = memo_index(old.branch);
-                if memo[g].pc == old.branch {
-                    memo[g].pc = empty(g);
+                if memo[g][0] == old.branch {
+                    memo[g][0] = empty(g);
                 }
             }
             victim
         }
     };
-    memo[h] = MemoSlot {
-        pc,
-        entry: (base + w) as u32,
-    };
+    memo[h] = [pc, (base + w) as u64];
     base + w
 }

@@ -18,10 +18,14 @@
 //! Bytes past the length are zero and stay zero until growing exposes
 //! them: nothing can write them (the views handed out stop at the length).
 //!
-//! A memory of [`HUGE_PAGE_MIN_BYTES`] or more is an anonymous mapping the
-//! kernel is asked to back with transparent huge pages (`madvise(2)`'s
-//! `MADV_HUGEPAGE`, through `memmap2`'s safe [`MmapMut::advise`]); a smaller
-//! one is an ordinary zeroed vector. Either way the program sees the same
+//! A memory of [`MAP_MIN_BYTES`] or more is an anonymous mapping: the
+//! kernel's zero pages, faulted in as the program touches them, so a run
+//! pays only for the memory it uses (a zeroed vector that size, taken on a
+//! thread whose allocator reuses freed memory, was written whole: 512 KB
+//! of zeroes were a fifth of a short JIT run's fixed cost). From
+//! [`HUGE_PAGE_MIN_BYTES`] the kernel is asked to back it with transparent
+//! huge pages (`madvise(2)`'s `MADV_HUGEPAGE`, through `memmap2`'s safe
+//! [`MmapMut::advise`]); a smaller memory is an ordinary zeroed vector. Either way the program sees the same
 //! zeroed words ([`Memory`] dereferences to `[i64]`), so no result depends on
 //! the backing, only speed: a program that touches a large memory takes one
 //! page fault per 2 MiB instead of one per 4 KiB, and its strided accesses
@@ -45,9 +49,13 @@ const _: () = assert!(
     "toyvm's memory views assume a little-endian host"
 );
 
-/// Memories at least this large (two huge pages) are mapped and advised to
-/// use huge pages; smaller ones are a vector.
+/// Memories at least this large (two huge pages) are advised to use huge
+/// pages.
 pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
+
+/// Memories at least this large are mapped (see the module docs); smaller
+/// ones are a vector.
+pub const MAP_MIN_BYTES: usize = 256 << 10;
 
 /// A program's memory (see the module docs): zeroed words, with a current
 /// length in bytes; dereferences to `[i64]`, the whole words within the
@@ -78,10 +86,10 @@ impl Memory {
 
     fn backing(words: usize) -> Option<Backing> {
         let bytes = words.checked_mul(8)?;
-        if bytes >= HUGE_PAGE_MIN_BYTES {
+        if bytes >= MAP_MIN_BYTES {
             let map = MmapOptions::new().len(bytes).map_anon().ok()?;
             #[cfg(target_os = "linux")]
-            {
+            if bytes >= HUGE_PAGE_MIN_BYTES {
                 // Only advice: where the kernel does not take it the mapping
                 // stays an ordinary one, which is as correct.
                 let _ = map.advise(memmap2::Advice::HugePage);
@@ -328,13 +336,15 @@ mod tests {
             0,
             1,
             1000,
+            MAP_MIN_BYTES / 8 - 1,
+            MAP_MIN_BYTES / 8,
             HUGE_PAGE_MIN_BYTES / 8 - 1,
             HUGE_PAGE_MIN_BYTES / 8,
             3 << 20,
         ] {
             let mut m = Memory::zeroed(words).unwrap();
             assert_eq!(m.len(), words);
-            assert_eq!(m.is_mapped(), words * 8 >= HUGE_PAGE_MIN_BYTES, "{words}");
+            assert_eq!(m.is_mapped(), words * 8 >= MAP_MIN_BYTES, "{words}");
             assert!(m.iter().all(|&w| w == 0));
             if words > 0 {
                 m[0] = i64::MAX;

@@ -36,7 +36,7 @@ pub use entry::{
     run_hosted, run_with_host, run_with_sink,
 };
 pub use host::{Host, NoJit};
-pub use memory::{HUGE_PAGE_MIN_BYTES, Memory};
+pub use memory::{HUGE_PAGE_MIN_BYTES, MAP_MIN_BYTES, Memory};
 pub use reentry::{CallSite, Reentry};
 
 use frames::{Calls, FnView, Frame, fn_views, give_spare, grow_for_call, take_spare, window};
