@@ -66,11 +66,15 @@ thread_local! {
     /// last run left in them is never read: the verifier proves every
     /// register is written before it is read, as it must be within a run,
     /// where frames reuse the words of frames that returned. Frame slots
-    /// come back empty (their allocation kept).
-    static SPARES: std::cell::Cell<Vec<Spare>> = const { std::cell::Cell::new(Vec::new()) };
+    /// come back empty (their allocation kept). One spare in a cell for
+    /// the usual case, one run at a time; more, for nested runs, in
+    /// [`MORE_SPARES`].
+    static SPARE: std::cell::Cell<Option<Spare>> = const { std::cell::Cell::new(None) };
+    /// Spares beyond [`SPARE`], up to [`SPARES_KEPT`].
+    static MORE_SPARES: std::cell::RefCell<Vec<Spare>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Register stacks up to this many words go back to [`SPARES`]; a run
+/// Register stacks up to this many words go back to [`SPARE`] or [`MORE_SPARES`]; a run
 /// that recursed deeper frees its stack.
 const SPARE_STACK_WORDS: usize = 1 << 16;
 
@@ -85,15 +89,16 @@ const SPARES_KEPT: usize = 8;
 /// A register stack of at least `4 * WINDOW` words and frame slots: a
 /// spare one, or new.
 pub(super) fn take_spare() -> Spare {
-    SPARES
-        .try_with(|s| {
-            let mut v = s.take();
-            let got = v.pop();
-            s.set(v);
-            got
-        })
+    SPARE
+        .try_with(std::cell::Cell::take)
         .ok()
         .flatten()
+        .or_else(|| {
+            MORE_SPARES
+                .try_with(|s| s.try_borrow_mut().ok()?.pop())
+                .ok()
+                .flatten()
+        })
         .unwrap_or_else(|| (vec![0i64; 4 * WINDOW], Vec::new()))
 }
 
@@ -110,12 +115,16 @@ pub(super) fn give_spare(stack: Vec<i64>, mut frames: Vec<Frame>) {
     // the call depth (see `grow_for_call`), and the next run's limit may
     // be lower.
     frames.clear();
-    let _ = SPARES.try_with(|s| {
-        let mut v = s.take();
-        if v.len() < SPARES_KEPT {
-            v.push((stack, frames));
+    let Ok(Some(spare)) = SPARE.try_with(|s| s.replace(Some((stack, frames)))) else {
+        return;
+    };
+    // The cell held one already: a run that nested in another ended.
+    let _ = MORE_SPARES.try_with(|s| {
+        if let Ok(mut more) = s.try_borrow_mut()
+            && more.len() + 1 < SPARES_KEPT
+        {
+            more.push(spare);
         }
-        s.set(v);
     });
 }
 
