@@ -184,7 +184,8 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) no_jit: bool,
     /// Run the profiler model on the interpreter's thread (1) or its
-    /// own (2); `auto`: 2 on a machine with more than one core, except
+    /// own (2); `auto`: 2 on a machine with more than one core, the
+    /// model moving to its thread after its first 16,384 tuples, except
     /// for a JIT run with a lag under 8,192 tuples, which would wait
     /// for the model at nearly every batch.
     #[arg(long, value_name = "1|2|auto")]

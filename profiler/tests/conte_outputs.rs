@@ -12,20 +12,8 @@
 use toyvm_profiler::synth::{program_edges, zipf_stream};
 use toyvm_profiler::{Tuple, parse_spec};
 
-struct Fnv(u64);
-
-impl Fnv {
-    fn u64(&mut self, x: u64) {
-        for b in x.to_le_bytes() {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    fn tuple(&mut self, t: &Tuple) {
-        self.u64(t.kind as u64);
-        self.u64(t.a);
-        self.u64(t.b);
-    }
-}
+mod common;
+use common::Fnv;
 
 fn streams() -> Vec<(&'static str, Vec<Tuple>)> {
     let mut mixed = program_edges(20_000, 8, 20, 5);
@@ -111,7 +99,7 @@ fn conte_outputs() {
     let mut lines = Vec::new();
     let mut got = Vec::new();
     for (scheme, _) in GOLDEN {
-        let mut all = Fnv(0xcbf2_9ce4_8422_2325);
+        let mut all = Fnv::new();
         for (entries, ways) in [
             (1024, 4),
             (64, 1),
@@ -139,7 +127,7 @@ fn conte_outputs() {
                         } else {
                             777
                         };
-                        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+                        let mut h = Fnv::new();
                         run(&spec, s, chunk, &mut h);
                         all.u64(h.0);
                         lines.push(format!("{spec} {name} {:016x}", h.0));

@@ -14,23 +14,8 @@
 use toyvm_profiler::synth::{noisy_zipf_stream, program_edges, zipf_stream};
 use toyvm_profiler::{IntervalDriver, Tuple, parse_spec};
 
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-    fn u64(&mut self, x: u64) {
-        for b in x.to_le_bytes() {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    fn tuple(&mut self, t: &Tuple) {
-        self.u64(t.kind as u64);
-        self.u64(t.a);
-        self.u64(t.b);
-    }
-}
+mod common;
+use common::Fnv;
 
 fn streams() -> Vec<(&'static str, Vec<Tuple>)> {
     let mut mixed = program_edges(6_000, 8, 20, 5);

@@ -109,7 +109,9 @@ pub fn buffer_tuples(lag: Option<u64>) -> usize {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Threads {
     /// Two when the machine has more than one core, else one; and one for
-    /// a JIT run whose lag is under [`MIN_THREADED_LAG`].
+    /// a JIT run whose lag is under [`MIN_THREADED_LAG`]. With two, the
+    /// model starts on the interpreter's thread and moves to its own after
+    /// [`THREAD_AFTER`] tuples ([`Link::deferred`]).
     #[default]
     Auto,
     /// The model runs on the interpreter's thread.
