@@ -46,6 +46,34 @@
 //! an error reporter (output and `halt`) on division by zero, or a lookup
 //! that prints only when it fails, run natively on their hot paths.
 //!
+//! # Functions that call the interpreter
+//!
+//! A function that is neither closed nor bailing, but whose own
+//! instructions all run natively (no output, `halt`, `inlen` or `hcall`),
+//! is *open* ([`Native::Open`]): it is compiled whole too, and a call it
+//! makes to a function without native code for it calls the interpreter
+//! for the callee, through the interpreter trampoline that is never
+//! declined (`jit::host::limit_trampoline`, as a closed function's call
+//! at the stack limit does), and goes on with the value. So do its `calli`s
+//! whose value names no native function of the call's arity (the
+//! interpreter then makes the call, or traps as its `calli` would): they
+//! look the value up in the natives' table (`NativeCtx::table`), whose
+//! entries name every native function, those a bailing function may not
+//! call marked (see [`table_params`]). It calls closed, pure and open
+//! functions natively; a bailing callee that bails is called again in the
+//! interpreter (it had no side effects). The library functions of a
+//! compiled C program (`snprintf`'s formatting, `qsort` through its
+//! comparator) are open: their calls reach functions with host calls
+//! (output), or more functions than a closed `calli` compares against.
+//!
+//! Open functions need an interpreter: code that may reach one
+//! ([`crate::CompiledRegion`]s that call an open function natively, and
+//! the whole-function region of one) returns at once, without running,
+//! when no interpreter is lent ([`crate::HostCalls::with_interpreter`]),
+//! and the interpreter runs the code instead. Closed and bailing functions
+//! never call an open one (a bail would undo its calls' output), so the
+//! guarantees above stay as they were.
+//!
 //! Native code keeps registers in SSA values (no register window) and
 //! recurses on the machine stack. It never exits to the interpreter: an
 //! instruction that traps in the interpreter (division by zero, a memory
@@ -177,6 +205,10 @@ pub enum Native {
     /// Not closed but free of side effects: compiled whole, with bail points
     /// where it needs the interpreter.
     Bails,
+    /// Neither closed nor bailing, but its own instructions all run
+    /// natively: compiled whole, calling the interpreter for callees
+    /// without native code (see the module docs).
+    Open,
 }
 
 impl Native {
@@ -190,13 +222,30 @@ impl Native {
     pub fn callable_from_bailing(self) -> bool {
         matches!(self, Native::Pure | Native::Bails)
     }
+
+    /// Whether an open function may call a function of this kind natively
+    /// (a bailing one is then called again in the interpreter if it bails).
+    pub fn callable_from_open(self) -> bool {
+        self != Native::No
+    }
+}
+
+/// The second word of a function's entry in the natives' table: its
+/// parameters, and bit 32 set for a native function a bailing function may
+/// not call ([`Native::callable_from_bailing`]), so that a bailing `calli`
+/// comparing the whole word with its arity never matches it, while an open
+/// one compares the low half.
+pub(crate) fn table_params(kind: Native, params: u8) -> u64 {
+    let marked = kind.callable() && !kind.callable_from_bailing();
+    u64::from(params) | u64::from(marked) << 32
 }
 
 /// Per function: how it can run natively (see the module docs): closed
 /// functions ([`closed_functions`]), split by whether any store is
 /// reachable through their calls, and bailing functions: free of stores
 /// and host calls, with a path from the entry to a `ret` that passes no
-/// bail point. Both sets are greatest fixpoints over the call graph.
+/// bail point. Both sets are greatest fixpoints over the call graph. The
+/// other functions whose own instructions all run natively are open.
 pub fn native_functions(program: &Program) -> Vec<Native> {
     let closed = closed_functions(program);
     // A store, an `mgrow` (it changes memory's length) or a host call.
@@ -244,11 +293,17 @@ pub fn native_functions(program: &Program) -> Vec<Native> {
             break;
         }
     }
-    (0..program.functions.len())
-        .map(|i| match (closed[i], pure[i], bails[i]) {
+    // Open: the rest whose own instructions all run natively.
+    let own = |f: &toyvm_vm::Function| f.code.iter().all(runs_natively);
+    program
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match (closed[i], pure[i], bails[i]) {
             (true, true, _) => Native::Pure,
             (true, false, _) => Native::Closed,
             (false, _, true) => Native::Bails,
+            (false, _, false) if own(f) => Native::Open,
             (false, _, false) => Native::No,
         })
         .collect()

@@ -258,14 +258,9 @@ impl Runtime {
             let out = std::sync::Mutex::new(Some((out, host_fns)));
             return std::thread::scope(|scope| {
                 loop {
-                    // The natives learn the stack they get: those whose
-                    // recursion would not fit it are left to the
-                    // interpreter.
                     let code = Some(Arc::new(SharedCode::lazy(
                         config.limits.fuel.is_some(),
                         opts.dump_clif.is_some(),
-                        stack,
-                        config.limits.max_depth,
                     )?));
                     let (out, input) = (&out, input.clone());
                     let spawned = std::thread::Builder::new()

@@ -41,6 +41,7 @@ use super::Trampolines;
 use super::lower::{self, Fault};
 
 mod limit;
+mod open;
 mod stub;
 pub(crate) use stub::lower_stub;
 
@@ -71,7 +72,7 @@ fn codegen_error(func: &ir::Function, isa: &dyn TargetIsa, head: String) -> Resu
     }
 }
 
-/// Lowers closed or bailing function `fidx` of `program` (`natives`: every
+/// Lowers closed, bailing or open function `fidx` of `program` (`natives`: every
 /// function's [`Native`], from [`native::native_functions`]) and verifies
 /// the result; also says its size for inlining: its instructions but those
 /// of its calls at the stack limit (see `limit`).
@@ -91,9 +92,11 @@ pub(crate) fn lower_function(
         ir::UserFuncName::user(1, fidx),
         native_signature(isa, f.params),
     );
-    let bailing = natives.get(fidx as usize) == Some(&Native::Bails);
+    let kind = natives.get(fidx as usize).copied().unwrap_or(Native::No);
+    let bailing = kind == Native::Bails;
+    let open = kind == Native::Open;
     let mut sigs = HashMap::new();
-    if bailing {
+    if bailing || open {
         for i in &f.code {
             if let Instr::Calli { n, .. } = *i {
                 sigs.entry(n)
@@ -105,14 +108,18 @@ pub(crate) fn lower_function(
     for i in &f.code {
         match *i {
             Instr::Call { f: callee, .. }
-                if !bailing || natives[callee as usize].callable_from_bailing() =>
+                if match kind {
+                    Native::Bails => natives[callee as usize].callable_from_bailing(),
+                    Native::Open => natives[callee as usize].callable_from_open(),
+                    _ => true,
+                } =>
             {
                 refs.entry(callee)
                     .or_insert_with(|| declare(callee, &mut func));
             }
             // A closed function's `calli` calls each possible callee
             // directly (see `native`).
-            Instr::Calli { n, .. } if !bailing => {
+            Instr::Calli { n, .. } if !bailing && !open => {
                 for g in native::calli_targets(program, n) {
                     refs.entry(g).or_insert_with(|| declare(g, &mut func));
                 }
@@ -120,12 +127,15 @@ pub(crate) fn lower_function(
             _ => {}
         }
     }
-    let interp_sig = (!bailing && !refs.is_empty())
+    // Closed functions call the interpreter at the stack limit, open ones
+    // for every callee without native code too.
+    let interp_sig = (open || !bailing && !refs.is_empty())
         .then(|| func.import_signature(super::calls::interp_signature(isa)));
     let limit_insts = {
         let b = FunctionBuilder::new(&mut func, fctx);
         let mut l = FuncLower::new(program, fidx, b, refs, isa.pointer_type(), metering, tramps);
         l.bailing = bailing;
+        l.open = open.then_some(natives);
         l.sigs = sigs;
         l.interp_sig = interp_sig;
         l.body();
@@ -232,6 +242,16 @@ pub(crate) fn stack_room(b: &mut FunctionBuilder<'_>, ctx: Value) -> Value {
     b.ins().icmp(IntCC::UnsignedGreaterThan, sp, limit)
 }
 
+/// The function value a native function's call passes to the interpreter
+/// when the interpreter makes the call instead (see `limit` and `open`).
+#[derive(Clone, Copy, Debug)]
+enum CallValue {
+    /// A known function.
+    Index(u32),
+    /// A `calli`'s value.
+    Dynamic(Value),
+}
+
 /// How a native call reaches its callee.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum NativeTarget {
@@ -296,7 +316,9 @@ struct FuncLower<'p, 'b> {
     /// A bailing function: instructions it cannot run natively, and calls
     /// to functions it has no native code for, bail (see [`crate::native`]).
     bailing: bool,
-    /// A bailing function's `calli` signatures, by arity.
+    /// An open function: every function's kind (see `open`).
+    open: Option<&'p [Native]>,
+    /// A bailing or open function's `calli` signatures, by arity.
     sigs: HashMap<u8, ir::SigRef>,
     /// A closed function with calls: the interpreter trampoline's
     /// signature, for its calls at the stack limit (see `limit`).
@@ -446,6 +468,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             fuel,
             ends,
             bailing: false,
+            open: None,
             sigs: HashMap::new(),
             interp_sig: None,
             tramps,
@@ -564,7 +587,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         let ok = self.b.ins().band(has, fits);
         self.check(ok, native::TRAP_BAIL, pc, None);
         let sig = self.sigs[&n];
-        self.native_call(pc, d, NativeTarget::Indirect(sig, addr), None, a, n);
+        self.native_call(pc, d, NativeTarget::Indirect(sig, addr), None, a, n, false);
     }
 
     /// A closed function's `calli`: the value compared against every
@@ -582,7 +605,8 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             let is = self.b.ins().icmp_imm_s(IntCC::Equal, x, i64::from(g));
             self.b.ins().brif(is, call, &[], next, &[]);
             self.b.switch_to_block(call);
-            self.native_call(pc, d, NativeTarget::Direct(self.refs[&g]), Some(g), a, n);
+            let target = NativeTarget::Direct(self.refs[&g]);
+            self.native_call(pc, d, target, Some(CallValue::Index(g)), a, n, false);
             self.b.ins().jump(join, &[]);
             self.b.switch_to_block(next);
         }
@@ -594,21 +618,32 @@ impl<'p, 'b> FuncLower<'p, 'b> {
     }
 
     /// `d = callee(a, .., a+n-1)` natively; a trap or bail unwinds. At the
-    /// stack limit a bailing function bails, and a closed one calls the
-    /// interpreter for `callee` (`value`: the function's index, known for
-    /// every call of a closed function) instead.
+    /// stack limit a bailing function bails, and a closed or open one calls
+    /// the interpreter for `callee` (`value`: the function value, known for
+    /// every call of a closed or open function) instead. With `may_bail`
+    /// (an open function's call of a callee that may bail) a bail calls the
+    /// interpreter for the callee too, and other traps unwind.
+    #[allow(clippy::too_many_arguments)]
     fn native_call(
         &mut self,
         pc: u32,
         d: u8,
         callee: NativeTarget,
-        value: Option<u32>,
+        value: Option<CallValue>,
         a: u8,
         n: u8,
+        may_bail: bool,
     ) {
         let args: Vec<Value> = (0..n).map(|i| self.get(a.wrapping_add(i))).collect();
         let no_stack = self.b.create_block();
         self.b.set_cold_block(no_stack);
+        let unwind = if may_bail {
+            let blk = self.b.create_block();
+            self.b.set_cold_block(blk);
+            blk
+        } else {
+            self.unwind
+        };
         let v = emit_native_call(
             &mut self.b,
             self.ctx,
@@ -617,7 +652,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             &args,
             self.fidx,
             pc,
-            self.unwind,
+            unwind,
             no_stack,
             self.fuel,
             self.mem.map(|(_, len)| len),
@@ -637,14 +672,30 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             );
             self.b.ins().jump(self.unwind, &[]);
         } else {
-            let value = value.expect("a closed function's callees are known");
+            let value = value.expect("a closed or open function's callees are known");
             let before = self.b.func.dfg.num_insts();
+            let value = self.call_value(value);
             let v = self.limit_call(pc, value, &args);
             self.limit_insts += self.b.func.dfg.num_insts() - before;
             self.set(d, v);
             self.b.ins().jump(join, &[]);
         }
+        if may_bail {
+            let value = value.expect("only open functions retry a bail");
+            self.b.switch_to_block(unwind);
+            let before = self.b.func.dfg.num_insts();
+            self.retry_bail(pc, d, value, &args, join);
+            self.limit_insts += self.b.func.dfg.num_insts() - before;
+        }
         self.b.switch_to_block(join);
+    }
+
+    /// The function value of a call, as the interpreter gets it.
+    fn call_value(&mut self, value: CallValue) -> Value {
+        match value {
+            CallValue::Index(g) => self.b.ins().iconst(types::I64, i64::from(g)),
+            CallValue::Dynamic(x) => x,
+        }
     }
 
     /// A bail point at `pc`: unwind every native frame with
@@ -737,13 +788,18 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                 sw.emit(&mut self.b, x, otherwise);
                 return false;
             }
-            Instr::Call { f, .. } if !self.refs.contains_key(&f) => {
-                debug_assert!(self.bailing, "closed functions call only closed ones");
-                return self.bail(pc);
+            Instr::Call { d, f, a, n } if !self.refs.contains_key(&f) => {
+                if self.open.is_none() {
+                    debug_assert!(self.bailing, "closed functions call only closed ones");
+                    return self.bail(pc);
+                }
+                let value = self.b.ins().iconst(types::I64, i64::from(f));
+                self.interpreted(pc, d, value, a, n);
             }
             Instr::Call { d, f, a, n } => {
                 let callee = NativeTarget::Direct(self.refs[&f]);
-                self.native_call(pc, d, callee, Some(f), a, n);
+                let may_bail = self.open.is_some_and(|k| k[f as usize] == Native::Bails);
+                self.native_call(pc, d, callee, Some(CallValue::Index(f)), a, n, may_bail);
             }
             Instr::Ret { a } => {
                 let v = self.get(a);
@@ -757,6 +813,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                 return false;
             }
             Instr::Calli { d, f, a, n } if self.bailing => self.calli(pc, d, f, a, n),
+            Instr::Calli { d, f, a, n } if self.open.is_some() => self.calli_open(pc, d, f, a, n),
             Instr::Calli { d, f, a, n } => self.calli_closed(pc, d, f, a, n),
             Instr::Halt { .. } | Instr::Putn { .. } | Instr::Putc { .. } | Instr::Inlen { .. }
                 if self.bailing =>
@@ -768,7 +825,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             | Instr::Putn { .. }
             | Instr::Putc { .. }
             | Instr::Inlen { .. } => {
-                unreachable!("closed and bailing functions hold no {:?}", instr.op())
+                unreachable!("native functions hold no {:?}", instr.op())
             }
             _ => unreachable!("arithmetic and branches are handled above: {instr:?}"),
         }

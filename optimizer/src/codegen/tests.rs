@@ -505,6 +505,7 @@ fn every_program_runs_identically_with_its_hot_regions_compiled() {
 mod native;
 mod native_bails;
 mod native_calli;
+mod native_open;
 mod strength;
 
 mod random;

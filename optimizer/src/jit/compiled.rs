@@ -50,6 +50,9 @@ pub struct CompiledRegion {
     pub(super) head: u32,
     /// Calls native code or the interpreter (see [`Self::calls_native`]).
     pub(super) calls_native: bool,
+    /// Calls an open native function, which calls the interpreter (see
+    /// [`crate::native`]): runs only with an interpreter lent.
+    pub(super) needs_interpreter: bool,
     /// For regions that call native code or the interpreter: the most
     /// registers of any function of the program (see `run_with`).
     pub(super) max_regs: u16,
@@ -111,7 +114,10 @@ impl CompiledRegion {
     /// limit come into play (a program with a 256-register function at the
     /// default limit; see [`crate::native`]): native frames, and an
     /// interpreter called from compiled code, do not model it, and the
-    /// interpreter then runs the code and traps where it should.
+    /// interpreter then runs the code and traps where it should. So does a
+    /// region that calls an open native function (see [`crate::native`])
+    /// when no interpreter is lent, as here: see
+    /// [`run_hosted`](Self::run_hosted).
     ///
     /// # Panics
     ///
@@ -195,7 +201,9 @@ impl CompiledRegion {
             self.counters_len(),
             counters.len()
         );
-        if self.calls_native && !native::register_stack_unreachable(max_depth, self.max_regs) {
+        let unmodelled =
+            self.calls_native && !native::register_stack_unreachable(max_depth, self.max_regs);
+        if unmodelled || self.needs_interpreter && !host.has_interpreter() {
             let exit = Exit {
                 kind: ExitKind::Interpret,
                 resume: self.head,

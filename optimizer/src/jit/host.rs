@@ -159,6 +159,11 @@ impl<'a> HostCalls<'a> {
         self
     }
 
+    /// Whether an interpreter is lent.
+    pub(crate) fn has_interpreter(&self) -> bool {
+        self.interpreter.is_some()
+    }
+
     /// The stack limit compiled code checks, 0 without an interpreter.
     pub(crate) fn stack_limit(&self) -> usize {
         if self.interpreter.is_some() {

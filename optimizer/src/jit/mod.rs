@@ -112,10 +112,13 @@ struct Natives {
     /// The finalized address of each native function, by name: what a
     /// region's module resolves its imports to.
     symbols: Arc<HashMap<String, usize>>,
-    /// Per function, `[address, parameters]` of its native code where a
-    /// bailing function may call it through `calli` (address 0
-    /// elsewhere): what `NativeCtx::table` points at.
+    /// Per function, `[address, parameters]` of its native code (address
+    /// 0: none; the parameters marked where a bailing function may not
+    /// call it: [`native::table_params`]): what `NativeCtx::table` points
+    /// at.
     table: Arc<Vec<[u64; 2]>>,
+    /// Per function: how it runs natively.
+    kinds: Vec<native::Native>,
 }
 
 impl Natives {
@@ -359,7 +362,7 @@ impl CodeCache {
         self.natives = None;
     }
 
-    /// Compiles every closed and every bailing function of `program` (see
+    /// Compiles every closed, bailing and open function of `program` (see
     /// [`crate::native::native_functions`]) to native code, once: regions
     /// with [`Step::Call`](crate::region::Step::Call)s need this first. Calling it again for the same
     /// program does nothing; for another program it compiles that one's
@@ -468,13 +471,11 @@ impl CodeCache {
             .iter()
             .enumerate()
             .map(|(f, id)| {
-                let addr = match id {
-                    Some(id) if natives[f].callable_from_bailing() => {
-                        module.get_finalized_function(*id) as u64
-                    }
-                    _ => 0,
-                };
-                [addr, u64::from(program.functions[f].params)]
+                let addr = id.map_or(0, |id| module.get_finalized_function(id) as u64);
+                [
+                    addr,
+                    native::table_params(natives[f], program.functions[f].params),
+                ]
             })
             .collect();
         drop(module);
@@ -493,6 +494,7 @@ impl CodeCache {
             generation,
             symbols: Arc::new(symbols),
             table: Arc::new(table),
+            kinds: natives,
         });
         Ok(())
     }
@@ -522,7 +524,7 @@ impl CodeCache {
             head: Pc::new(func, 0).to_string(),
             msg: msg.into(),
         };
-        // `compile_natives` compiled exactly the closed and bailing
+        // `compile_natives` compiled exactly the closed, bailing and open
         // functions.
         let closed = self
             .natives
@@ -530,7 +532,7 @@ impl CodeCache {
             .is_some_and(|n| n.ids[func as usize].is_some());
         if !closed {
             return Err(invalid(
-                "the function is neither closed nor bailing: it cannot run natively",
+                "the function is neither closed, bailing nor open: it cannot run natively",
             ));
         }
         let (ret_pc, ret_reg) = f
@@ -567,8 +569,19 @@ impl CodeCache {
             .dump_clif
             .then(|| format!("; whole function f{func}\n{}", lowered.func.display()));
         let regs = Some(program.functions.iter().map(|f| f.regs).max());
-        let compiled = self.finish(module, lowered, &imported, (func, 0), regs, clif, start)?;
+        let mut compiled = self.finish(module, lowered, &imported, (func, 0), regs, clif, start)?;
+        compiled.needs_interpreter = self.reaches_open([func]);
         Ok(self.with_natives_dumped(compiled, [func]))
+    }
+
+    /// Whether any of `callees` is an open native function (see
+    /// [`crate::native`]): code that calls one needs an interpreter.
+    fn reaches_open(&self, callees: impl IntoIterator<Item = u32>) -> bool {
+        self.natives.as_ref().is_some_and(|n| {
+            callees
+                .into_iter()
+                .any(|f| n.kinds.get(f as usize) == Some(&native::Native::Open))
+        })
     }
 
     /// Appends to a region's dump those of the native functions it reaches.
@@ -652,7 +665,7 @@ impl CodeCache {
             )?
         };
         let clif = self.dump_clif.then(|| codegen::annotate(&lowered, region));
-        let compiled = self.finish(
+        let mut compiled = self.finish(
             module,
             lowered,
             &imported,
@@ -661,6 +674,7 @@ impl CodeCache {
             clif,
             start,
         )?;
+        compiled.needs_interpreter = self.reaches_open(region.native_calls().map(|(f, _)| f));
         Ok(self.with_natives_dumped(compiled, region.native_calls().map(|(f, _)| f)))
     }
 
@@ -737,6 +751,7 @@ impl CodeCache {
             func,
             head,
             calls_native,
+            needs_interpreter: false,
             max_regs,
             exits: lowered.exits,
             code_size,

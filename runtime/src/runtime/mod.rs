@@ -51,9 +51,9 @@ pub fn cores() -> usize {
 /// register of the function and of the largest function it calls, which
 /// one level of inlining may add) times `max_depth`, at least
 /// [`JIT_STACK_BYTES`]. The measured frames of the suite and the corpus
-/// are 0-144 bytes against estimates of 104-576; when the natives, once
-/// compiled, need more than the stack holds twice over, they are not run
-/// (see [`SharedCode::lazy`]).
+/// are 0-144 bytes against estimates of 104-576; where the natives, once
+/// compiled, need more, a recursion that reaches the stack limit goes on
+/// in the interpreter (see [`SharedCode::lazy`]).
 pub(crate) fn lazy_jit_stack_bytes(program: &Program, max_depth: usize) -> usize {
     let regs = |f: u32| {
         program

@@ -18,10 +18,10 @@ use super::{FuncLower, record_trap};
 use crate::native::{self, ctx_offset};
 
 impl FuncLower<'_, '_> {
-    /// `callee(args)` in the interpreter from the call at `pc`; returns the
-    /// value, in a new current block. A run that ended in the call (or a
-    /// fuel trap before it) unwinds.
-    pub(super) fn limit_call(&mut self, pc: u32, callee: u32, args: &[Value]) -> Value {
+    /// `callee(args)` in the interpreter from the call at `pc` (`callee`:
+    /// the function value); returns the value, in a new current block. A
+    /// run that ended in the call (or a fuel trap before it) unwinds.
+    pub(super) fn limit_call(&mut self, pc: u32, callee: Value, args: &[Value]) -> Value {
         let sig = self
             .interp_sig
             .expect("imported for closed functions that call");
@@ -66,7 +66,7 @@ impl FuncLower<'_, '_> {
         let ptr = self.b.func.dfg.value_type(ctx);
         let n = args.len();
         let argp = crate::codegen::args_on_stack(&mut self.b, ptr, args);
-        let value = self.b.ins().iconst(types::I64, i64::from(callee));
+        let value = callee;
         let count = self.b.ins().iconst(types::I64, n as i64);
         let site = (u64::from(self.fidx) << 32 | u64::from(pc)) as i64;
         let site = self.b.ins().iconst(types::I64, site);

@@ -50,17 +50,6 @@ pub(super) enum CompileError {
     /// The optimizer refused or failed.
     #[error(transparent)]
     Optimizer(#[from] toyvm_optimizer::Error),
-    /// The natives compiled, but their recursion does not fit the stack of
-    /// the thread that would run them.
-    #[error(
-        "native recursion to depth {depth} needs {need} bytes of machine stack, twice over more than \
-         the {have} bytes of the thread running compiled code"
-    )]
-    Stack {
-        depth: usize,
-        need: usize,
-        have: usize,
-    },
     /// No answer came for a job.
     #[error("no result from the compiler")]
     NoResult,
@@ -87,19 +76,8 @@ struct CodeStore {
     /// By region text (`fn N` for a whole function).
     compiled: HashMap<String, Arc<CompiledRegion>>,
     /// Set for code whose natives are compiled when first needed (see
-    /// [`SharedCode::lazy`]).
-    lazy: Option<Lazy>,
-}
-
-/// Natives compiled on first need, for runs on a thread whose stack was
-/// sized before their frames were measured.
-struct Lazy {
-    /// The stack of the thread that runs the code.
-    stack_bytes: usize,
-    /// The call-depth limit native recursion honours.
-    max_depth: usize,
-    /// Whether the natives, once compiled, fit that stack (`None` before).
-    fit: Option<bool>,
+    /// [`SharedCode::lazy`]), until they are.
+    lazy: bool,
 }
 
 impl std::fmt::Debug for SharedCode {
@@ -121,7 +99,7 @@ impl SharedCode {
             inner: parking_lot::Mutex::new(CodeStore {
                 cache,
                 compiled: HashMap::new(),
-                lazy: None,
+                lazy: false,
             }),
         })
     }
@@ -133,18 +111,15 @@ impl SharedCode {
     /// richards (14 functions), more than a short run's whole interpretation,
     /// and a run that compiles no calling region never needs them.
     ///
-    /// The code runs on a thread of `stack_bytes` chosen before the
-    /// natives' frames are known. Once compiled, they are used only if
-    /// recursion to `max_depth` fits twice over in that stack (as
-    /// `jit_stack_bytes` in the runtime sizes it for eagerly compiled
-    /// natives); else every job that would run them fails with a message
-    /// and its region is left to the interpreter, so the run stays exact.
-    pub fn lazy(
-        metered: bool,
-        dump_clif: bool,
-        stack_bytes: usize,
-        max_depth: usize,
-    ) -> crate::Result<Self> {
+    /// The code runs on a thread whose stack was sized before the natives'
+    /// frames are known (see `lazy_jit_stack_bytes` in the runtime). They
+    /// are used whatever their frames measure: every native call checks
+    /// the stack limit (see `enter`), so a recursion deeper than the stack
+    /// holds goes on in the interpreter, exact as ever. (They were once
+    /// used only when recursion to the depth limit fitted twice over,
+    /// which left every native of a compiled C program, whose formatting
+    /// functions have frames of kilobytes, to the interpreter.)
+    pub fn lazy(metered: bool, dump_clif: bool) -> crate::Result<Self> {
         let mut cache = CodeCache::new()?;
         cache.set_fuel_metering(metered);
         cache.set_dump_clif(dump_clif);
@@ -152,11 +127,7 @@ impl SharedCode {
             inner: parking_lot::Mutex::new(CodeStore {
                 cache,
                 compiled: HashMap::new(),
-                lazy: Some(Lazy {
-                    stack_bytes,
-                    max_depth,
-                    fit: None,
-                }),
+                lazy: true,
             }),
         })
     }
@@ -188,15 +159,10 @@ impl SharedCode {
             Job::Region(r) => r.native_calls().next().is_some(),
             Job::Function(_) => true,
         };
-        if needs_natives {
+        if needs_natives || matches!(job, Job::Region(r) if r.calls_by_value()) {
+            // A region's `calli`s call natively what the natives' table
+            // has.
             store.natives_for(program)?;
-        } else if matches!(job, Job::Region(r) if r.calls_by_value()) {
-            // Its `calli`s call natively what the natives' table has: the
-            // natives if they fit the stack, else none (not an error).
-            match store.natives_for(program) {
-                Ok(()) | Err(CompileError::Stack { .. }) => {}
-                Err(e) => return Err(e),
-            }
         }
         let code = match job {
             Job::Region(r) => store.cache.compile_in(program, r),
@@ -209,36 +175,13 @@ impl SharedCode {
 }
 
 impl CodeStore {
-    /// Compiles the natives of lazily compiled code (once) and says
-    /// whether they may run: an error when their recursion does not fit the
-    /// thread's stack.
+    /// Compiles the natives of lazily compiled code, once.
     fn natives_for(&mut self, program: &Program) -> Result<(), CompileError> {
-        let Some(lazy) = &mut self.lazy else {
-            return Ok(());
-        };
-        let fit = match lazy.fit {
-            Some(fit) => fit,
-            None => {
-                self.cache.compile_natives(program)?;
-                let need = self.cache.native_stack_bytes(lazy.max_depth);
-                let fit = need.saturating_mul(2) <= lazy.stack_bytes;
-                lazy.fit = Some(fit);
-                if !fit {
-                    // No region may reach them through the natives' table.
-                    self.cache.discard_natives();
-                }
-                fit
-            }
-        };
-        if fit {
-            Ok(())
-        } else {
-            Err(CompileError::Stack {
-                depth: lazy.max_depth,
-                need: self.cache.native_stack_bytes(lazy.max_depth),
-                have: lazy.stack_bytes,
-            })
+        if self.lazy {
+            self.cache.compile_natives(program)?;
+            self.lazy = false;
         }
+        Ok(())
     }
 }
 
@@ -489,7 +432,7 @@ mod tests {
     #[test]
     fn the_compiler_thread_starts_with_the_first_job() {
         let program = Arc::new(toyvm_vm::asm::assemble(FIB).unwrap());
-        let code = Arc::new(SharedCode::lazy(false, false, 64 << 20, 65_536).unwrap());
+        let code = Arc::new(SharedCode::lazy(false, false).unwrap());
         let mut compiler = Compiler::new(code, program, true);
         assert!(compiler.background());
         assert!(
@@ -510,28 +453,16 @@ mod tests {
     }
 
     #[test]
-    fn lazy_natives_compile_on_first_need_and_run_only_if_they_fit() {
+    fn lazy_natives_compile_on_first_need() {
         let program = toyvm_vm::asm::assemble(FIB).unwrap();
-        // A stack that holds recursion to the default depth: the whole
-        // function compiles (its natives with it).
-        let roomy = SharedCode::lazy(false, false, 64 << 20, 65_536).unwrap();
+        let code = SharedCode::lazy(false, false).unwrap();
         assert!(
-            roomy.inner.lock().cache.native_frame_bytes() == 0,
+            code.inner.lock().cache.native_frame_bytes() == 0,
             "nothing before a job"
         );
-        roomy.compile(&program, &Job::Function(0)).unwrap();
-        assert!(roomy.inner.lock().cache.native_frame_bytes() > 0);
-        // One too small for it: the job fails with why, and so does the next.
-        let tight = SharedCode::lazy(false, false, 1 << 20, 65_536).unwrap();
-        for _ in 0..2 {
-            let e = tight
-                .compile(&program, &Job::Function(0))
-                .unwrap_err()
-                .to_string();
-            assert!(
-                e.contains("native recursion to depth 65536 needs") && e.contains("1048576 bytes"),
-                "{e}"
-            );
-        }
+        // The whole function compiles, its natives with it.
+        code.compile(&program, &Job::Function(0)).unwrap();
+        assert!(code.inner.lock().cache.native_frame_bytes() > 0);
+        assert!(!code.inner.lock().lazy);
     }
 }
