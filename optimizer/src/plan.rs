@@ -46,8 +46,17 @@ impl Analysis {
         self.cfgs.get(func as usize)
     }
 
-    /// Whether function `func` runs natively, closed or bailing (false
-    /// for one that does not exist).
+    /// Whether function `func` runs natively whole without ever handing
+    /// its call back: closed, pure or open (see [`Native`]; false for a
+    /// bailing one and for one that does not exist).
+    pub fn runs_whole(&self, func: u32) -> bool {
+        self.natives
+            .get(func as usize)
+            .is_some_and(|&n| matches!(n, Native::Closed | Native::Pure | Native::Open))
+    }
+
+    /// Whether function `func` runs natively, closed, bailing or open
+    /// (false for one that does not exist).
     pub fn is_native(&self, func: u32) -> bool {
         self.natives
             .get(func as usize)

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toyvm_vm::Pc;
-use toyvm_vm::interp::Memory;
+use toyvm_vm::interp::{Memory, TrapKind};
 
 use super::{CodeMemory, HostCalls, RegionFn};
 use crate::DEFAULT_MAX_DEPTH;
@@ -70,7 +70,7 @@ pub struct CompiledRegion {
     pub(super) _natives: Arc<CodeMemory>,
     /// The natives' `calli` table (see `NativeCtx::table`), empty when the
     /// region was compiled before any natives.
-    pub(super) table: Arc<Vec<[u64; 2]>>,
+    pub(super) table: Arc<super::natives::Table>,
 }
 
 impl fmt::Debug for CompiledRegion {
@@ -228,7 +228,9 @@ impl CompiledRegion {
             trap_addr: 0,
             fuel: start_fuel,
             host: std::ptr::from_mut(host).cast(),
-            table: self.table.as_ptr(),
+            // `AtomicU64` has `u64`'s layout: compiled code reads the
+            // words as plain ones (see `natives::Table`).
+            table: self.table.as_ptr().cast::<[u64; 2]>(),
             table_len: self.table.len() as u64,
             memory,
             stack_limit: host.stack_limit() as u64,
@@ -290,6 +292,12 @@ impl CompiledRegion {
         match ctx.trap(max_depth, fuel.limit, host) {
             Some(trap) => {
                 debug_assert_eq!(exit.kind, ExitKind::Trap);
+                // A native function's fuel lives in a variable that its
+                // trap paths do not store back: out of fuel is none left,
+                // as the interpreter leaves it.
+                if matches!(trap.kind, TrapKind::OutOfFuel { .. }) {
+                    fuel.left = 0;
+                }
                 Err(trap)
             }
             None => Ok((exit, Exit::site(raw))),

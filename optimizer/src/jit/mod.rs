@@ -8,8 +8,9 @@
 //! 4. asking the C library for the thread's stack bounds, in [`stack`].
 //!
 //! Native functions (see [`crate::native`]) live in the same module: the
-//! cache compiles every closed function of a program once
-//! ([`CodeCache::compile_natives`]); regions call them directly. No Rust
+//! cache compiles them as regions first need them
+//! ([`CodeCache::compile_natives_for`], see `natives`); regions call them
+//! directly. No Rust
 //! code ever calls a native function except through a region. Small
 //! natives are inlined by Cranelift's inliner (`cranelift_codegen::inline`)
 //! into the natives that call them, one level deep, and those that call
@@ -39,7 +40,7 @@ use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 use toyvm_vm::isa::Instr;
-use toyvm_vm::{Function, Pc, Program};
+use toyvm_vm::{Pc, Program};
 
 use crate::codegen::{self, Lowered, func as fcodegen, strength};
 use crate::native::{self, NativeCtx};
@@ -51,8 +52,10 @@ mod dump;
 mod frames;
 mod host;
 mod inline;
+mod natives;
 pub mod stack;
 use frames::{estimated_frame_bytes, frame_bytes};
+use natives::Natives;
 
 pub use compiled::{CompiledRegion, Fuel};
 pub use host::{Called, HostCalls, Interpreter};
@@ -85,47 +88,6 @@ pub type RegionFn = unsafe extern "C" fn(
 /// The interpreter's default call-depth limit (`interp::Config::max_depth`),
 /// which [`CompiledRegion::run`] assumes.
 pub const DEFAULT_MAX_DEPTH: usize = 1 << 16;
-
-/// The closed and bailing functions of one program, compiled.
-struct Natives {
-    /// The program they came from (a cache serves one program at a time;
-    /// another program gets a fresh set).
-    functions: Vec<Function>,
-    /// Per function: its native function, if it has one.
-    ids: Vec<Option<FuncId>>,
-    /// Machine stack bytes of the largest native frame.
-    frame: usize,
-    /// Calls between natives compiled inline (see `SmallCallees`).
-    inlined: usize,
-    /// Per function: the IR of its native function, before optimization,
-    /// where it is small enough and calls nothing (see `SmallCallees`):
-    /// what a region inlines where it calls the function, with its size
-    /// (see `inline::inlinable`).
-    leaves: Vec<Option<(ir::Function, usize)>>,
-    /// The most registers any function of the program has.
-    max_regs: u16,
-    /// Per function, with `set_dump_clif(true)`: its native function's IR
-    /// and machine code, for the dumps of the regions that call it.
-    dumps: Vec<Option<String>>,
-    /// Which set this is: names its functions (`native{generation}_f{f}`).
-    generation: u32,
-    /// The finalized address of each native function, by name: what a
-    /// region's module resolves its imports to.
-    symbols: Arc<HashMap<String, usize>>,
-    /// Per function, `[address, parameters]` of its native code (address
-    /// 0: none; the parameters marked where a bailing function may not
-    /// call it: [`native::table_params`]): what `NativeCtx::table` points
-    /// at.
-    table: Arc<Vec<[u64; 2]>>,
-    /// Per function: how it runs natively.
-    kinds: Vec<native::Native>,
-}
-
-impl Natives {
-    fn name(generation: u32, f: usize) -> String {
-        format!("native{generation}_f{f}")
-    }
-}
 
 /// The owner of all code memory.
 struct CodeMemory {
@@ -362,143 +324,6 @@ impl CodeCache {
         self.natives = None;
     }
 
-    /// Compiles every closed, bailing and open function of `program` (see
-    /// [`crate::native::native_functions`]) to native code, once: regions
-    /// with [`Step::Call`](crate::region::Step::Call)s need this first. Calling it again for the same
-    /// program does nothing; for another program it compiles that one's
-    /// (regions compiled before keep calling the old ones).
-    pub fn compile_natives(&mut self, program: &Program) -> Result<()> {
-        if self
-            .natives
-            .as_ref()
-            .is_some_and(|n| n.functions == program.functions)
-        {
-            return Ok(());
-        }
-        let natives = native::native_functions(program);
-        let generation = self.generation;
-        self.generation += 1;
-        let mut module = self.memory.lock();
-        let failed = |f: usize, e: &dyn fmt::Display| Error::Codegen {
-            head: format!("native function f{f}"),
-            msg: e.to_string(),
-        };
-        // Declare all first, then define: (mutually) recursive calls need
-        // their callee's id before its body exists.
-        let mut ids = vec![None; program.functions.len()];
-        let mut frame = 0;
-        let mut inlined_calls = 0;
-        let mut dumps = vec![None; program.functions.len()];
-        for (f, func) in program.functions.iter().enumerate() {
-            if natives[f].callable() {
-                let sig = fcodegen::native_signature(&*self.isa, func.params);
-                let name = Natives::name(generation, f);
-                let id = module
-                    .declare_function(&name, Linkage::Local, &sig)
-                    .map_err(|e| failed(f, &e))?;
-                ids[f] = Some(id);
-            }
-        }
-        // Lower all first: a caller inlines its small callees' bodies.
-        let mut lowered = Vec::with_capacity(ids.len());
-        for (f, id) in ids.iter().enumerate() {
-            lowered.push(match id {
-                Some(_) => {
-                    let mut declare = declarer(&mut module, Some(&ids));
-                    Some(fcodegen::lower_function(
-                        program,
-                        f as u32,
-                        &natives,
-                        &*self.isa,
-                        &mut self.fctx,
-                        &mut declare,
-                        self.metering,
-                        trampolines(),
-                    )?)
-                }
-                None => None,
-            });
-        }
-        let by_id: HashMap<u32, usize> = ids
-            .iter()
-            .enumerate()
-            .filter_map(|(f, id)| Some((id.as_ref()?.as_u32(), f)))
-            .collect();
-        for (f, id) in ids.iter().enumerate() {
-            let Some(id) = *id else { continue };
-            let Some((func, _)) = lowered[f].clone() else {
-                continue;
-            };
-            self.ctx.clear();
-            self.ctx.func = func;
-            let mut inliner = SmallCallees::new(&lowered, &by_id);
-            self.ctx.inline(&mut inliner).map_err(|e| failed(f, &e))?;
-            let inlined = inliner.inlined;
-            inlined_calls += inlined.len();
-            strength::reduce(&mut self.ctx.func, &*self.isa);
-            let mut text = self
-                .dump_clif
-                .then(|| format!("; native function f{f}\n{}", self.ctx.func.display()));
-            self.ctx.set_disasm(text.is_some());
-            let defined = module.define_function(id, &mut self.ctx);
-            if let Some(text) = &mut text {
-                dump::machine_code(text, &self.ctx);
-            }
-            dumps[f] = text;
-            if let Some(c) = self.ctx.compiled_code() {
-                let bytes = frame_bytes(c.code_buffer()).unwrap_or_else(|| {
-                    // The inlined bodies' registers live in this frame too.
-                    std::iter::once(f)
-                        .chain(inlined)
-                        .map(|g| estimated_frame_bytes(&program.functions[g]))
-                        .sum()
-                });
-                frame = frame.max(bytes);
-            }
-            module.clear_context(&mut self.ctx);
-            defined.map_err(|e| failed(f, &e))?;
-        }
-        module.finalize_definitions().map_err(|e| failed(0, &e))?;
-        let symbols = ids
-            .iter()
-            .enumerate()
-            .filter_map(|(f, id)| {
-                let addr = module.get_finalized_function((*id)?) as usize;
-                Some((Natives::name(generation, f), addr))
-            })
-            .collect();
-        let table = ids
-            .iter()
-            .enumerate()
-            .map(|(f, id)| {
-                let addr = id.map_or(0, |id| module.get_finalized_function(id) as u64);
-                [
-                    addr,
-                    native::table_params(natives[f], program.functions[f].params),
-                ]
-            })
-            .collect();
-        drop(module);
-        let leaves = lowered
-            .into_iter()
-            .map(|body| body.filter(|(b, size)| b.dfg.ext_funcs.is_empty() && inlinable(*size)))
-            .collect();
-        self.natives = Some(Natives {
-            functions: program.functions.clone(),
-            ids,
-            frame,
-            inlined: inlined_calls,
-            leaves,
-            max_regs: program.functions.iter().map(|f| f.regs).max().unwrap_or(0),
-            dumps,
-            generation,
-            symbols: Arc::new(symbols),
-            table: Arc::new(table),
-            kinds: natives,
-        });
-        Ok(())
-    }
-
     /// The whole closed or bailing function `func` as a region at its offset 0, for
     /// the runtime to enter through the usual [`CompiledRegion::run_with`]
     /// when the interpreter starts the function. The region calls the
@@ -519,7 +344,7 @@ impl CodeCache {
                 func,
                 count: program.functions.len(),
             })?;
-        self.compile_natives(program)?;
+        self.compile_natives_for(program, [func])?;
         let invalid = |msg: &str| Error::InvalidRegion {
             head: Pc::new(func, 0).to_string(),
             msg: msg.into(),
@@ -800,7 +625,7 @@ fn importer<'a>(
         let natives = natives.expect("callees are checked to be compiled natives before lowering");
         let params = natives.functions[callee as usize].params;
         let sig = fcodegen::native_signature(isa, params);
-        let name = Natives::name(natives.generation, callee as usize);
+        let name = natives.name(callee as usize);
         let id = module
             .declare_function(&name, Linkage::Import, &sig)
             .expect("one name, one signature: the import declares cleanly");

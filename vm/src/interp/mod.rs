@@ -331,6 +331,11 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                             (mem, rest, len) = self.mem.split();
                         }
                         Err(trap) => {
+                            // What compiled code ran counts (all of the
+                            // fuel, when it ran out).
+                            if COUNT {
+                                steps = fuel - left;
+                            }
                             leave!();
                             return Err(Error::Trap(trap));
                         }

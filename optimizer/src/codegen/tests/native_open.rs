@@ -69,3 +69,85 @@ fn open_functions_are_compiled_whole_but_run_only_with_an_interpreter() {
         assert_eq!(mem[..], [0, 0, 0, 0], "f{f}");
     }
 }
+
+/// An interpreter for the test: answers `1000 + callee * 100 + x` and
+/// counts its calls.
+struct Fake(u64);
+
+impl crate::Interpreter for Fake {
+    fn call(
+        &mut self,
+        call: toyvm_vm::interp::CallSite<'_>,
+        _: &mut Memory,
+        _: &mut dyn toyvm_vm::interp::HostFunctions,
+        _: &mut u64,
+    ) -> crate::Called {
+        self.0 += 1;
+        crate::Called::Returned(1000 + call.callee * 100 + call.args[0])
+    }
+}
+
+/// `tally`'s whole-function region run once with a fake interpreter:
+/// its value and the interpreter's calls.
+fn run_open(c: &CompiledRegion, x: i64, fake: &mut Fake) -> i64 {
+    let mut regs = [0i64; 256];
+    regs[0] = x;
+    let mut counters = vec![0; c.counters_len()];
+    let mut mem = Memory::from(vec![0i64; 4]);
+    let mut none = toyvm_vm::interp::NoHostFunctions;
+    let mut host = crate::HostCalls::new(&mut none, &[]).with_interpreter(fake);
+    let mut fuel = crate::Fuel::UNLIMITED;
+    let (e, _) = c
+        .run_hosted(
+            &mut regs,
+            &mut mem,
+            &mut counters,
+            1,
+            DEFAULT_MAX_DEPTH,
+            &mut fuel,
+            &mut host,
+        )
+        .unwrap();
+    assert_eq!(e.kind, ExitKind::Interpret);
+    regs[0]
+}
+
+#[test]
+fn natives_compiled_later_are_found_by_code_compiled_before() {
+    // `pick`'s `calli` may reach `log` (output): open, compiled alone
+    // first; `twice` is pure, compiled in a later batch.
+    let p = assemble(
+        "
+        .memory 4
+        .func log(x)
+            putn x
+            ret x
+        .end
+        .func twice(x)
+            add x, x, x
+            ret x
+        .end
+        .func pick(x)
+            li r1, 1
+            st r1, 0, x
+            calli x, r1, x, 1
+            ret x
+        .end
+        .entry pick",
+    )
+    .unwrap();
+    assert_eq!(
+        crate::native_functions(&p),
+        [Native::No, Native::Pure, Native::Open]
+    );
+    let mut cache = CodeCache::new().unwrap();
+    let c = cache.compile_function(&p, 2).unwrap();
+    let mut fake = Fake(0);
+    // `twice` has no native code yet: the interpreter calls it.
+    assert_eq!(run_open(&c, 5, &mut fake), 1105);
+    assert_eq!(fake.0, 1);
+    // Compiled now, the same code calls it natively.
+    cache.compile_natives_for(&p, [1]).unwrap();
+    assert_eq!(run_open(&c, 5, &mut fake), 10);
+    assert_eq!(fake.0, 1);
+}

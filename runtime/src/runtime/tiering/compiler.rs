@@ -75,9 +75,6 @@ struct CodeStore {
     cache: CodeCache,
     /// By region text (`fn N` for a whole function).
     compiled: HashMap<String, Arc<CompiledRegion>>,
-    /// Set for code whose natives are compiled when first needed (see
-    /// [`SharedCode::lazy`]), until they are.
-    lazy: bool,
 }
 
 impl std::fmt::Debug for SharedCode {
@@ -99,17 +96,19 @@ impl SharedCode {
             inner: parking_lot::Mutex::new(CodeStore {
                 cache,
                 compiled: HashMap::new(),
-                lazy: false,
             }),
         })
     }
 
-    /// A code cache whose natives are compiled by the first job that needs
-    /// them (a region that calls, or a whole function), on the compiler's
-    /// thread, instead of before the run: compiling every closed function
-    /// took 0.4-0.5 ms for the suite's small programs and 5.6 ms for
-    /// richards (14 functions), more than a short run's whole interpretation,
-    /// and a run that compiles no calling region never needs them.
+    /// A code cache whose natives are compiled by the jobs that need them
+    /// (a region that calls them, or a whole function), those each job
+    /// reaches (see `toyvm_optimizer::CodeCache::compile_natives_for`), on
+    /// the compiler's thread, instead of before the run: compiling every
+    /// closed function took 0.4-0.5 ms for the suite's small programs and
+    /// 5.6 ms for richards (14 functions), more than a short run's whole
+    /// interpretation, a run that compiles no calling region never needs
+    /// them, and a compiled C program's library is dozens of functions
+    /// most runs never call natively.
     ///
     /// The code runs on a thread whose stack was sized before the natives'
     /// frames are known (see `lazy_jit_stack_bytes` in the runtime). They
@@ -127,7 +126,6 @@ impl SharedCode {
             inner: parking_lot::Mutex::new(CodeStore {
                 cache,
                 compiled: HashMap::new(),
-                lazy: true,
             }),
         })
     }
@@ -155,14 +153,12 @@ impl SharedCode {
         if let Some(code) = store.compiled.get(&key) {
             return Ok((Arc::clone(code), false));
         }
-        let needs_natives = match job {
-            Job::Region(r) => r.native_calls().next().is_some(),
-            Job::Function(_) => true,
-        };
-        if needs_natives || matches!(job, Job::Region(r) if r.calls_by_value()) {
-            // A region's `calli`s call natively what the natives' table
-            // has.
-            store.natives_for(program)?;
+        // The natives the job calls, compiled when first needed (a whole
+        // function compiles its own).
+        if let Job::Region(r) = job
+            && (r.native_calls().next().is_some() || r.calls_by_value())
+        {
+            store.cache.compile_natives_for_region(program, r)?;
         }
         let code = match job {
             Job::Region(r) => store.cache.compile_in(program, r),
@@ -171,17 +167,6 @@ impl SharedCode {
         let code = Arc::new(code);
         store.compiled.insert(key, Arc::clone(&code));
         Ok((code, true))
-    }
-}
-
-impl CodeStore {
-    /// Compiles the natives of lazily compiled code, once.
-    fn natives_for(&mut self, program: &Program) -> Result<(), CompileError> {
-        if self.lazy {
-            self.cache.compile_natives(program)?;
-            self.lazy = false;
-        }
-        Ok(())
     }
 }
 
@@ -463,6 +448,5 @@ mod tests {
         // The whole function compiles, its natives with it.
         code.compile(&program, &Job::Function(0)).unwrap();
         assert!(code.inner.lock().cache.native_frame_bytes() > 0);
-        assert!(!code.inner.lock().lazy);
     }
 }

@@ -91,24 +91,7 @@ impl Jit {
             if self.in_flight(key) {
                 continue;
             }
-            if !self.budget.pay_compile() {
-                self.stats.compiles_deferred += 1;
-                continue;
-            }
-            let meta = Meta {
-                description: format!("whole function, native ({calls} calls in the interval)"),
-                shape: Shape {
-                    covers: Vec::new(),
-                    handed: Vec::new(),
-                    dispatches: Vec::new(),
-                    callees: 0,
-                    calls: Vec::new(),
-                    whole: true,
-                    loops: false,
-                    planned_from: Arc::from([]),
-                },
-            };
-            self.submit(key, Job::Function(f), again, meta);
+            self.install_whole(f, again, format!("{calls} calls in the interval"));
         }
         if profile.edges.is_empty() {
             return;
@@ -140,9 +123,48 @@ impl Jit {
             let Some(again) = self.heads.may_compile(key, index) else {
                 continue;
             };
+            // A trace from a function's entry: the function is hot. One
+            // that runs natively without bailing (closed, or open: see
+            // `toyvm_optimizer::native`) runs whole instead, its callees
+            // natively, and leaves the profile (a C library's formatting
+            // functions, whose edges each stay under a model's threshold
+            // while the whole is most of the run).
+            if key.1 == 0 && self.planning.analysis.runs_whole(key.0) {
+                let weight = toyvm_optimizer::plan::region_weight(&region);
+                self.install_whole(
+                    key.0,
+                    again,
+                    format!("a trace from its entry, weight {weight}"),
+                );
+                continue;
+            }
             self.install(region, again, Arc::clone(&planned));
         }
         self.grow(index, &planned);
+    }
+
+    /// Submits function `f` to be compiled whole and installed at its
+    /// entry (see `toyvm_optimizer::CodeCache::compile_function`); `why`
+    /// goes into the log.
+    fn install_whole(&mut self, f: u32, again: Again, why: String) {
+        if !self.budget.pay_compile() {
+            self.stats.compiles_deferred += 1;
+            return;
+        }
+        let meta = Meta {
+            description: format!("whole function, native ({why})"),
+            shape: Shape {
+                covers: Vec::new(),
+                handed: Vec::new(),
+                dispatches: Vec::new(),
+                callees: 0,
+                calls: Vec::new(),
+                whole: true,
+                loops: false,
+                planned_from: Arc::from([]),
+            },
+        };
+        self.submit((f, 0), Job::Function(f), again, meta);
     }
 
     /// What may be installed at the end of `on_interval`: compiles due now
