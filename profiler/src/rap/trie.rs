@@ -148,6 +148,8 @@ pub struct RapTree {
     /// (and sets its `touched` flag) when an add first moves its count off its mark, so
     /// every other point's count is its mark; a merge drops the points it frees.
     touched: Vec<(u32, u128, u64)>,
+    /// Per depth d (up to the height), the mask of a key's top `k * d` bits.
+    masks: Box<[u128; 256]>,
     /// The split limit `max(1, floor(eps * n / h))` for every n in `lim_lo..=lim_hi`.
     lim: u64,
     lim_lo: u64,
@@ -156,10 +158,14 @@ pub struct RapTree {
 
 /// One node: its count, first child slot (0 for a leaf), depth and key prefix (the
 /// latter two validate walk hints), and for a point whether it is in the touched list
-/// (32 bytes: a point's update reads and writes one cache line).
+/// (32 bytes: a point's update reads and writes one cache line).  The prefix is kept
+/// left-aligned, as the top `k * depth` bits of the node's keys with the rest zero, so
+/// that whether a key lies in the node's range is one masked compare
+/// ([`RapTree::on_path`]) rather than a variable 128-bit shift; [`RapTree::prefix_of`]
+/// gives it right-aligned, as [`NodeView`] reports it.
 #[derive(Clone, Copy, Debug, Default)]
 struct Node {
-    prefix: u128,
+    lead: u128,
     count: u64,
     first: u32,
     depth: u16,
@@ -225,6 +231,10 @@ impl RapTree {
             hint_limit: 0,
             plain: false,
             touched: Vec::new(),
+            masks: Box::new(std::array::from_fn(|d| {
+                let top = (k * d as u32).min(128);
+                u128::MAX.checked_shl(128 - top).unwrap_or(0)
+            })),
             lim: 1,
             lim_lo: 0,
             lim_hi: 0,
@@ -345,10 +355,24 @@ impl RapTree {
         }
     }
 
-    /// The digit of `key` choosing the child of a node at `depth` (< h).
+    /// The digit of `key` choosing the child of a node at `depth` (< h).  k divides 64,
+    /// so the digit lies within one half of the key: one 64-bit shift.
     #[inline]
     fn digit(&self, key: u128, depth: u32) -> usize {
-        ((key << (self.k * depth)) >> (128 - self.k)) as usize
+        let below = 128 - self.k * (depth + 1);
+        let half = if below >= 64 {
+            (key >> 64) as u64
+        } else {
+            key as u64
+        };
+        (half >> (below % 64)) as usize & (self.b - 1)
+    }
+
+    /// `node`'s prefix, right-aligned (its top `k * depth` bits).
+    pub(super) fn prefix_of(&self, node: usize) -> u128 {
+        let n = &self.nodes[node];
+        let bits = self.k * u32::from(n.depth);
+        n.lead.checked_shr(128 - bits).unwrap_or(0)
     }
 
     /// Whether `key`'s update lands at `node`, a node on its path: no child holds it.
@@ -380,10 +404,7 @@ impl RapTree {
     /// into a new block under the subrange holding it (3.3.1).
     fn split(&mut self, node: usize) {
         let Node {
-            prefix,
-            depth,
-            first,
-            ..
+            lead, depth, first, ..
         } = self.nodes[node];
         let block = if first == 0 {
             self.alloc_block()
@@ -395,7 +416,7 @@ impl RapTree {
             let slot = block + d;
             let old = self.nodes[slot];
             let mut child = Node {
-                prefix: (prefix << self.k) | d as u128,
+                lead: lead | ((d as u128) << (128 - self.k * (depth + 1))),
                 count: 0,
                 first: 0,
                 depth: (depth + 1) as u16,
@@ -407,8 +428,8 @@ impl RapTree {
                 }
                 // A deeper child: the new subrange becomes its parent.
                 let sub = self.alloc_block();
-                let below = u32::from(old.depth) - depth - 2;
-                let digit = (old.prefix >> (self.k * below)) as usize & (self.b - 1);
+                // Its digit below the new subrange (at depth + 1).
+                let digit = (old.lead >> (128 - self.k * (depth + 2))) as usize & (self.b - 1);
                 self.nodes[sub + digit] = old;
                 child.first = sub as u32;
             }
@@ -532,11 +553,7 @@ impl RapTree {
     #[inline]
     fn on_path(&self, node: usize, key: u128) -> bool {
         match self.nodes.get(node) {
-            Some(n) if n.depth != DEAD => {
-                key.checked_shr(128 - self.k * u32::from(n.depth))
-                    .unwrap_or(0)
-                    == n.prefix
-            }
+            Some(n) if n.depth != DEAD => (key ^ n.lead) & self.masks[n.depth as u8 as usize] == 0,
             _ => false,
         }
     }

@@ -121,11 +121,11 @@ fn check_structure(t: &RapTree) {
             assert!(cn.depth > n.depth, "child not deeper");
             let below = u32::from(cn.depth - n.depth);
             assert_eq!(
-                cn.prefix >> (t.k * below),
-                n.prefix,
+                t.prefix_of(c) >> (t.k * below),
+                t.prefix_of(node),
                 "child outside its parent"
             );
-            let digit = (cn.prefix >> (t.k * (below - 1))) as usize & (t.b - 1);
+            let digit = (t.prefix_of(c) >> (t.k * (below - 1))) as usize & (t.b - 1);
             assert_eq!(digit, d, "child in the wrong slot");
             walk(t, c, seen, sum);
         }
