@@ -10,11 +10,14 @@
 //! `randomize` looks each byte up in a 256-entry table of random bytes, `flip` reverses the
 //! bytes, and `xor_fold` xors the `bits`-wide chunks together.  Independent hash functions
 //! use independent random tables.  Because `xor_fold` is linear over xor, the index is the
-//! xor of one folded contribution per input byte; we precompute those contributions
-//! (16 byte positions x 256 byte values) so a hash costs 16 independent loads and xors
-//! instead of 16 lookups, shifts and a fold loop.  Up to four 16-bit indices (one per hash function) are packed
-//! into one `u64` so a 4-table multi-hash computes all its indices with 16 loads.  The
-//! result is bit-identical to evaluating the paper's formula directly (a unit test checks).
+//! xor of one folded contribution per input byte; we precompute those contributions so a
+//! hash costs 16 independent loads and xors instead of 16 lookups, shifts and a fold loop.
+//! A contribution depends only on the byte's value and where it lands in `npc ^ nv`: pc
+//! byte i lands at byte 7 - i (flipped), value byte i at byte i, so the 16 input bytes
+//! share 8 rows of 256 entries, row j for a byte landing at bit 8j.  Up to four 16-bit
+//! indices (one per hash function) are packed into one `u64` so a 4-table multi-hash
+//! computes all its indices with 16 loads.  The result is bit-identical to evaluating the
+//! paper's formula directly (a unit test checks).
 //!
 //! The paper hashes `<pc, value>` of a single profile type.  Our streams mix kinds, so a
 //! per-kind random 64-bit signature is xor-ed into `npc ^ nv` before folding.
@@ -70,6 +73,9 @@ pub fn xor_fold(mut v: u64, bits: u32) -> u64 {
     out
 }
 
+/// Rows of a hash table: one per byte of `npc ^ nv` (see the module doc).
+const ROWS: usize = 8;
+
 /// A bank of `n` independent instances of the paper's hash, each folding to `bits` bits
 /// (at most 16).  See the module doc.
 #[derive(Clone, Debug)]
@@ -77,12 +83,14 @@ pub struct PaperHash {
     n: usize,
     bits: u32,
     words: usize,
-    /// Per word, `[position 0..16][byte 0..256]`; positions 0..8 are pc bytes, 8..16
-    /// value bytes.  Fixed-size arrays so the hot loop indexes without bounds checks.
-    table: Vec<Box<[[u64; 256]; 16]>>,
-    /// The same for a bank of one function, in 16-bit entries: 8 KB instead of 32 KB, so
-    /// it stays in L1 beside the model's counters (stratified, tagged, single hash).
-    narrow: Option<Box<[[u16; 256]; 16]>>,
+    /// Per word, `[row 0..8][byte 0..256]`: row j holds what a byte landing at bit 8j of
+    /// `npc ^ nv` contributes (pc byte i uses row 7 - i, value byte i row i).
+    /// Fixed-size arrays so the hot loop indexes without bounds checks.  Empty for a bank
+    /// of one function, which has only `narrow`.
+    table: Vec<Box<[[u64; 256]; ROWS]>>,
+    /// The same for a bank of one function, in 16-bit entries: 4 KB, so it stays in L1
+    /// beside the model's counters (stratified, tagged, single hash).
+    narrow: Option<Box<[[u16; 256]; ROWS]>>,
     /// `[kind][word]`.
     kind_sig: Vec<u64>,
     /// The raw random byte tables, kept so the direct formula can be checked in tests.
@@ -90,6 +98,24 @@ pub struct PaperHash {
     raw: Vec<[u8; 256]>,
     #[cfg(test)]
     raw_kind: Vec<[u64; 3]>,
+}
+
+/// `m` (below 2^16) in each of a word's four 16-bit lanes.
+const fn lanes(m: u64) -> u64 {
+    m * 0x0001_0001_0001_0001
+}
+
+/// Rotates each 16-bit lane of `w`, a `bits`-bit value, left by `c < bits` within its
+/// `bits` bits.  (The right shift moves the next lane's low bits into this lane at bit
+/// `16 - bits + c` or above, at least `c`, where the mask clears them.)
+#[inline(always)]
+fn rotate_lanes(w: u64, c: u32, bits: u32) -> u64 {
+    if c == 0 {
+        return w;
+    }
+    let low = lanes((1 << (bits - c)) - 1);
+    let high = lanes((1 << c) - 1);
+    ((w & low) << c) | ((w >> (bits - c)) & high)
 }
 
 impl PaperHash {
@@ -108,37 +134,35 @@ impl PaperHash {
             raw.push(t);
             raw_kind.push([rng.next_u64(), rng.next_u64(), rng.next_u64()]);
         }
-        // `xor_fold` is linear: a byte placed at bit `shift` folds to the xor of its set
-        // bits' folds, bit i landing at `(shift + i) % bits`. So each byte position has
-        // one 256-entry fold table, shared by every function and built a byte at a time
-        // from the byte without its lowest set bit (4,096 xors instead of a fold loop per
-        // table entry, which made building a model cost about 1.5M instructions).
-        let folds: Vec<[u64; 256]> = (0..16)
-            .map(|pos| {
-                // pc byte i lands at byte 7-i after flip; value byte i stays at byte i.
-                let shift = if pos < 8 {
-                    8 * (7 - pos)
-                } else {
-                    8 * (pos - 8)
-                };
-                let mut fold = [0u64; 256];
-                for r in 1..256usize {
-                    let low = r.trailing_zeros();
-                    fold[r] = fold[r & (r - 1)] ^ (1u64 << ((shift + low) % bits));
-                }
-                fold
-            })
-            .collect();
-        let mut table: Vec<Box<[[u64; 256]; 16]>> =
-            (0..words).map(|_| Box::new([[0u64; 256]; 16])).collect();
-        for (f, t) in raw.iter().enumerate() {
-            let (w, lane) = (f / 4, 16 * (f % 4) as u32);
-            for (row, fold) in table[w].iter_mut().zip(&folds) {
-                for (slot, &r) in row.iter_mut().zip(t.iter()) {
-                    *slot |= fold[r as usize] << lane;
-                }
+        // `xor_fold` is linear: a byte at bit 0 folds to the xor of its set bits' folds,
+        // bit i landing at `i % bits`; built a power of two at a time (255 xors).
+        let mut fold0 = [0u64; 256];
+        for i in 0..8 {
+            let bit = 1u64 << (i % bits);
+            for j in 0..1usize << i {
+                fold0[(1 << i) | j] = fold0[j] ^ bit;
             }
         }
+        // Row 0 of each word: lane f holds function f's folded random byte, re-based on
+        // the zero byte (a zero byte, such as the high bytes of small values and pcs,
+        // then contributes nothing). A byte at bit 8j folds to the same bits rotated
+        // left by 8j within `bits` bits, so row j is row 0 with every lane rotated.
+        let row0 = |w: usize| -> [u64; 256] {
+            let mut row = [0u64; 256];
+            for (f, t) in raw.iter().enumerate().skip(4 * w).take(4) {
+                let lane = 16 * (f % 4) as u32;
+                for (x, &r) in row.iter_mut().zip(t.iter()) {
+                    *x |= fold0[r as usize] << lane;
+                }
+            }
+            let zero = row[0];
+            row.iter_mut().for_each(|x| *x ^= zero);
+            row
+        };
+        let shift = |j: usize| (8 * j as u32) % bits;
+        // The kind constants.  The rows' old zero entries, which re-basing moves into
+        // them, cancel: each row serves two byte positions (pc byte 7 - j and value
+        // byte j), so its zero entry is xor-ed in twice.
         let mut kind_sig = vec![0u64; 3 * words];
         for (f, ks) in raw_kind.iter().enumerate() {
             let (w, lane) = (f / 4, 16 * (f % 4) as u32);
@@ -146,29 +170,31 @@ impl PaperHash {
                 kind_sig[k * words + w] |= xor_fold(ks[k], bits) << lane;
             }
         }
-        // Re-base each position on its zero byte: table[pos][0] becomes 0 and its old
-        // value moves into the per-kind constant, so a zero byte (the high bytes of small
-        // values and pcs) contributes nothing.
-        for (w, tab) in table.iter_mut().enumerate() {
-            for row in tab.iter_mut() {
-                let zero = row[0];
-                for x in row.iter_mut() {
-                    *x ^= zero;
-                }
-                for k in 0..3 {
-                    kind_sig[k * words + w] ^= zero;
+        let (table, narrow) = if n == 1 {
+            let row = row0(0);
+            let mut t: Box<[[u16; 256]; ROWS]> = Box::new([[0; 256]; ROWS]);
+            for (j, out) in t.iter_mut().enumerate() {
+                for (x, &y) in out.iter_mut().zip(row.iter()) {
+                    *x = rotate_lanes(y, shift(j), bits) as u16;
                 }
             }
-        }
-        let narrow = (n == 1).then(|| {
-            let mut t = Box::new([[0u16; 256]; 16]);
-            for (row, wide) in t.iter_mut().zip(table[0].iter()) {
-                for (x, &y) in row.iter_mut().zip(wide.iter()) {
-                    *x = y as u16;
-                }
-            }
-            t
-        });
+            (Vec::new(), Some(t))
+        } else {
+            let table = (0..words)
+                .map(|w| {
+                    let row = row0(w);
+                    let mut t: Box<[[u64; 256]; ROWS]> = Box::new([[0; 256]; ROWS]);
+                    for (j, out) in t.iter_mut().enumerate() {
+                        let c = shift(j);
+                        for (x, &y) in out.iter_mut().zip(row.iter()) {
+                            *x = rotate_lanes(y, c, bits);
+                        }
+                    }
+                    t
+                })
+                .collect();
+            (table, None)
+        };
         PaperHash {
             n,
             bits,
@@ -212,20 +238,21 @@ impl PaperHash {
     }
 
     /// [`PaperHash::word`] for word 0 as a closure holding its table and per-kind
-    /// constants, for hot loops: nothing is re-fetched through `self` per tuple.
+    /// constants, for hot loops: nothing is re-fetched through `self` per tuple.  For a
+    /// bank of two or more functions (one function: [`PaperHash::single_fn`]).
     #[inline]
     pub fn word0_fn(&self) -> impl Fn(&Tuple) -> u64 + Copy + '_ {
         // Four entries (the last unused) so `kind & 3` indexes without a bounds check.
         let sig = [0, 1, 2, 0].map(|k| self.kind_sig[k * self.words]);
-        let wide: &[[u64; 256]; 16] = &self.table[0];
+        let wide: &[[u64; 256]; ROWS] = self.wide0();
         move |t: &Tuple| sig[t.kind as usize & 3] ^ fold16(wide, t.a, t.b)
     }
 
-    /// The single function's index as a closure over the narrow (8 KB) table, for hot
+    /// The single function's index as a closure over the narrow (4 KB) table, for hot
     /// loops over a one-function bank.
     #[inline]
     pub fn single_fn(&self) -> impl Fn(&Tuple) -> u16 + Copy + '_ {
-        let tab: &[[u16; 256]; 16] = self.narrow.as_deref().expect("a one-function bank");
+        let tab: &[[u16; 256]; ROWS] = self.narrow.as_deref().expect("a one-function bank");
         let sig = [0, 1, 2, 0].map(|k| self.kind_sig[k] as u16);
         move |t: &Tuple| sig[t.kind as usize & 3] ^ fold16(tab, t.a, t.b)
     }
@@ -233,18 +260,27 @@ impl PaperHash {
     /// Calls `f(i, &block[i], word 0)` for each tuple of `block` in order: the words of
     /// [`PaperHash::word0_fn`], computed without looking up the byte positions that are
     /// zero in every tuple of the block.  Which positions those are is decided once per
-    /// call, so callers pass blocks of [`BLOCK`] tuples rather than whole batches.
+    /// call, so callers pass blocks of [`BLOCK`] tuples rather than whole batches.  For a
+    /// bank of two or more functions (one function: [`PaperHash::for_each_single`]).
     #[inline(always)]
     pub fn for_each_word0(&self, block: &[Tuple], f: impl FnMut(usize, &Tuple, u64)) {
         let sig = [0, 1, 2, 0].map(|k| self.kind_sig[k * self.words]);
-        for_each_sparse(&self.table[0], sig, block, f);
+        for_each_sparse(self.wide0(), sig, block, f);
+    }
+
+    /// Word 0's table (a bank of two or more functions has one per word).
+    #[inline(always)]
+    fn wide0(&self) -> &[[u64; 256]; ROWS] {
+        self.table
+            .first()
+            .expect("a bank of two or more functions (one function: the narrow table)")
     }
 
     /// [`PaperHash::for_each_word0`] for a one-function bank, over the narrow table
     /// ([`PaperHash::single_fn`] over a block).
     #[inline(always)]
     pub fn for_each_single(&self, block: &[Tuple], f: impl FnMut(usize, &Tuple, u16)) {
-        let tab: &[[u16; 256]; 16] = self.narrow.as_deref().expect("a one-function bank");
+        let tab: &[[u16; 256]; ROWS] = self.narrow.as_deref().expect("a one-function bank");
         let sig = [0, 1, 2, 0].map(|k| self.kind_sig[k] as u16);
         for_each_sparse(tab, sig, block, f);
     }
@@ -253,12 +289,12 @@ impl PaperHash {
     // 0 entry, which `new` made 0): sixteen independent loads and no data-dependent
     // loop, whose trip count (the operands' widths) would mispredict.
     #[inline(always)]
-    fn wide_word(tab: &[[u64; 256]; 16], sig: u64, t: &Tuple) -> u64 {
+    fn wide_word(tab: &[[u64; 256]; ROWS], sig: u64, t: &Tuple) -> u64 {
         sig ^ fold16(tab, t.a, t.b)
     }
 
     #[inline(always)]
-    fn narrow_word(tab: &[[u16; 256]; 16], sig: u16, t: &Tuple) -> u16 {
+    fn narrow_word(tab: &[[u16; 256]; ROWS], sig: u16, t: &Tuple) -> u16 {
         sig ^ fold16(tab, t.a, t.b)
     }
 
@@ -309,7 +345,7 @@ const ALL_BYTES: u8 = 0xff;
 /// are compile-time byte masks so each inner loop is straight-line code.
 #[inline(always)]
 fn for_each_sparse<T: Word>(
-    tab: &[[T; 256]; 16],
+    tab: &[[T; 256]; ROWS],
     sig: [T; 4],
     block: &[Tuple],
     mut f: impl FnMut(usize, &Tuple, T),
@@ -338,7 +374,7 @@ fn for_each_sparse<T: Word>(
 
 #[inline(always)]
 fn run<T: Word, const AM: u8, const BM: u8>(
-    tab: &[[T; 256]; 16],
+    tab: &[[T; 256]; ROWS],
     sig: [T; 4],
     block: &[Tuple],
     f: &mut impl FnMut(usize, &Tuple, T),
@@ -355,15 +391,15 @@ fn run<T: Word, const AM: u8, const BM: u8>(
 /// [`fold16`] over the byte positions in the masks `AM` (of `a`) and `BM` (of `b`) only;
 /// equal to it when every other byte is zero.
 #[inline(always)]
-fn fold_sparse<T: Word, const AM: u8, const BM: u8>(tab: &[[T; 256]; 16], a: u64, b: u64) -> T {
+fn fold_sparse<T: Word, const AM: u8, const BM: u8>(tab: &[[T; 256]; ROWS], a: u64, b: u64) -> T {
     let mut x = T::default();
     let mut y = T::default();
     for i in 0..8 {
         if AM >> i & 1 != 0 {
-            x = x ^ tab[i][(a >> (8 * i)) as u8 as usize];
+            x = x ^ tab[7 - i][(a >> (8 * i)) as u8 as usize];
         }
         if BM >> i & 1 != 0 {
-            y = y ^ tab[8 + i][(b >> (8 * i)) as u8 as usize];
+            y = y ^ tab[i][(b >> (8 * i)) as u8 as usize];
         }
     }
     x ^ y
@@ -374,16 +410,16 @@ pub trait Word: Copy + Default + std::ops::BitXor<Output = Self> {}
 impl Word for u64 {}
 impl Word for u16 {}
 
-/// Xors `tab[i][byte i of a]` and `tab[8 + i][byte i of b]` over all 16 bytes.
+/// Xors `tab[7 - i][byte i of a]` and `tab[i][byte i of b]` over all 16 bytes.
 #[inline(always)]
-fn fold16<T: Copy + std::ops::BitXor<Output = T>>(tab: &[[T; 256]; 16], a: u64, b: u64) -> T {
+fn fold16<T: Copy + std::ops::BitXor<Output = T>>(tab: &[[T; 256]; ROWS], a: u64, b: u64) -> T {
     // Two bytes per 16-bit step (x86 reads both from a register's low byte pairs).
     let pair =
-        |x: u64, row: usize| tab[row][x as u8 as usize] ^ tab[row + 1][(x >> 8) as u8 as usize];
-    let pa = pair(a, 0) ^ pair(a >> 16, 2);
-    let pb = pair(a >> 32, 4) ^ pair(a >> 48, 6);
-    let va = pair(b, 8) ^ pair(b >> 16, 10);
-    let vb = pair(b >> 32, 12) ^ pair(b >> 48, 14);
+        |x: u64, r0: usize, r1: usize| tab[r0][x as u8 as usize] ^ tab[r1][(x >> 8) as u8 as usize];
+    let pa = pair(a, 7, 6) ^ pair(a >> 16, 5, 4);
+    let pb = pair(a >> 32, 3, 2) ^ pair(a >> 48, 1, 0);
+    let va = pair(b, 0, 1) ^ pair(b >> 16, 2, 3);
+    let vb = pair(b >> 32, 4, 5) ^ pair(b >> 48, 6, 7);
     (pa ^ pb) ^ (va ^ vb)
 }
 

@@ -63,6 +63,12 @@ pub const MAX_TABLES: usize = crate::spec::MAX_TABLES;
 
 /// Counter slots addressable by a 16-bit lane of a packed hash word.
 const FAST_SPAN: usize = 1 << 16;
+/// The padding of a fast model with at most this many counters (the default 4 x 512
+/// and single hash's 2,048 among them): 16 KB to allocate and zero per model instead
+/// of `FAST_SPAN`'s 256 KB, which was most of building one (issue 38). Its fast loop
+/// masks a packed word's lanes to 12 bits for the bounds checks: one `and` more per
+/// tuple that misses the accumulator.
+const SMALL_SPAN: usize = 1 << 12;
 
 /// The multi-hash (or single-hash) profiler.
 #[derive(Debug)]
@@ -75,8 +81,9 @@ pub struct MultiHash {
     size: usize,
     pow2: bool,
     /// Table f's counters are `f * size .. (f + 1) * size`.  When the fast path applies
-    /// the vector is padded to `FAST_SPAN` entries so a 16-bit index needs no bounds
-    /// check; only the first `n * size` are ever touched.
+    /// the vector is padded to `SMALL_SPAN` or `FAST_SPAN` entries (a power of two, at
+    /// least `n * size`) so an index masked to its width needs no bounds check; only the
+    /// first `n * size` are ever touched.
     counters: Vec<u32>,
     /// Whether `observe_batch` may use the specialized loop: at most four tables (one
     /// packed hash word) of a power-of-two size of at least 2 (so `bits = log2(size)`),
@@ -123,7 +130,14 @@ impl MultiHash {
             n,
             size,
             pow2,
-            counters: vec![0; if fast { FAST_SPAN } else { n * size }],
+            counters: vec![
+                0;
+                match fast {
+                    true if n * size <= SMALL_SPAN => SMALL_SPAN,
+                    true => FAST_SPAN,
+                    false => n * size,
+                }
+            ],
             fast,
             lane_offsets: if fast { lane_offsets } else { 0 },
             max,
@@ -274,9 +288,56 @@ impl Profiler for MultiHash {
             }
             return;
         }
-        // One dispatch per batch to a loop specialized on the table count and update
-        // rule, with the hash tables and counters borrowed once.
-        let counters: &mut [u32; FAST_SPAN] = (&mut self.counters[..FAST_SPAN])
+        if self.counters.len() == SMALL_SPAN {
+            self.ingest_fast::<SMALL_SPAN>(batch)
+        } else {
+            self.ingest_fast::<FAST_SPAN>(batch)
+        }
+    }
+
+    fn end_interval_into(
+        &mut self,
+        estimates: &mut dyn FnMut(Tuple, u64),
+        out: &mut Vec<Candidate>,
+    ) {
+        for e in self.acc.entries.iter().filter(|e| e.count > 0) {
+            estimates(e.tuple, e.count);
+            if e.count >= self.threshold {
+                out.push(Candidate {
+                    tuple: e.tuple,
+                    count: e.count,
+                });
+            }
+        }
+        if self.choose_keys() {
+            let (mixed, hash) = (self.mixed_keys, &self.hash);
+            for e in &mut self.acc.entries {
+                e.key = if mixed {
+                    mix(&e.tuple)
+                } else {
+                    hash.word(&e.tuple, 0)
+                };
+            }
+        }
+        self.acc.end_interval(self.opts.retain, self.threshold);
+        self.counters[..self.n * self.size].fill(0);
+    }
+
+    fn state_bytes(&self) -> usize {
+        (self.n * self.size * self.opts.counter_bits as usize).div_ceil(8) + self.acc.cap * 20
+    }
+
+    fn overhead(&self) -> Overhead {
+        Overhead::default()
+    }
+}
+
+impl MultiHash {
+    /// `observe_batch` on the fast path, with the counters padded to `SPAN`: one
+    /// dispatch per batch to a loop specialized on the table count and update rule, with
+    /// the hash tables and counters borrowed once.
+    fn ingest_fast<const SPAN: usize>(&mut self, batch: &[Tuple]) {
+        let counters: &mut [u32; SPAN] = (&mut self.counters[..])
             .try_into()
             .expect("the fast path pads the counters");
         let mut fast = Fast {
@@ -324,47 +385,11 @@ impl Profiler for MultiHash {
         self.seen += batch.len() as u64;
         self.held += held as u64;
     }
-
-    fn end_interval_into(
-        &mut self,
-        estimates: &mut dyn FnMut(Tuple, u64),
-        out: &mut Vec<Candidate>,
-    ) {
-        for e in self.acc.entries.iter().filter(|e| e.count > 0) {
-            estimates(e.tuple, e.count);
-            if e.count >= self.threshold {
-                out.push(Candidate {
-                    tuple: e.tuple,
-                    count: e.count,
-                });
-            }
-        }
-        if self.choose_keys() {
-            let (mixed, hash) = (self.mixed_keys, &self.hash);
-            for e in &mut self.acc.entries {
-                e.key = if mixed {
-                    mix(&e.tuple)
-                } else {
-                    hash.word(&e.tuple, 0)
-                };
-            }
-        }
-        self.acc.end_interval(self.opts.retain, self.threshold);
-        self.counters[..self.n * self.size].fill(0);
-    }
-
-    fn state_bytes(&self) -> usize {
-        (self.n * self.size * self.opts.counter_bits as usize).div_ceil(8) + self.acc.cap * 20
-    }
-
-    fn overhead(&self) -> Overhead {
-        Overhead::default()
-    }
 }
 
 /// The state the specialized ingest loop touches, borrowed once per batch.
-struct Fast<'a> {
-    counters: &'a mut [u32; FAST_SPAN],
+struct Fast<'a, const SPAN: usize> {
+    counters: &'a mut [u32; SPAN],
     acc: &'a mut Accumulator,
     lane_offsets: u64,
     max: u32,
@@ -400,7 +425,7 @@ impl Sorted {
     }
 }
 
-impl Fast<'_> {
+impl<const SPAN: usize> Fast<'_, SPAN> {
     /// `observe` (shielding on) over a batch for `N <= 4` power-of-two tables, with
     /// conservative update on or off: the same steps as `observe` and `update_tables`,
     /// without per-tuple option checks or bounds checks on the counters.
@@ -594,10 +619,12 @@ impl Fast<'_> {
         }
     }
 
-    /// The counters of a tuple with the packed hash word `word`.
+    /// The counters of a tuple with the packed hash word `word`.  A lane is below
+    /// `n * size <= SPAN` (see `lane_offsets`), so the mask, which spares the bounds
+    /// checks, never changes it: one `and` of the whole word (none for `FAST_SPAN`).
     #[inline(always)]
     fn counter_indices<const N: usize>(&self, word: u64) -> [usize; N] {
-        let word = word ^ self.lane_offsets;
+        let word = (word ^ self.lane_offsets) & ((SPAN as u64 - 1) * 0x0001_0001_0001_0001);
         std::array::from_fn(|f| (word >> (16 * f)) as u16 as usize)
     }
 

@@ -609,11 +609,12 @@ fn candidate_lists_match_the_recorded_golden_hashes() {
 
 /// The specialized batch loops against the per-tuple `observe` path (which is the
 /// unspecialized model) for shapes the golden list does not pin: every table count the
-/// fast path handles, with and without conservative update and reset.
+/// fast path handles, with and without conservative update and reset, over counters
+/// padded to either span (4,096 and 65,536 slots).
 #[test]
 fn batch_ingest_equals_per_tuple_observe() {
     let streams = streams();
-    for tables in 1..=4 {
+    for (tables, per_table) in (1..=4).flat_map(|n| [(n, 512), (n, 8192)]) {
         for opts in [
             "cu=on",
             "cu=off",
@@ -622,7 +623,7 @@ fn batch_ingest_equals_per_tuple_observe() {
         ] {
             let spec = format!(
                 "multihash:tables={tables},entries={},{opts},interval=5000,threshold=1%",
-                512 * tables
+                per_table * tables
             );
             let spec = parse_spec(&spec).unwrap();
             for (name, stream) in &streams {

@@ -133,8 +133,10 @@ pub struct RapTree {
     /// Both tables start small and grow (emptied, a hint being only a hint) as the tree
     /// does, up to [`KEY_BITS`] and [`TOP_BITS`]: their full size (1.25 MiB a tree) costs
     /// a short run more than its whole stream does.
-    key_hints: Vec<u32>,
-    top_hints: Vec<u32>,
+    /// Each table is two-way: a pair of slots per hash, the most recent first, read and
+    /// bounds-checked together.
+    key_hints: Vec<[u32; 2]>,
+    top_hints: Vec<[u32; 2]>,
     /// log2 of `key_hints`' slots (0 before the first add), and the
     /// [`RapTree::hint_demand`] above which the tables grow.
     hint_bits: u32,
@@ -148,6 +150,8 @@ pub struct RapTree {
     /// (and sets its `touched` flag) when an add first moves its count off its mark, so
     /// every other point's count is its mark; a merge drops the points it frees.
     touched: Vec<(u32, u128, u64)>,
+    /// Per depth d (up to the height), the mask of a key's top `k * d` bits.
+    masks: Box<[u128; 256]>,
     /// The split limit `max(1, floor(eps * n / h))` for every n in `lim_lo..=lim_hi`.
     lim: u64,
     lim_lo: u64,
@@ -156,10 +160,14 @@ pub struct RapTree {
 
 /// One node: its count, first child slot (0 for a leaf), depth and key prefix (the
 /// latter two validate walk hints), and for a point whether it is in the touched list
-/// (32 bytes: a point's update reads and writes one cache line).
+/// (32 bytes: a point's update reads and writes one cache line).  The prefix is kept
+/// left-aligned, as the top `k * depth` bits of the node's keys with the rest zero, so
+/// that whether a key lies in the node's range is one masked compare
+/// ([`RapTree::on_path`]) rather than a variable 128-bit shift; [`RapTree::prefix_of`]
+/// gives it right-aligned, as [`NodeView`] reports it.
 #[derive(Clone, Copy, Debug, Default)]
 struct Node {
-    prefix: u128,
+    lead: u128,
     count: u64,
     first: u32,
     depth: u16,
@@ -225,6 +233,10 @@ impl RapTree {
             hint_limit: 0,
             plain: false,
             touched: Vec::new(),
+            masks: Box::new(std::array::from_fn(|d| {
+                let top = (k * d as u32).min(128);
+                u128::MAX.checked_shl(128 - top).unwrap_or(0)
+            })),
             lim: 1,
             lim_lo: 0,
             lim_hi: 0,
@@ -345,16 +357,29 @@ impl RapTree {
         }
     }
 
-    /// The digit of `key` choosing the child of a node at `depth` (< h).
+    /// The digit of `key` choosing the child of a node at `depth` (< h).  k divides 64,
+    /// so the digit lies within one half of the key: one 64-bit shift.
     #[inline]
     fn digit(&self, key: u128, depth: u32) -> usize {
-        ((key << (self.k * depth)) >> (128 - self.k)) as usize
+        let below = 128 - self.k * (depth + 1);
+        let half = if below >= 64 {
+            (key >> 64) as u64
+        } else {
+            key as u64
+        };
+        (half >> (below % 64)) as usize & (self.b - 1)
     }
 
-    /// Whether `key`'s update lands at `node`, a node on its path: no child holds it.
-    #[inline]
-    fn ends_here(&self, node: usize, key: u128) -> bool {
+    /// `node`'s prefix, right-aligned (its top `k * depth` bits).
+    pub(super) fn prefix_of(&self, node: usize) -> u128 {
         let n = &self.nodes[node];
+        let bits = self.k * u32::from(n.depth);
+        n.lead.checked_shr(128 - bits).unwrap_or(0)
+    }
+
+    /// Whether `key`'s update lands at `n`, a node on its path: no child holds it.
+    #[inline]
+    fn ends_here(&self, n: &Node, key: u128) -> bool {
         n.first == 0 || !self.on_path(n.first as usize + self.digit(key, u32::from(n.depth)), key)
     }
 
@@ -380,10 +405,7 @@ impl RapTree {
     /// into a new block under the subrange holding it (3.3.1).
     fn split(&mut self, node: usize) {
         let Node {
-            prefix,
-            depth,
-            first,
-            ..
+            lead, depth, first, ..
         } = self.nodes[node];
         let block = if first == 0 {
             self.alloc_block()
@@ -395,7 +417,7 @@ impl RapTree {
             let slot = block + d;
             let old = self.nodes[slot];
             let mut child = Node {
-                prefix: (prefix << self.k) | d as u128,
+                lead: lead | ((d as u128) << (128 - self.k * (depth + 1))),
                 count: 0,
                 first: 0,
                 depth: (depth + 1) as u16,
@@ -407,8 +429,8 @@ impl RapTree {
                 }
                 // A deeper child: the new subrange becomes its parent.
                 let sub = self.alloc_block();
-                let below = u32::from(old.depth) - depth - 2;
-                let digit = (old.prefix >> (self.k * below)) as usize & (self.b - 1);
+                // Its digit below the new subrange (at depth + 1).
+                let digit = (old.lead >> (128 - self.k * (depth + 2))) as usize & (self.b - 1);
                 self.nodes[sub + digit] = old;
                 child.first = sub as u32;
             }
@@ -455,27 +477,31 @@ impl RapTree {
     /// [`RapTree::add`] when the key's own hint is the node its walk ends at and takes the
     /// whole `count` without splitting before the next merge time: the same update
     /// without the walk.  Returns false, having changed no count, in every other case.
+    /// The hinted node is read once, for the path check and the update alike.  `pair` is
+    /// the key's hint pair (slot pair `ks`) as read a few adds before.
     #[inline]
-    fn add_to_hinted_leaf(&mut self, key: u128, count: u64, ks: usize) -> bool {
+    fn add_to_hinted_leaf(&mut self, key: u128, count: u64, ks: usize, pair: [u32; 2]) -> bool {
         if count == 0 || count > self.next_merge - self.n {
             return false;
         }
-        let mut h = self.key_hints[ks] as usize;
-        if !self.on_path(h, key) {
-            // The second way: promote it, as `add_chunk` would.
-            let h1 = self.key_hints[ks + 1] as usize;
-            if !self.on_path(h1, key) {
-                return false;
+        let [h0, h1] = pair;
+        let (h, n) = match self.node_on_path(h0 as usize, key) {
+            Some(n) => (h0 as usize, n),
+            None => {
+                // The second way: promote it, as `add_chunk` would.
+                let Some(n) = self.node_on_path(h1 as usize, key) else {
+                    return false;
+                };
+                self.key_hints[ks] = [h1, h0];
+                (h1 as usize, n)
             }
-            self.key_hints.swap(ks, ks + 1);
-            h = h1;
+        };
+        if !self.ends_here(&n, key) {
+            return false;
         }
         let Node {
             count: c0, depth, ..
-        } = self.nodes[h];
-        if !self.ends_here(h, key) {
-            return false;
-        }
+        } = n;
         if u32::from(depth) == self.height {
             if !self.nodes[h].touched {
                 self.nodes[h].touched = true;
@@ -528,28 +554,33 @@ impl RapTree {
         lim
     }
 
+    /// Live node `node` when it lies on `key`'s path.
+    #[inline(always)]
+    fn node_on_path(&self, node: usize, key: u128) -> Option<Node> {
+        self.nodes
+            .get(node)
+            .filter(|n| n.depth != DEAD && (key ^ n.lead) & self.masks[n.depth as u8 as usize] == 0)
+            .copied()
+    }
+
     /// Whether live node `node` lies on `key`'s path (its prefix is a prefix of `key`).
     #[inline]
     fn on_path(&self, node: usize, key: u128) -> bool {
         match self.nodes.get(node) {
-            Some(n) if n.depth != DEAD => {
-                key.checked_shr(128 - self.k * u32::from(n.depth))
-                    .unwrap_or(0)
-                    == n.prefix
-            }
+            Some(n) if n.depth != DEAD => (key ^ n.lead) & self.masks[n.depth as u8 as usize] == 0,
             _ => false,
         }
     }
 
-    /// The hint slot pairs of `key`: (top half's, full key's).  Each table is two-way:
-    /// a pair of adjacent slots, the most recent first.
+    /// The hint slot pairs of `key`: (top half's, full key's), the top bits but one of
+    /// a hash over `log2` of each table's slots.
     #[inline]
     fn hint_slots(&self, key: u128) -> (usize, usize) {
         let top = (key >> 64) as u64;
         let low = key as u64 ^ top.rotate_left(17);
         let (kb, tb) = (self.hint_bits, self.hint_bits.min(TOP_BITS + 2) - 2);
-        let ts = (top.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - tb)) as usize & !1;
-        let ks = (low.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) >> (64 - kb)) as usize & !1;
+        let ts = (top.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (65 - tb)) as usize;
+        let ks = (low.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) >> (65 - kb)) as usize;
         (ts, ks)
     }
 
@@ -571,23 +602,28 @@ impl RapTree {
         if self.hint_demand() > self.hint_limit {
             self.alloc_hints();
         }
+        // The key-hint pairs of the adds in flight, as read FAR adds ahead: the adds
+        // between may have rewritten a pair since (a walk's end, a promoted second way,
+        // tables remade), which leaves a stale hint, and a hint is checked before it is
+        // used, so the adds are the same; at most one of them then walks from further up.
+        let mut pairs = [[u32::MAX; 2]; 16];
         for (j, &(key, _)) in items.iter().enumerate().take(FAR) {
             slots[j] = self.hint_slots(key).1;
+            pairs[j] = self.key_hints[slots[j]];
         }
         let mut sink = 0u64;
         for (i, &(key, count)) in items.iter().enumerate() {
             if let Some(&(k, _)) = items.get(i + FAR) {
                 let ks = self.hint_slots(k).1;
                 slots[(i + FAR) % 16] = ks;
-                sink = sink.wrapping_add(self.key_hints[ks] as u64);
+                pairs[(i + FAR) % 16] = self.key_hints[ks];
             }
-            if i + NEAR < items.len() {
-                let h = self.key_hints[slots[(i + NEAR) % 16]] as usize;
-                if let Some(n) = self.nodes.get(h) {
-                    sink = sink.wrapping_add(n.count);
-                }
+            if i + NEAR < items.len()
+                && let Some(n) = self.nodes.get(pairs[(i + NEAR) % 16][0] as usize)
+            {
+                sink = sink.wrapping_add(n.count);
             }
-            if !self.add_to_hinted_leaf(key, count, slots[i % 16]) {
+            if !self.add_to_hinted_leaf(key, count, slots[i % 16], pairs[i % 16]) {
                 self.add(key, count);
             }
         }
@@ -604,14 +640,14 @@ impl RapTree {
         // the key's misses), else the root.
         let (start, way) = if plain {
             (0, 5)
-        } else if self.on_path(self.key_hints[ks] as usize, key) {
-            (self.key_hints[ks] as usize, 0)
-        } else if self.on_path(self.key_hints[ks + 1] as usize, key) {
-            (self.key_hints[ks + 1] as usize, 1)
-        } else if self.on_path(self.top_hints[ts] as usize, key) {
-            (self.top_hints[ts] as usize, 2)
-        } else if self.on_path(self.top_hints[ts + 1] as usize, key) {
-            (self.top_hints[ts + 1] as usize, 3)
+        } else if self.on_path(self.key_hints[ks][0] as usize, key) {
+            (self.key_hints[ks][0] as usize, 0)
+        } else if self.on_path(self.key_hints[ks][1] as usize, key) {
+            (self.key_hints[ks][1] as usize, 1)
+        } else if self.on_path(self.top_hints[ts][0] as usize, key) {
+            (self.top_hints[ts][0] as usize, 2)
+        } else if self.on_path(self.top_hints[ts][1] as usize, key) {
+            (self.top_hints[ts][1] as usize, 3)
         } else {
             (0, 4)
         };
@@ -667,15 +703,15 @@ impl RapTree {
         }
         if way != 0 || node != start {
             if way != 0 {
-                self.key_hints[ks + 1] = self.key_hints[ks];
+                self.key_hints[ks][1] = self.key_hints[ks][0];
             }
-            self.key_hints[ks] = node as u32;
+            self.key_hints[ks][0] = node as u32;
         }
-        if way >= 2 && at_anchor != NONE && self.top_hints[ts] as usize != at_anchor {
+        if way >= 2 && at_anchor != NONE && self.top_hints[ts][0] as usize != at_anchor {
             if way != 2 {
-                self.top_hints[ts + 1] = self.top_hints[ts];
+                self.top_hints[ts][1] = self.top_hints[ts][0];
             }
-            self.top_hints[ts] = at_anchor as u32;
+            self.top_hints[ts][0] = at_anchor as u32;
         }
     }
 
@@ -699,9 +735,10 @@ impl RapTree {
         };
         let top_bits = self.hint_bits.min(TOP_BITS + 2) - 2;
         self.key_hints.clear();
-        self.key_hints.resize(1 << self.hint_bits, u32::MAX);
+        self.key_hints
+            .resize(1 << (self.hint_bits - 1), [u32::MAX; 2]);
         self.top_hints.clear();
-        self.top_hints.resize(1 << top_bits, u32::MAX);
+        self.top_hints.resize(1 << (top_bits - 1), [u32::MAX; 2]);
     }
 }
 

@@ -38,14 +38,15 @@ impl RapTree {
             // A child left deeper by an interior merge: inside the range, holding it, or
             // beside it.
             let cb = self.k * u32::from(child.depth);
+            let child_prefix = self.prefix_of(c);
             if cb >= bits {
-                return if child.prefix >> (cb - bits) == prefix {
+                return if child_prefix >> (cb - bits) == prefix {
                     self.subtree(c)
                 } else {
                     0
                 };
             }
-            if prefix >> (bits - cb) != child.prefix {
+            if prefix >> (bits - cb) != child_prefix {
                 return 0;
             }
             node = c;
@@ -76,7 +77,6 @@ impl RapTree {
     /// Returns (subtree, hot weight, hot).
     fn visit(&self, node: usize, cut: f64, out: &mut Vec<NodeView>) -> (u64, u64, bool) {
         let Node {
-            prefix,
             count: own,
             first,
             depth,
@@ -97,7 +97,7 @@ impl RapTree {
         }
         let hot = weight > 0 && weight as f64 >= cut;
         out.push(NodeView {
-            prefix,
+            prefix: self.prefix_of(node),
             bits: self.k * u32::from(depth),
             count: own,
             subtree,
@@ -138,7 +138,7 @@ impl RapTree {
         let n = &self.nodes[node];
         if u32::from(n.depth) == self.height {
             if n.count > 0 {
-                out.push((n.prefix, n.count));
+                out.push((self.prefix_of(node), n.count));
             }
             return;
         }
