@@ -208,7 +208,8 @@ impl CodeCache {
     /// `codegen`: a basic block's instructions at its start, with
     /// the instructions an exit did not run given back), so that
     /// [`CompiledRegion::run_metered`] stops within one basic block of the
-    /// limit. Set it before [`compile_natives`](Self::compile_natives):
+    /// limit. Set it before [`compile_natives`](Self::compile_natives)
+    /// (or the first [`compile_natives_for`](Self::compile_natives_for)):
     /// native functions compiled before keep their setting.
     pub fn set_fuel_metering(&mut self, on: bool) {
         self.metering = on;
@@ -299,7 +300,7 @@ impl CodeCache {
             return Ok(false);
         }
         let natives = self.natives.as_ref().ok_or_else(|| {
-            invalid("the region makes native calls: run `compile_natives` first".into())
+            invalid("the region makes native calls: run `compile_natives_for` first".into())
         })?;
         for (callee, instr) in calls {
             let params = natives.functions.get(callee as usize).map(|f| f.params);
