@@ -94,6 +94,7 @@ mod exits;
 pub(crate) mod func;
 mod lower;
 pub(crate) mod strength;
+mod table;
 
 use calls::call_operands;
 use func::DeclareCallee;

@@ -54,7 +54,6 @@ fn run(spec: &str, stream: &[Tuple], chunk: usize, h: &mut Fnv) {
     let spec = parse_spec(spec).unwrap();
     let l = spec.interval as usize;
     let mut m = spec.build();
-    let mut out = Vec::new();
     for (k, interval) in stream.chunks(l).enumerate() {
         if chunk == 1 {
             for &t in interval {
@@ -65,24 +64,7 @@ fn run(spec: &str, stream: &[Tuple], chunk: usize, h: &mut Fnv) {
                 m.observe_batch(c);
             }
         }
-        out.clear();
-        let mut est = Vec::new();
-        m.end_interval_into(&mut |t, c| est.push((t, c)), &mut out);
-        h.u64(k as u64);
-        h.u64(est.len() as u64);
-        for (t, c) in &est {
-            h.tuple(t);
-            h.u64(*c);
-        }
-        h.u64(out.len() as u64);
-        for c in &out {
-            h.tuple(&c.tuple);
-            h.u64(c.count);
-        }
-        h.u64(m.state_bytes() as u64);
-        let o = m.overhead();
-        h.u64(o.messages);
-        h.u64(o.cycles);
+        common::end_interval(h, k, &mut *m);
     }
 }
 

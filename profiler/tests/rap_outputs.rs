@@ -112,31 +112,13 @@ fn run_model(spec: &str, stream: &[Tuple], chunk: usize, h: &mut Fnv) {
     };
     let mut m = Rap::new(spec.clone(), opts.clone());
     let l = spec.interval as usize;
-    let mut out = Vec::new();
     for (k, interval) in stream.chunks(l).enumerate() {
         if chunk == 1 {
             interval.iter().for_each(|&t| m.observe(t));
         } else {
             interval.chunks(chunk).for_each(|c| m.observe_batch(c));
         }
-        out.clear();
-        let mut est = Vec::new();
-        m.end_interval_into(&mut |t, c| est.push((t, c)), &mut out);
-        h.u64(k as u64);
-        h.u64(est.len() as u64);
-        for (t, c) in &est {
-            h.tuple(t);
-            h.u64(*c);
-        }
-        h.u64(out.len() as u64);
-        for c in &out {
-            h.tuple(&c.tuple);
-            h.u64(c.count);
-        }
-        h.u64(m.state_bytes() as u64);
-        let o = m.overhead();
-        h.u64(o.messages);
-        h.u64(o.cycles);
+        common::end_interval(h, k, &mut m);
         for r in m.hot_ranges() {
             h.u64(r.kind as u64);
             for x in [r.a_lo, r.a_hi, r.b_lo, r.b_hi, r.count, r.hot_weight] {

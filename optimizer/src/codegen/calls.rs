@@ -131,30 +131,11 @@ impl Lower<'_, '_> {
             self.b.ins().jump(interp, &[]);
             return;
         };
-        let ro = MemFlagsData::trusted().with_readonly();
-        let len = self
-            .b
-            .ins()
-            .load(types::I64, ro, self.ctx, ctx_offset::TABLE_LEN);
-        // Unsigned: a negative value is out of the table too.
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, x, len);
+        let inside = super::table::in_table(&mut self.b, self.ctx, x);
         let look = self.b.create_block();
         self.b.ins().brif(inside, look, &[], interp, &[]);
         self.b.switch_to_block(look);
-        let ptr = self.b.func.dfg.value_type(self.ctx);
-        let table = self.b.ins().load(ptr, ro, self.ctx, ctx_offset::TABLE);
-        let index = if ptr == types::I64 {
-            x
-        } else {
-            self.b.ins().ireduce(ptr, x)
-        };
-        let offset = self.b.ins().imul_imm_u(index, 16);
-        let entry = self.b.ins().iadd(table, offset);
-        let addr = self.b.ins().load(ptr, ro, entry, 0);
-        let params = self.b.ins().load(types::I64, ro, entry, 8);
-        let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, addr, 0);
-        let fits = self.b.ins().icmp_imm_s(IntCC::Equal, params, i64::from(n));
-        let ok = self.b.ins().band(has, fits);
+        let (addr, ok) = super::table::table_entry(&mut self.b, self.ctx, x, n, false);
         let call = self.b.create_block();
         self.b.ins().brif(ok, call, &[], interp, &[]);
         self.b.switch_to_block(call);

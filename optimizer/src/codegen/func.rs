@@ -40,6 +40,7 @@ use crate::{Error, Result};
 use super::Trampolines;
 use super::lower::{self, Fault};
 
+mod calli;
 mod limit;
 mod open;
 mod stub;
@@ -554,67 +555,6 @@ impl<'p, 'b> FuncLower<'p, 'b> {
         let left = self.b.use_var(fuel);
         let left = self.b.ins().iadd_imm_s(left, -(len as i64));
         self.b.def_var(fuel, left);
-    }
-
-    /// A bailing function's `calli` (see [`crate::native`]): the function
-    /// value's entry in the natives' table, called natively if it has an
-    /// address and the call's arity; any other value (out of the table, no
-    /// native code a bailing function may call, another arity) bails.
-    fn calli(&mut self, pc: u32, d: u8, f: u8, a: u8, n: u8) {
-        let ro = MemFlagsData::trusted().with_readonly();
-        let ctx = self.ctx;
-        let x = self.get(f);
-        let len = self
-            .b
-            .ins()
-            .load(types::I64, ro, ctx, ctx_offset::TABLE_LEN);
-        // Unsigned: a negative value is out of the table too.
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, x, len);
-        self.check(inside, native::TRAP_BAIL, pc, None);
-        let ptr = self.b.func.dfg.value_type(ctx);
-        let table = self.b.ins().load(ptr, ro, ctx, ctx_offset::TABLE);
-        let index = if ptr == types::I64 {
-            x
-        } else {
-            self.b.ins().ireduce(ptr, x)
-        };
-        let offset = self.b.ins().imul_imm_u(index, 16);
-        let entry = self.b.ins().iadd(table, offset);
-        let addr = self.b.ins().load(ptr, ro, entry, 0);
-        let params = self.b.ins().load(types::I64, ro, entry, 8);
-        let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, addr, 0);
-        let fits = self.b.ins().icmp_imm_s(IntCC::Equal, params, i64::from(n));
-        let ok = self.b.ins().band(has, fits);
-        self.check(ok, native::TRAP_BAIL, pc, None);
-        let sig = self.sigs[&n];
-        self.native_call(pc, d, NativeTarget::Indirect(sig, addr), None, a, n, false);
-    }
-
-    /// A closed function's `calli`: the value compared against every
-    /// function of the call's arity (all closed, at most
-    /// [`native::MAX_CALLI_TARGETS`]) and that one called directly; any
-    /// other value is the interpreter's trap, recorded with the value (see
-    /// [`native::NativeTrap::to_trap`]).
-    fn calli_closed(&mut self, pc: u32, d: u8, f: u8, a: u8, n: u8) {
-        let x = self.get(f);
-        let join = self.b.create_block();
-        let targets: Vec<u32> = native::calli_targets(self.program, n).collect();
-        for g in targets {
-            let call = self.b.create_block();
-            let next = self.b.create_block();
-            let is = self.b.ins().icmp_imm_s(IntCC::Equal, x, i64::from(g));
-            self.b.ins().brif(is, call, &[], next, &[]);
-            self.b.switch_to_block(call);
-            let target = NativeTarget::Direct(self.refs[&g]);
-            self.native_call(pc, d, target, Some(CallValue::Index(g)), a, n, false);
-            self.b.ins().jump(join, &[]);
-            self.b.switch_to_block(next);
-        }
-        let never = self.b.ins().iconst(types::I8, 0);
-        self.check(never, native::TRAP_BAD_FUNCTION, pc, Some(x));
-        // Nothing reaches here: the check above always traps.
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(join);
     }
 
     /// `d = callee(a, .., a+n-1)` natively; a trap or bail unwinds. At the

@@ -24,36 +24,16 @@ impl FuncLower<'_, '_> {
     /// (whatever the function's kind: see [`native::table_params`]); any
     /// other value goes to the interpreter, which calls it or traps.
     pub(super) fn calli_open(&mut self, pc: u32, d: u8, f: u8, a: u8, n: u8) {
-        let ro = MemFlagsData::trusted().with_readonly();
         let ctx = self.ctx;
         let x = self.get(f);
-        let len = self
-            .b
-            .ins()
-            .load(types::I64, ro, ctx, ctx_offset::TABLE_LEN);
-        // Unsigned: a negative value is out of the table too.
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, x, len);
+        let inside = crate::codegen::table::in_table(&mut self.b, ctx, x);
         let look = self.b.create_block();
         let call = self.b.create_block();
         let interp = self.b.create_block();
         let join = self.b.create_block();
         self.b.ins().brif(inside, look, &[], interp, &[]);
         self.b.switch_to_block(look);
-        let ptr = self.b.func.dfg.value_type(ctx);
-        let table = self.b.ins().load(ptr, ro, ctx, ctx_offset::TABLE);
-        let index = if ptr == types::I64 {
-            x
-        } else {
-            self.b.ins().ireduce(ptr, x)
-        };
-        let offset = self.b.ins().imul_imm_u(index, 16);
-        let entry = self.b.ins().iadd(table, offset);
-        let addr = self.b.ins().load(ptr, ro, entry, 0);
-        let params = self.b.ins().load(types::I64, ro, entry, 8);
-        let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, addr, 0);
-        let low = self.b.ins().band_imm_u(params, 0xffff_ffff);
-        let fits = self.b.ins().icmp_imm_s(IntCC::Equal, low, i64::from(n));
-        let ok = self.b.ins().band(has, fits);
+        let (addr, ok) = crate::codegen::table::table_entry(&mut self.b, ctx, x, n, true);
         self.b.ins().brif(ok, call, &[], interp, &[]);
         self.b.switch_to_block(call);
         let sig = self.sigs[&n];
