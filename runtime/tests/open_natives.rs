@@ -191,3 +191,91 @@ fn open_functions_call_the_interpreter_and_go_on_exactly() {
         }
     }
 }
+
+/// `a` stores and calls `b`, which calls the host and then `a`: `a` is
+/// open, `b` interpreted, so each level nests native code, the
+/// interpreter and native code again on the machine stack.
+const MUTUAL: &str = "
+.memory 64
+.import where 1
+.func a(n)
+  andi r1, n, 63
+  ld r2, r1, 0
+  addi r2, r2, 1
+  st r1, 0, r2
+  jz n, done
+  subi r1, n, 1
+  call r2, b, r1, 1
+  addi r2, r2, 1
+  ret r2
+done:
+  ret n
+.end
+.func b(n)
+  hcall r1, where, n, 1
+  call r2, a, n, 1
+  ret r2
+.end
+.func run(n)
+  call r1, a, n, 1
+  ret r1
+.end
+.entry run
+";
+
+#[test]
+fn recursion_through_the_interpreter_on_host_threads_matches_it() {
+    use toyvm::engine::{Engine, Imports, Instance, Module};
+    use toyvm::runtime::Limits;
+    let program = asm::assemble(MUTUAL).unwrap();
+    assert_eq!(
+        toyvm::optimizer::native_functions(&program)[..2],
+        [Native::Open, Native::No]
+    );
+    let instance = |profile: &str| {
+        let engine = Engine::builder()
+            .profile_str(profile)
+            .unwrap()
+            .limits(Limits {
+                max_depth: 50_000,
+                ..Limits::default()
+            })
+            .build();
+        let module = Module::from_bytes(&engine, MUTUAL.as_bytes()).unwrap();
+        let mut imports = Imports::new();
+        imports.define("where", 1, |args, _| Ok(args[0]));
+        Instance::with_imports(&module, imports, &[]).unwrap()
+    };
+    // A small thread, where the stack limit comes after a few levels, and
+    // a large one, where thousands nest natively first.
+    let mut calls = Vec::new();
+    for stack in [256 << 10, 32 << 20] {
+        let t = std::thread::Builder::new()
+            .stack_size(stack)
+            .spawn(move || {
+                let mut jit = instance("multihash:interval=500");
+                let mut plain = instance("none");
+                // Shallow calls first (the JIT compiles `a` whole), then ones
+                // whose nesting far outgrows 256 KiB, to the depth limit (two
+                // frames a level) and over it.
+                for n in [10, 300, 300, 5_000, 12_000, 24_998, 24_999, 25_000, 40_000] {
+                    let x = jit.call("run", &[n]).map_err(|e| e.to_string());
+                    let y = plain.call("run", &[n]).map_err(|e| e.to_string());
+                    assert_eq!(x, y, "run({n})");
+                }
+                assert_eq!(jit.memory(), plain.memory());
+                let stats = jit.stats().jit.unwrap();
+                assert!(stats.compiles >= 1, "{stats:?}");
+                // Native `a` called the interpreter for `b` (near the top of
+                // each recursion: below the stack limit, `a`'s entry hands its
+                // calls to the interpreter, which runs the rest on the heap).
+                assert!(stats.interpreter_calls > 0, "{stats:?}");
+                assert!(stats.interpret_exits > 0, "{stats:?}");
+                stats.interpreter_calls
+            })
+            .unwrap();
+        calls.push(t.join().unwrap());
+    }
+    // The large stack nested far deeper natively before the limit.
+    assert!(calls[1] > 10 * calls[0], "{calls:?}");
+}
