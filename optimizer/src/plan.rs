@@ -25,6 +25,12 @@ use crate::superblock::{NativeCall, SuperblockConfig, form_superblocks_with};
 pub struct Analysis {
     cfgs: Vec<Arc<Cfg>>,
     natives: Vec<Native>,
+    /// Per function: whether it has a `ret` (a whole-function region
+    /// returns through one).
+    returns: Vec<bool>,
+    /// Per function: its direct call sites in the program, and whether it
+    /// calls itself.
+    sites: Vec<(u32, bool)>,
 }
 
 impl Analysis {
@@ -38,7 +44,36 @@ impl Analysis {
                 .map(|(i, f)| Arc::new(Cfg::new(i as u32, f)))
                 .collect(),
             natives: native_functions(program),
+            returns: program
+                .functions
+                .iter()
+                .map(|f| f.code.iter().any(|i| matches!(i, Instr::Ret { .. })))
+                .collect(),
+            sites: {
+                let mut sites = vec![(0u32, false); program.functions.len()];
+                for (g, f) in program.functions.iter().enumerate() {
+                    for i in &f.code {
+                        if let Instr::Call { f: callee, .. } = *i
+                            && let Some(s) = sites.get_mut(callee as usize)
+                        {
+                            s.0 += 1;
+                            s.1 |= callee as usize == g;
+                        }
+                    }
+                }
+                sites
+            },
         }
+    }
+
+    /// Whether function `func` is likely to be called again: it calls
+    /// itself, or it has no direct call site (the host or a `calli` calls
+    /// it) or several. A function called from one site only (a C
+    /// program's `main`, called once by its start-up code) is not.
+    pub fn called_again(&self, func: u32) -> bool {
+        self.sites
+            .get(func as usize)
+            .is_some_and(|&(n, recursive)| recursive || n != 1)
     }
 
     /// The CFG of function `func` (shared, not copied).
@@ -47,12 +82,16 @@ impl Analysis {
     }
 
     /// Whether function `func` runs natively whole without ever handing
-    /// its call back: closed, pure or open (see [`Native`]; false for a
-    /// bailing one and for one that does not exist).
+    /// its call back: closed, pure or open (see [`Native`]), with a `ret`
+    /// to return through ([`crate::CodeCache::compile_function`]); false
+    /// for a bailing one and for one that does not exist.
     pub fn runs_whole(&self, func: u32) -> bool {
-        self.natives
-            .get(func as usize)
-            .is_some_and(|&n| matches!(n, Native::Closed | Native::Pure | Native::Open))
+        let f = func as usize;
+        self.returns.get(f) == Some(&true)
+            && self
+                .natives
+                .get(f)
+                .is_some_and(|&n| matches!(n, Native::Closed | Native::Pure | Native::Open))
     }
 
     /// Whether function `func` runs natively, closed, bailing or open

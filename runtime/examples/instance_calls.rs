@@ -1,7 +1,7 @@
 //! One instance, many calls: the host writes guest memory, calls guest
 //! functions by name again and again, and the profile and compiled code
-//! carry over from call to call (the second call of `sum` runs the loop
-//! the first one compiled).
+//! carry over from call to call (the second call of `sum` runs natively
+//! what the first one compiled: `sum` whole, found by its hot loop).
 //!
 //! `cargo run --example instance_calls`
 

@@ -138,7 +138,20 @@ impl Jit {
                 );
                 continue;
             }
+            let f = key.0;
             self.install(region, again, Arc::clone(&planned));
+            // A hot loop inside a function that runs whole and is called
+            // again: its next calls run natively from their entry (a
+            // recursive sort's, whose loops the region covers for the call
+            // it was found in; not a C program's `main`, called once).
+            if f != self.program.entry
+                && self.planning.analysis.called_again(f)
+                && self.planning.analysis.runs_whole(f)
+                && !self.in_flight((f, 0))
+                && let Some(again) = self.heads.may_compile((f, 0), index)
+            {
+                self.install_whole(f, again, "a loop inside it".into());
+            }
         }
         self.grow(index, &planned);
     }
