@@ -153,6 +153,32 @@ fn a_modules_stream_is_recorded_for_profile_and_reproduce() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A loop whose tree lacks arms that turn hot later grows them: the
+/// candidates it was planned from are weighed by the trips its code
+/// counted, not summed as they were with an interval of its exits (which
+/// outweighed every arm the tree had: planned again, the tree came out
+/// smaller than the one to extend and never grew, and bytecode.wasm's
+/// dispatch left compiled code at two missing arms on one trip in 21).
+#[test]
+fn a_dispatch_loops_tree_grows_the_arms_its_exits_name() {
+    let module = root().join("programs/c/bytecode.wasm");
+    let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
+        .arg("run")
+        .arg(&module)
+        .arg("3000")
+        .args(["--profile", "multihash", "--stats", "--json"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.starts_with("collatz steps "), "{out}");
+    let stats: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let jit = &stats["jit"];
+    let exits = jit["side_exits"].as_u64().unwrap();
+    // 20,455 with the weighing, 85,571 before it.
+    assert!(exits < 40_000, "{jit}");
+}
+
 /// `--stats` gives what translating the module cost: its size, and the
 /// operators read against the instructions emitted; null for a program
 /// that was not a module.

@@ -12,6 +12,11 @@ use toyvm_profiler::Candidate;
 use toyvm_vm::{Pc, Program, Tuple};
 
 use super::Jit;
+
+/// How many compiled trips through a loop's head an exit costs, with the
+/// interpreter's run to the head and the entry after it; `grow` weighs a
+/// tree's exits against its trips by it.
+const EXIT_WEIGHT: f64 = 4.0;
 use super::compiler::{CompileError, Done, Job};
 use super::policy::{
     AfterDrop, Again, Decision, Head, Installation, Installed, Limits, Shape, Summed, Verdict,
@@ -175,6 +180,7 @@ impl Jit {
                 whole: true,
                 loops: false,
                 planned_from: Arc::from([]),
+                head_weight: 0,
             },
         };
         self.submit((f, 0), Job::Function(f), again, meta);
@@ -219,14 +225,30 @@ impl Jit {
             // function the candidates touch, once per installed loop and
             // interval, cost seconds on programs with dozens of loops.
             let mine = |t: &Tuple| Pc(t.a).func() == key.0;
+            // The old candidates describe the paths inside the region,
+            // which report no tuples while compiled; this interval's hold
+            // its exits. The old ones are scaled to the trips the region
+            // counted, over EXIT_WEIGHT (an exit and the re-entry after
+            // it cost about as much as that many compiled trips), so its
+            // arms keep their weight against the exits': summed as they
+            // were, an interval's exits outweighed every arm of
+            // bytecode.wasm's dispatch tree, whose plan came out smaller
+            // than the tree it was to extend, and it left compiled code at
+            // two missing arms on one trip in 21.
+            let scale = r.recent_trips() as f64 / EXIT_WEIGHT / r.shape.head_weight.max(1) as f64;
+            let scale = scale.max(1.0);
+            let old: Vec<Candidate> = r
+                .shape
+                .planned_from
+                .iter()
+                .filter(|c| mine(&c.tuple))
+                .map(|c| Candidate {
+                    tuple: c.tuple,
+                    count: (c.count as f64 * scale) as u64,
+                })
+                .collect();
             let mut merged = Summed::default();
-            merged.add(
-                r.shape
-                    .planned_from
-                    .iter()
-                    .chain(planned)
-                    .filter(|c| mine(&c.tuple)),
-            );
+            merged.add(old.iter().chain(planned.iter().filter(|c| mine(&c.tuple))));
             let (covered, callees, recent) =
                 (r.shape.covers.len(), r.shape.callees, r.recent_side_exits());
             // Planning is paid for like the first plan (see `pay_plan`).
@@ -283,10 +305,11 @@ impl Jit {
             .iter()
             .filter(|s| matches!(s, Step::Block { .. }))
             .count();
+        let head_weight = toyvm_optimizer::plan::region_weight(&region);
         let description = format!(
             "{blocks} blocks, {} instructions, head weight {}{}",
             region.instr_count(),
-            toyvm_optimizer::plan::region_weight(&region),
+            head_weight,
             if guards.is_empty() {
                 String::new()
             } else {
@@ -316,6 +339,7 @@ impl Jit {
                 whole: false,
                 loops: region.loops(),
                 planned_from,
+                head_weight,
             },
         };
         self.submit(key, Job::Region(region), again, meta);

@@ -126,6 +126,9 @@ pub(crate) struct Shape {
     /// interval's are added to them to see whether the tree would grow
     /// (see `grow`).
     pub(crate) planned_from: Arc<[Candidate]>,
+    /// The head's weight in `planned_from` (0 for a whole function): the
+    /// trips those candidates' counts stand for.
+    pub(crate) head_weight: u64,
 }
 
 /// An installed region: its code, its shape, and what it counted.
@@ -163,6 +166,9 @@ struct Watch {
     /// Side exits, and `Interpret` exits at its dispatches, taken in the
     /// last reviewed interval.
     recent_side_exits: u64,
+    /// Trips through its head (entries and loop trips) in the last
+    /// reviewed interval.
+    recent_trips: u64,
 }
 
 impl Installed {
@@ -184,6 +190,7 @@ impl Installed {
                 idle: 0,
                 reviewed_at: batches,
                 recent_side_exits: 0,
+                recent_trips: 0,
             },
         }
     }
@@ -227,6 +234,12 @@ impl Installed {
     /// last reviewed interval.
     pub(crate) fn recent_side_exits(&self) -> u64 {
         self.watch.recent_side_exits
+    }
+
+    /// Trips through its head (entries plus loop trips) in the last
+    /// reviewed interval.
+    pub(crate) fn recent_trips(&self) -> u64 {
+        self.watch.recent_trips
     }
 
     /// What the region counted since its last review, and the verdict.
@@ -277,6 +290,7 @@ impl Installed {
         // Every trip past an entry's first went around the whole loop.
         work += (trips - entered) * shape.covers.len() as u64;
         w.recent_side_exits = side_exits;
+        w.recent_trips = trips;
         let counted = Counted {
             entries: entered,
             trips,
@@ -337,6 +351,7 @@ region f0:2
             whole,
             loops: true,
             planned_from: Arc::from([]),
+            head_weight: 0,
         };
         Installed::new(code, shape, 0)
     }
@@ -442,6 +457,7 @@ region f0:2
             whole: false,
             loops: false,
             planned_from: Arc::from([]),
+            head_weight: 0,
         };
         Installed::new(code, shape, 0)
     }
