@@ -541,6 +541,27 @@ define_isa! {
     Leu = 0x86, "leu" { d: Reg, a: Reg, b: Reg };
     /// `d = if c != 0 { a } else { b }`
     Select = 0x87, "select" { d: Reg, c: Reg, a: Reg, b: Reg };
+
+    /// `d` = the low 32 bits of `a + b`, sign-extended
+    Addw = 0x88, "addw" { d: Reg, a: Reg, b: Reg };
+    /// `d` = the low 32 bits of `a - b`, sign-extended
+    Subw = 0x89, "subw" { d: Reg, a: Reg, b: Reg };
+    /// `d` = the low 32 bits of `a * b`, sign-extended
+    Mulw = 0x8a, "mulw" { d: Reg, a: Reg, b: Reg };
+    /// `d` = the low 32 bits of `a << (b & 31)`, sign-extended
+    Shlw = 0x8b, "shlw" { d: Reg, a: Reg, b: Reg };
+    /// `d` = `a`'s low 32 bits shifted right arithmetically by `b & 31`, sign-extended
+    Shrw = 0x8c, "shrw" { d: Reg, a: Reg, b: Reg };
+    /// `d` = `a`'s low 32 bits shifted right logically by `b & 31`, sign-extended
+    Ushrw = 0x8d, "ushrw" { d: Reg, a: Reg, b: Reg };
+    /// `d` = the low 32 bits of `a + imm`, sign-extended
+    Addiw = 0x8e, "addiw" { d: Reg, a: Reg, imm: Imm };
+    /// `d` = the low 32 bits of `a * imm`, sign-extended
+    Muliw = 0x8f, "muliw" { d: Reg, a: Reg, imm: Imm };
+    /// `d` = the low 32 bits of `a << (imm & 31)`, sign-extended
+    Shliw = 0x90, "shliw" { d: Reg, a: Reg, imm: Imm };
+    /// `d` = `a`'s low 32 bits shifted right logically by `imm & 31`, sign-extended
+    Ushriw = 0x91, "ushriw" { d: Reg, a: Reg, imm: Imm };
 }
 
 impl Op {

@@ -63,6 +63,20 @@ pub enum BinOp {
     Rotr32,
     /// `1` if `a <= b` compared as unsigned, else `0`.
     Leu,
+    /// The low 32 bits of `a + b`, sign-extended (WebAssembly's
+    /// `i32.add` on values kept sign-extended, as RV64's `addw`).
+    AddW,
+    /// The low 32 bits of `a - b`, sign-extended.
+    SubW,
+    /// The low 32 bits of `a * b`, sign-extended.
+    MulW,
+    /// The low 32 bits of `a << (b & 31)`, sign-extended.
+    ShlW,
+    /// `a`'s low 32 bits shifted right arithmetically by `b & 31`.
+    ShrW,
+    /// `a`'s low 32 bits shifted right logically by `b & 31`,
+    /// sign-extended from 32 bits.
+    UshrW,
 }
 
 impl BinOp {
@@ -116,6 +130,13 @@ impl BinOp {
             BinOp::Rotl32 => (a as u32).rotate_left(b as u32) as i32 as i64,
             BinOp::Rotr32 => (a as u32).rotate_right(b as u32) as i32 as i64,
             BinOp::Leu => ((a as u64) <= (b as u64)) as i64,
+            BinOp::AddW => (a as i32).wrapping_add(b as i32) as i64,
+            BinOp::SubW => (a as i32).wrapping_sub(b as i32) as i64,
+            BinOp::MulW => (a as i32).wrapping_mul(b as i32) as i64,
+            // `wrapping_sh*` take the count modulo 32 for i32 and u32.
+            BinOp::ShlW => (a as i32).wrapping_shl(b as u32) as i64,
+            BinOp::ShrW => (a as i32).wrapping_shr(b as u32) as i64,
+            BinOp::UshrW => (a as u32).wrapping_shr(b as u32) as i32 as i64,
         })
     }
 
@@ -377,6 +398,16 @@ pub fn as_binary(i: &Instr) -> Option<(BinOp, Reg, Reg, Rhs)> {
         I::Rotl32 { d, a, b } => r(B::Rotl32, d, a, b),
         I::Rotr32 { d, a, b } => r(B::Rotr32, d, a, b),
         I::Leu { d, a, b } => r(B::Leu, d, a, b),
+        I::Addw { d, a, b } => r(B::AddW, d, a, b),
+        I::Subw { d, a, b } => r(B::SubW, d, a, b),
+        I::Mulw { d, a, b } => r(B::MulW, d, a, b),
+        I::Shlw { d, a, b } => r(B::ShlW, d, a, b),
+        I::Shrw { d, a, b } => r(B::ShrW, d, a, b),
+        I::Ushrw { d, a, b } => r(B::UshrW, d, a, b),
+        I::Addiw { d, a, imm } => k(B::AddW, d, a, imm),
+        I::Muliw { d, a, imm } => k(B::MulW, d, a, imm),
+        I::Shliw { d, a, imm } => k(B::ShlW, d, a, imm),
+        I::Ushriw { d, a, imm } => k(B::UshrW, d, a, imm),
         _ => None,
     }
 }
@@ -459,6 +490,19 @@ mod tests {
         assert_eq!(BinOp::Leu.eval(-1, 0), Ok(0));
         assert_eq!(BinOp::Leu.eval(0, -1), Ok(1));
         assert_eq!(BinOp::Leu.eval(5, 5), Ok(1));
+        // The 32-bit forms: the low 32 bits, sign-extended; counts modulo 32.
+        assert_eq!(BinOp::AddW.eval(i32::MAX as i64, 1), Ok(i32::MIN as i64));
+        assert_eq!(BinOp::AddW.eval(0x1_0000_0005, 2), Ok(7));
+        assert_eq!(BinOp::SubW.eval(i32::MIN as i64, 1), Ok(i32::MAX as i64));
+        assert_eq!(BinOp::MulW.eval(0x10000, 0x10000), Ok(0));
+        assert_eq!(BinOp::MulW.eval(0x8000, 0x10000), Ok(i32::MIN as i64));
+        assert_eq!(BinOp::ShlW.eval(1, 31), Ok(i32::MIN as i64));
+        assert_eq!(BinOp::ShlW.eval(1, 33), Ok(2));
+        assert_eq!(BinOp::ShrW.eval(i32::MIN as i64, 31), Ok(-1));
+        assert_eq!(BinOp::ShrW.eval(0x1_8000_0000, 32), Ok(i32::MIN as i64));
+        assert_eq!(BinOp::UshrW.eval(-1, 1), Ok(i32::MAX as i64));
+        assert_eq!(BinOp::UshrW.eval(-1, 0), Ok(-1));
+        assert_eq!(BinOp::UshrW.eval(i32::MIN as i64, 63), Ok(1));
     }
 
     #[test]
@@ -555,7 +599,9 @@ mod tests {
                 })
                 .collect();
             let i = Instr::from_operands(op, &ops).unwrap();
-            let arith = (0x10..0x30).contains(&(op as u8)) || (0x80..=0x86).contains(&(op as u8));
+            let arith = (0x10..0x30).contains(&(op as u8))
+                || (0x80..=0x86).contains(&(op as u8))
+                || (0x88..=0x91).contains(&(op as u8));
             assert_eq!(as_binary(&i).is_some(), arith, "{op}");
             let branch = op.is_conditional_branch() && op != Op::Loop;
             assert_eq!(as_branch(&i).is_some(), branch, "{op}");

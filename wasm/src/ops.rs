@@ -115,6 +115,38 @@ impl Arith {
         }
     }
 
+    /// The i32 register-register instruction that computes on the low 32
+    /// bits and sign-extends its result, for an operator whose 64-bit
+    /// result can leave that form or whose count is taken modulo 32.
+    fn reg_w(self, d: Reg, a: Reg, b: Reg) -> Option<Instr> {
+        Some(match self {
+            Arith::Add => Instr::Addw { d, a, b },
+            Arith::Sub => Instr::Subw { d, a, b },
+            Arith::Mul => Instr::Mulw { d, a, b },
+            Arith::Shl => Instr::Shlw { d, a, b },
+            Arith::ShrS => Instr::Shrw { d, a, b },
+            Arith::ShrU => Instr::Ushrw { d, a, b },
+            _ => return None,
+        })
+    }
+
+    /// The i32 register-immediate form of [`Arith::reg_w`], if there is
+    /// one (`x - k` is `x + -k` on 32 bits, `i32::MIN` included).
+    fn imm_w(self, d: Reg, a: Reg, imm: i32) -> Option<Instr> {
+        Some(match self {
+            Arith::Add => Instr::Addiw { d, a, imm },
+            Arith::Sub => Instr::Addiw {
+                d,
+                a,
+                imm: imm.wrapping_neg(),
+            },
+            Arith::Mul => Instr::Muliw { d, a, imm },
+            Arith::Shl => Instr::Shliw { d, a, imm },
+            Arith::ShrU => Instr::Ushriw { d, a, imm },
+            _ => return None,
+        })
+    }
+
     /// The register-immediate instruction, if there is one.
     fn imm(self, d: Reg, a: Reg, imm: i32) -> Option<Instr> {
         Some(match self {
@@ -180,6 +212,24 @@ impl Builder<'_, '_> {
         };
         let ra = self.reg_of(va, sa)?;
         let d = self.home(k)?;
+        // i32 add, sub, mul and shifts: one instruction on the low 32 bits
+        // whose result is sign-extended (no `sext32` after it, no `andi` of
+        // a shift's count, no `zext32` before `shr_u`); `shr_s` by a
+        // constant stays `shri`, exact on a sign-extended value.
+        if !wide && op.reg_w(d, ra, ra).is_some() {
+            let imm = Self::as_imm(vb);
+            if let Some(i) = imm.and_then(|k| op.imm_w(d, ra, k)) {
+                let start = self.code_len();
+                self.emit(i)?;
+                return self.push_computed(start, None);
+            }
+            if !(op == Arith::ShrS && imm.is_some()) {
+                let rb = self.reg_of(vb, sb)?;
+                let start = self.code_len();
+                self.emit(op.reg_w(d, ra, rb).expect("checked above"))?;
+                return self.push_computed(start, None);
+            }
+        }
         let shift = matches!(op, Arith::Shl | Arith::ShrS | Arith::ShrU);
         let mask = if wide { 63 } else { 31 };
         // i32 shifts count modulo 32, toyvm's modulo 64: mask a constant

@@ -27,17 +27,12 @@ fn i32_arithmetic_stays_sign_extended_and_computes_into_locals() {
              (local.set 2 (i32.add (local.get 0) (local.get 1)))
              (i32.mul (local.get 2) (i32.const 3))))"#,
     );
-    // The sum goes straight into local 2 (r2), sign-extended; the product
-    // by a constant is an immediate form.
+    // The sum goes straight into local 2 (r2), computed on 32 bits and
+    // sign-extended by `addw` itself; the product by a constant is an
+    // immediate form (`muliw`): no `sext32` after either.
     assert_eq!(
         code(&t, "f"),
-        [
-            "add r3, r0, r1",
-            "sext32 r2, r3",
-            "muli r3, r2, 3",
-            "sext32 r3, r3",
-            "ret r3"
-        ]
+        ["addw r2, r0, r1", "muliw r3, r2, 3", "ret r3"]
     );
 }
 
@@ -144,19 +139,19 @@ fn counts_give_operators_read_against_instructions_emitted() {
              (i32.mul (local.get 2) (i32.const 3)))
            (func $g (result i32) (block (result i32) (i32.const 1))))"#,
     );
-    // $f: 7 operators and its `end`, into the 5 instructions of the first
+    // $f: 7 operators and its `end`, into the 3 instructions of the first
     // test; $g: block, i32.const, end, end. The instantiation and entry
     // functions are not the module's and do not count.
     let c = t.counts();
     let g = code(&t, "g").len() as u64;
     assert_eq!((c.functions, c.operators), (2, 12));
-    assert_eq!(c.instructions, 5 + g);
+    assert_eq!(c.instructions, 3 + g);
     assert_eq!(t.functions[0].operators, 8);
     // $f's body: its locals declaration (3 bytes), then 13 bytes of
     // operators; $g's: 1 + 6 (the size before each body is not counted).
     assert_eq!(t.functions[0].body_bytes, 16);
     assert_eq!(c.code_bytes, 16 + 7);
-    assert!((c.per_operator() - (5 + g) as f64 / 12.0).abs() < 1e-12);
+    assert!((c.per_operator() - (3 + g) as f64 / 12.0).abs() < 1e-12);
 }
 
 /// The `sext32`s in the first function of the module `wat` translates to.
@@ -169,39 +164,55 @@ fn sext32s(wat: &str) -> usize {
         .count()
 }
 
-/// An i32 operand just computed that only add/sub/mul/shl/shr_u read keeps
-/// no `sext32` of its own (the result is extended again); where the value
-/// is read whole (a signed shift's value, a comparison, a result) it does.
+/// i32 add, sub, mul and shifts are one instruction each on the low 32
+/// bits, their result sign-extended (`addw` .. `ushriw`): no `sext32`
+/// after them, whatever reads the value, no `andi` of a shift's count and
+/// no `zext32` before `shr_u`.
 #[test]
-fn operands_read_only_in_their_low_bits_are_not_extended_twice() {
-    let sexts = |body: &str| {
-        sext32s(&format!(
+fn i32_arithmetic_is_one_instruction_without_extensions() {
+    let f = |body: &str| {
+        let t = module(&format!(
             "(module (func $f (param i32 i32) (result i32) {body}))"
-        ))
+        ));
+        code(&t, "f")
     };
-    // mul then add: one extension, the add's.
     assert_eq!(
-        sexts("(i32.add (i32.mul (local.get 0) (i32.const 3)) (i32.const 5))"),
-        1
+        f("(i32.add (i32.mul (local.get 0) (i32.const 3)) (i32.const 5))"),
+        ["muliw r2, r0, 3", "addiw r2, r2, 5", "ret r2"]
     );
     assert_eq!(
-        sexts("(i32.sub (local.get 1) (i32.mul (local.get 0) (local.get 1)))"),
-        1
+        f("(i32.sub (local.get 1) (i32.mul (local.get 0) (local.get 1)))"),
+        ["mulw r3, r0, r1", "subw r2, r1, r3", "ret r2"]
+    );
+    // `x - k` is `x + -k`, i32::MIN included.
+    assert_eq!(
+        f("(i32.sub (local.get 0) (i32.const -2147483648))"),
+        ["addiw r2, r0, -2147483648", "ret r2"]
     );
     assert_eq!(
-        sexts("(i32.shr_u (i32.add (local.get 0) (local.get 1)) (i32.const 3))"),
-        0
+        f("(i32.shr_u (i32.add (local.get 0) (local.get 1)) (i32.const 3))"),
+        ["addw r2, r0, r1", "ushriw r2, r2, 3", "ret r2"]
     );
-    // shr_s reads the whole value: both stay.
     assert_eq!(
-        sexts("(i32.shr_s (i32.add (local.get 0) (local.get 1)) (i32.const 3))"),
-        1
+        f("(i32.shl (local.get 0) (local.get 1))"),
+        ["shlw r2, r0, r1", "ret r2"]
     );
-    assert_eq!(sexts("(i32.mul (local.get 0) (local.get 1))"), 1);
+    // shr_s by a constant stays `shri` (exact on a sign-extended value);
+    // by a register it is `shrw` (its count modulo 32).
+    assert_eq!(
+        f("(i32.shr_s (i32.add (local.get 0) (local.get 1)) (i32.const 3))"),
+        ["addw r2, r0, r1", "shri r2, r2, 3", "ret r2"]
+    );
+    assert_eq!(
+        f("(i32.shr_s (local.get 0) (local.get 1))"),
+        ["shrw r2, r0, r1", "ret r2"]
+    );
 }
 
 /// A store narrower than 64 bits keeps no `sext32` of the value it stores
-/// (it writes the low bytes), nor of an address computed last.
+/// (it writes the low bytes), nor of an address computed last (`0 - x`
+/// is `neg` and `sext32`; i32 add, sub, mul and shifts need none, see
+/// above).
 #[test]
 fn stores_do_not_extend_what_they_read_in_its_low_bits() {
     let sexts = |body: &str| {
@@ -211,32 +222,32 @@ fn stores_do_not_extend_what_they_read_in_its_low_bits() {
     };
     // The value's extension goes, for every width below 64 bits.
     assert_eq!(
-        sexts("(i32.store (local.get 0) (i32.add (local.get 0) (local.get 1)))"),
+        sexts("(i32.store (local.get 0) (i32.sub (i32.const 0) (local.get 1)))"),
         0
     );
     assert_eq!(
-        sexts("(i32.store8 (local.get 0) (i32.add (local.get 0) (local.get 1)))"),
+        sexts("(i32.store8 (local.get 0) (i32.sub (i32.const 0) (local.get 1)))"),
         0
     );
     assert_eq!(
         sexts(
-            "(i64.store32 (local.get 0) (i64.extend_i32_s (i32.add (local.get 0) (local.get 1))))"
+            "(i64.store32 (local.get 0) (i64.extend_i32_s (i32.sub (i32.const 0) (local.get 1))))"
         ),
         0
     );
     assert_eq!(
-        sexts("(i64.store (local.get 0) (i64.extend_i32_s (i32.add (local.get 0) (local.get 1))))"),
+        sexts("(i64.store (local.get 0) (i64.extend_i32_s (i32.sub (i32.const 0) (local.get 1))))"),
         1
     );
     // The address's, when it is computed last.
     assert_eq!(
-        sexts("(i32.store (i32.add (local.get 0) (local.get 1)) (local.get 1))"),
+        sexts("(i32.store (i32.sub (i32.const 0) (local.get 1)) (local.get 1))"),
         0
     );
     // An address computed before the value keeps it.
     assert_eq!(
         sexts(
-            "(i64.store (i32.add (local.get 0) (local.get 1)) (i64.extend_i32_s (i32.add (local.get 0) (local.get 1))))"
+            "(i64.store (i32.sub (i32.const 0) (local.get 1)) (i64.extend_i32_s (i32.sub (i32.const 0) (local.get 1))))"
         ),
         2
     );

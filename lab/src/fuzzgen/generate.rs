@@ -253,7 +253,11 @@ impl Gen<'_> {
     fn wasm_stmt(&mut self, ctx: &Ctx<'_>, out: &mut String, d: u8, a: u8, b: u8) {
         const LOADS: [&str; 7] = ["ld8s", "ld8u", "ld16s", "ld16u", "ld32s", "ld32u", "ld64"];
         const STORES: [&str; 4] = ["st8", "st16", "st32", "st64"];
-        const BITS: [&str; 5] = ["rotl", "rotr", "rotl32", "rotr32", "leu"];
+        const BITS: [&str; 11] = [
+            "rotl", "rotr", "rotl32", "rotr32", "leu", "addw", "subw", "mulw", "shlw", "shrw",
+            "ushrw",
+        ];
+        const BITS_I: [&str; 4] = ["addiw", "muliw", "shliw", "ushriw"];
         const UNARY: [&str; 7] = [
             "sext8", "sext16", "sext32", "zext32", "clz", "ctz", "popcnt",
         ];
@@ -319,8 +323,14 @@ impl Gen<'_> {
                 }
             }
             6 => {
-                let op = self.pick(&BITS);
-                let _ = writeln!(out, "  {op} r{d}, r{a}, r{b}");
+                if self.chance(30) {
+                    let op = self.pick(&BITS_I);
+                    let k = self.pick(&[0, 1, 5, 31, 32, 33, 63, -1, 0x7fff_ffff, -0x8000_0000]);
+                    let _ = writeln!(out, "  {op} r{d}, r{a}, {k}");
+                } else {
+                    let op = self.pick(&BITS);
+                    let _ = writeln!(out, "  {op} r{d}, r{a}, r{b}");
+                }
             }
             7 => {
                 let op = self.pick(&UNARY);

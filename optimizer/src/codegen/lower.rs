@@ -365,6 +365,21 @@ fn pure_binary(b: &mut FunctionBuilder<'_>, op: BinOp, x: Value, y: Value) -> Op
             };
             b.ins().sextend(types::I64, r)
         }
+        BinOp::AddW | BinOp::SubW | BinOp::MulW | BinOp::ShlW | BinOp::ShrW | BinOp::UshrW => {
+            // On the low 32 bits (Cranelift masks an i32 shift's count to
+            // 5 bits, as these do), then sign-extended.
+            let lx = ins.ireduce(types::I32, x);
+            let ly = b.ins().ireduce(types::I32, y);
+            let r = match op {
+                BinOp::AddW => b.ins().iadd(lx, ly),
+                BinOp::SubW => b.ins().isub(lx, ly),
+                BinOp::MulW => b.ins().imul(lx, ly),
+                BinOp::ShlW => b.ins().ishl(lx, ly),
+                BinOp::ShrW => b.ins().sshr(lx, ly),
+                _ => b.ins().ushr(lx, ly),
+            };
+            b.ins().sextend(types::I64, r)
+        }
         BinOp::Div | BinOp::Rem | BinOp::Divu | BinOp::Remu => return None,
     })
 }

@@ -574,6 +574,16 @@ impl<'p, 'o, 'm> Machine<'p, 'o, 'm> {
                 Instr::Rotl32 { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Rotl32)),
                 Instr::Rotr32 { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Rotr32)),
                 Instr::Leu { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::Leu)),
+                Instr::Addw { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::AddW)),
+                Instr::Subw { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::SubW)),
+                Instr::Mulw { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::MulW)),
+                Instr::Shlw { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::ShlW)),
+                Instr::Shrw { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::ShrW)),
+                Instr::Ushrw { d, a, b } => bin!(d, a, regs[b as usize], sem(BinOp::UshrW)),
+                Instr::Addiw { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::AddW)),
+                Instr::Muliw { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::MulW)),
+                Instr::Shliw { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::ShlW)),
+                Instr::Ushriw { d, a, imm } => bin!(d, a, imm!(imm), sem(BinOp::UshrW)),
                 Instr::Select { d, c, a, b } => {
                     let (c, x, y) = (regs[c as usize], regs[a as usize], regs[b as usize]);
                     regs[d as usize] = semantics::select(c, x, y);

@@ -64,9 +64,10 @@ fn imm() -> impl Strategy<Value = i32> {
 
 fn unit() -> impl Strategy<Value = Unit> {
     use toyvm_vm::isa::OperandKind;
-    // The binary operations: the register and immediate forms, and the
-    // unsigned, rotate and `leu` ones.
-    let codes = prop_oneof![0x10u8..0x30, 0x80u8..0x87];
+    // The binary operations: the register and immediate forms, the
+    // unsigned, rotate and `leu` ones, and the 32-bit ones (`addw` ..
+    // `ushriw`).
+    let codes = prop_oneof![0x10u8..0x30, 0x80u8..0x87, 0x88u8..0x92];
     let arith = (codes, dest(), reg(), reg(), imm()).prop_map(|(code, d, a, b, k)| {
         let op = Op::from_byte(code).unwrap();
         let ops: Vec<Operand> = op
