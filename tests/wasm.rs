@@ -179,6 +179,30 @@ fn a_dispatch_loops_tree_grows_the_arms_its_exits_name() {
     assert!(exits < 40_000, "{jit}");
 }
 
+/// A tree grows through the code other regions of its function compile:
+/// their paths report no tuples either, so the candidates they were
+/// planned from are weighed in. lz77.wasm's match loop and hash-insert
+/// loop each compiled part of the compressor's outer loop, and neither
+/// grew through the other's part: one side exit per position.
+#[test]
+fn a_nested_loops_tree_grows_through_another_regions_code() {
+    let module = root().join("programs/c/lz77.wasm");
+    let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
+        .arg("run")
+        .arg(&module)
+        .arg("300000")
+        .args(["--profile", "multihash", "--stats", "--json"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains(" ok checksum "), "{out}");
+    let stats: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let jit = &stats["jit"];
+    // 9,123 with the other regions' candidates, 142,436 without.
+    assert!(jit["side_exits"].as_u64().unwrap() < 40_000, "{jit}");
+}
+
 /// `--stats` gives what translating the module cost: its size, and the
 /// operators read against the instructions emitted; null for a program
 /// that was not a module.

@@ -207,8 +207,8 @@ impl Jit {
     fn grow(&mut self, index: u64, planned: &[Candidate]) {
         let max = self.opts.max_recompiles;
         let heads = self.heads.compiled();
-        let growable = heads.into_iter().filter(|&(_, _, a)| a.recompiles < max);
-        for (key, slot, again) in growable {
+        let growable = heads.iter().filter(|&&(_, _, a)| a.recompiles < max);
+        for &(key, slot, again) in growable {
             if self.in_flight(key) {
                 continue;
             }
@@ -235,18 +235,33 @@ impl Jit {
             // bytecode.wasm's dispatch tree, whose plan came out smaller
             // than the tree it was to extend, and it left compiled code at
             // two missing arms on one trip in 21.
-            let scale = r.recent_trips() as f64 / EXIT_WEIGHT / r.shape.head_weight.max(1) as f64;
-            let scale = scale.max(1.0);
-            let old: Vec<Candidate> = r
-                .shape
-                .planned_from
-                .iter()
-                .filter(|c| mine(&c.tuple))
-                .map(|c| Candidate {
-                    tuple: c.tuple,
-                    count: (c.count as f64 * scale) as u64,
-                })
-                .collect();
+            //
+            // The other live regions of the function are weighed in the
+            // same way: their paths report no tuples either, and a tree
+            // that grows through them (a nested loop's, whose outer loop
+            // another region compiles) needs their arcs (lz77.wasm's
+            // match loop and hash-insert loop each compiled part of the
+            // outer loop, and neither grew through the other's part).
+            let mut old: Vec<Candidate> = Vec::new();
+            for &(k, s, _) in &heads {
+                if k.0 != key.0 {
+                    continue;
+                }
+                let Some(r) = self.table.get(s) else { continue };
+                let scale =
+                    r.recent_trips() as f64 / EXIT_WEIGHT / r.shape.head_weight.max(1) as f64;
+                let scale = scale.max(1.0);
+                old.extend(
+                    r.shape
+                        .planned_from
+                        .iter()
+                        .filter(|c| mine(&c.tuple))
+                        .map(|c| Candidate {
+                            tuple: c.tuple,
+                            count: (c.count as f64 * scale) as u64,
+                        }),
+                );
+            }
             let mut merged = Summed::default();
             merged.add(old.iter().chain(planned.iter().filter(|c| mine(&c.tuple))));
             let (covered, callees, recent) =
