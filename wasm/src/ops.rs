@@ -2,8 +2,10 @@
 //!
 //! i32 values are kept sign-extended to 64 bits in registers: signed
 //! comparisons and 64-bit shifts right work on them directly, unsigned
-//! comparisons order them as u32, and an operation whose 64-bit result can
-//! leave that form (add, sub, mul, shl, the unsigned ones) is followed by
+//! comparisons order them as u32; add, sub, mul and the shifts are toyvm's
+//! 32-bit instructions (`addw`, `addiw`, `shlw`, `ushriw`, ...), which
+//! sign-extend their result, and the other operations whose 64-bit result
+//! can leave that form (`neg`, unsigned division) are followed by
 //! `sext32`.
 
 use toyvm_vm::isa::{Instr, Reg};
