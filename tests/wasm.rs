@@ -153,6 +153,23 @@ fn a_modules_stream_is_recorded_for_profile_and_reproduce() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Runs `programs/c/NAME.wasm ARG` under multihash with `--stats
+/// --json`: its output and the JIT's statistics.
+fn multihash_run(name: &str, arg: &str) -> (String, serde_json::Value) {
+    let module = root().join(format!("programs/c/{name}.wasm"));
+    let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
+        .arg("run")
+        .arg(&module)
+        .arg(arg)
+        .args(["--profile", "multihash", "--stats", "--json"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stats: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    (out, stats["jit"].clone())
+}
+
 /// A loop whose tree lacks arms that turn hot later grows them: the
 /// candidates it was planned from are weighed by the trips its code
 /// counted, not summed as they were with an interval of its exits (which
@@ -161,22 +178,10 @@ fn a_modules_stream_is_recorded_for_profile_and_reproduce() {
 /// dispatch left compiled code at two missing arms on one trip in 21).
 #[test]
 fn a_dispatch_loops_tree_grows_the_arms_its_exits_name() {
-    let module = root().join("programs/c/bytecode.wasm");
-    let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
-        .arg("run")
-        .arg(&module)
-        .arg("3000")
-        .args(["--profile", "multihash", "--stats", "--json"])
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (out, jit) = multihash_run("bytecode", "3000");
     assert!(out.starts_with("collatz steps "), "{out}");
-    let stats: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
-    let jit = &stats["jit"];
-    let exits = jit["side_exits"].as_u64().unwrap();
     // 20,455 with the weighing, 85,571 before it.
-    assert!(exits < 40_000, "{jit}");
+    assert!(jit["side_exits"].as_u64().unwrap() < 40_000, "{jit}");
 }
 
 /// A tree grows through the code other regions of its function compile:
@@ -186,19 +191,8 @@ fn a_dispatch_loops_tree_grows_the_arms_its_exits_name() {
 /// grew through the other's part: one side exit per position.
 #[test]
 fn a_nested_loops_tree_grows_through_another_regions_code() {
-    let module = root().join("programs/c/lz77.wasm");
-    let o = Command::new(env!("CARGO_BIN_EXE_toyvm"))
-        .arg("run")
-        .arg(&module)
-        .arg("300000")
-        .args(["--profile", "multihash", "--stats", "--json"])
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (out, jit) = multihash_run("lz77", "300000");
     assert!(out.contains(" ok checksum "), "{out}");
-    let stats: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
-    let jit = &stats["jit"];
     // 9,123 with the other regions' candidates, 142,436 without.
     assert!(jit["side_exits"].as_u64().unwrap() < 40_000, "{jit}");
 }
