@@ -12,16 +12,16 @@ use toyvm_profiler::Candidate;
 use toyvm_vm::{Pc, Program, Tuple};
 
 use super::Jit;
-
-/// How many compiled trips through a loop's head an exit costs, with the
-/// interpreter's run to the head and the entry after it; `grow` weighs a
-/// tree's exits against its trips by it.
-const EXIT_WEIGHT: f64 = 4.0;
 use super::compiler::{CompileError, Done, Job};
 use super::policy::{
     AfterDrop, Again, Decision, Head, Installation, Installed, Limits, Shape, Summed, Verdict,
     laid_out,
 };
+
+/// How many compiled trips through a loop's head an exit costs, with the
+/// interpreter's run to the head and the entry after it; `grow` weighs a
+/// tree's exits against its trips by it.
+const EXIT_WEIGHT: f64 = 4.0;
 
 /// What planning needs of a program that never changes while it runs,
 /// built once.
@@ -199,11 +199,15 @@ impl Jit {
     /// Regrows installed loops that keep leaving: a region formed from an
     /// early interval's candidates may lack arms that turn hot later, and
     /// a looping region leaves once per entry whatever its exits, so the
-    /// per-entry review cannot tell. Its old candidates plus this
-    /// interval's (which hold its exits' edges, reported as tuples) are
-    /// planned again; if the tree at its head grows, it is recompiled in
-    /// place. Each growth counts toward the head's recompile limit, and a
-    /// tree only grows (up to the size cap), so this ends.
+    /// per-entry review cannot tell. Its old candidates and those of the
+    /// function's other live regions, each weighed by the trips its code
+    /// counted, plus this interval's (which hold its exits' edges,
+    /// reported as tuples) are planned again (a region planned from
+    /// another's candidates keeps them: a later growth may count them
+    /// twice, which only weighs compiled paths more); if the tree at its
+    /// head grows, it is recompiled in place. Each growth counts toward
+    /// the head's recompile limit, and a tree only grows (up to the size
+    /// cap), so this ends.
     fn grow(&mut self, index: u64, planned: &[Candidate]) {
         let max = self.opts.max_recompiles;
         let heads = self.heads.compiled();
@@ -247,12 +251,15 @@ impl Jit {
                 if k.0 != key.0 {
                     continue;
                 }
-                let Some(r) = self.table.get(s) else { continue };
-                let scale =
-                    r.recent_trips() as f64 / EXIT_WEIGHT / r.shape.head_weight.max(1) as f64;
+                let Some(other) = self.table.get(s) else {
+                    continue;
+                };
+                let trips = other.recent_trips() as f64;
+                let scale = trips / EXIT_WEIGHT / other.shape.head_weight.max(1) as f64;
                 let scale = scale.max(1.0);
                 old.extend(
-                    r.shape
+                    other
+                        .shape
                         .planned_from
                         .iter()
                         .filter(|c| mine(&c.tuple))
