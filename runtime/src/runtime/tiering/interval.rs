@@ -67,8 +67,27 @@ impl Jit {
     /// Reviews installed regions and compiles what the candidates call for.
     pub fn on_interval(&mut self, index: u64, candidates: &[Candidate]) {
         self.clock.last_index = index;
-        self.review(index);
+        let hot = self.review(index);
         self.plan(index, candidates);
+        // A loop that left hot into its own code may lack an arc the
+        // interval's exits now name (an edge under the model's threshold
+        // while interpreted, over it as the exit of compiled code):
+        // planning grows it where it can (see `grow`); one that did not
+        // grow is dropped as before.
+        for (key, slot, again, verdict) in hot {
+            let installed = self
+                .heads
+                .compiled()
+                .into_iter()
+                .any(|(k, s, _)| (k, s) == (key, slot));
+            // Its exits' tuples reach the planner an interval after they
+            // were taken (the model's lag): a region reviewed once has had
+            // no chance to grow from them yet, and waits one more.
+            let first = self.table.get(slot).is_some_and(|r| r.reviews() <= 1);
+            if installed && !self.in_flight(key) && !first {
+                self.drop_region(index, key, slot, again, verdict);
+            }
+        }
         self.install_now();
     }
 
@@ -181,6 +200,7 @@ impl Jit {
                 loops: false,
                 planned_from: Arc::from([]),
                 head_weight: 0,
+                exit_sites: 0,
             },
         };
         self.submit((f, 0), Job::Function(f), again, meta);
@@ -293,8 +313,16 @@ impl Jit {
             .find(|r| (r.func, r.head) == key) else {
                 continue;
             };
-            // Only a tree that grew, or dispatches among more callees.
-            if region.instr_count() <= covered && native_callees(&region) <= callees {
+            // Only a tree that grew, dispatches among more callees, or, as
+            // large, leaves at fewer places: an arc now over the share that
+            // goes to a block the tree already compiles is a jump to it,
+            // which adds no instructions (hashtable.wasm's empty-chain
+            // branch, under the model's threshold while interpreted, over
+            // it as the exit taken on 60% of the region's entries).
+            let (exits, old_exits) = (region.control_exits().len(), r.shape.exit_sites);
+            let fewer_exits = r.left_hot() && region.instr_count() >= covered && exits < old_exits;
+            if region.instr_count() <= covered && native_callees(&region) <= callees && !fewer_exits
+            {
                 continue;
             }
             let grow = Decision::Grow {
@@ -362,6 +390,7 @@ impl Jit {
                 loops: region.loops(),
                 planned_from,
                 head_weight,
+                exit_sites: region.control_exits().len(),
             },
         };
         self.submit(key, Job::Region(region), again, meta);
@@ -495,21 +524,33 @@ impl Jit {
 
     /// Drops regions that went idle, whose guards fail or exits turn hot,
     /// or whose entries leave at once (see [`super::policy::review`]).
-    fn review(&mut self, index: u64) {
+    /// Returns the loops left hot into their own code that may still
+    /// grow (`on_interval` drops those that do not).
+    fn review(&mut self, index: u64) -> Vec<(Head, u32, Again, Verdict)> {
         // Functions live regions call natively (see the review's docs).
         let called: HashSet<u32> = self
             .table
             .live()
             .flat_map(|r| r.shape.calls.iter().copied())
             .collect();
+        let mut hot = Vec::new();
         for (key, slot, again) in self.heads.compiled() {
             let r = self.table.get_mut(slot).expect("installed");
             let verdict = r.review(&self.opts, self.clock.batches, called.contains(&key.0));
             if verdict == Verdict::Keep {
                 continue;
             }
+            if matches!(verdict, Verdict::HotExit { .. })
+                && r.shape.loops
+                && !r.shape.planned_from.is_empty()
+                && again.recompiles < self.opts.max_recompiles
+            {
+                hot.push((key, slot, again, verdict));
+                continue;
+            }
             self.drop_region(index, key, slot, again, verdict);
         }
+        hot
     }
 
     /// Uninstalls the region at `key` for `verdict`; its head's state

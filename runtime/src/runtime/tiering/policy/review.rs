@@ -129,6 +129,9 @@ pub(crate) struct Shape {
     /// The head's weight in `planned_from` (0 for a whole function): the
     /// trips those candidates' counts stand for.
     pub(crate) head_weight: u64,
+    /// Its exit sites where control leaves the tree (side exits, guards,
+    /// interpreted instructions), as planned.
+    pub(crate) exit_sites: usize,
 }
 
 /// An installed region: its code, its shape, and what it counted.
@@ -169,6 +172,10 @@ struct Watch {
     /// Trips through its head (entries and loop trips) in the last
     /// reviewed interval.
     recent_trips: u64,
+    /// Reviews since it was installed.
+    reviews: u32,
+    /// Whether the last review found it leaving hot into its own code.
+    left_hot: bool,
 }
 
 impl Installed {
@@ -191,6 +198,8 @@ impl Installed {
                 reviewed_at: batches,
                 recent_side_exits: 0,
                 recent_trips: 0,
+                reviews: 0,
+                left_hot: false,
             },
         }
     }
@@ -242,6 +251,17 @@ impl Installed {
         self.watch.recent_trips
     }
 
+    /// Whether the last review found it leaving hot into its own code
+    /// (see `Verdict::HotExit`).
+    pub(crate) fn left_hot(&self) -> bool {
+        self.watch.left_hot
+    }
+
+    /// Reviews that judged it since it was installed.
+    pub(crate) fn reviews(&self) -> u32 {
+        self.watch.reviews
+    }
+
     /// What the region counted since its last review, and the verdict.
     /// `batches` is the JIT's count of batches run; `called` whether a
     /// live region calls the region's function natively.
@@ -291,6 +311,7 @@ impl Installed {
         work += (trips - entered) * shape.covers.len() as u64;
         w.recent_side_exits = side_exits;
         w.recent_trips = trips;
+        w.reviews = w.reviews.saturating_add(1);
         let counted = Counted {
             entries: entered,
             trips,
@@ -308,6 +329,7 @@ impl Installed {
         w.reviewed_at = batches;
         let verdict;
         (w.idle, verdict) = rule(opts).review(w.idle, &counted);
+        w.left_hot = matches!(verdict, Verdict::HotExit { .. });
         verdict
     }
 }
@@ -352,6 +374,7 @@ region f0:2
             loops: true,
             planned_from: Arc::from([]),
             head_weight: 0,
+            exit_sites: 0,
         };
         Installed::new(code, shape, 0)
     }
@@ -458,6 +481,7 @@ region f0:2
             loops: false,
             planned_from: Arc::from([]),
             head_weight: 0,
+            exit_sites: 0,
         };
         Installed::new(code, shape, 0)
     }
