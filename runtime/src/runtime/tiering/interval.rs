@@ -74,12 +74,13 @@ impl Jit {
         // while interpreted, over it as the exit of compiled code):
         // planning grows it where it can (see `grow`); one that did not
         // grow is dropped as before.
+        let compiled = if hot.is_empty() {
+            Vec::new()
+        } else {
+            self.heads.compiled()
+        };
         for (key, slot, again, verdict) in hot {
-            let installed = self
-                .heads
-                .compiled()
-                .into_iter()
-                .any(|(k, s, _)| (k, s) == (key, slot));
+            let installed = compiled.iter().any(|&(k, s, _)| (k, s) == (key, slot));
             // Its exits' tuples reach the planner an interval after they
             // were taken (the model's lag): a region reviewed once has had
             // no chance to grow from them yet, and waits one more.
@@ -237,10 +238,7 @@ impl Jit {
                 continue;
             }
             let r = self.table.get(slot).expect("installed");
-            if !r.shape.loops
-                || r.shape.planned_from.is_empty()
-                || r.recent_side_exits() < self.opts.min_entries
-            {
+            if !r.plannable_loop() || r.recent_side_exits() < self.opts.min_entries {
                 continue;
             }
             // Only the head's function is planned again: every tuple that
@@ -541,8 +539,7 @@ impl Jit {
                 continue;
             }
             if matches!(verdict, Verdict::HotExit { .. })
-                && r.shape.loops
-                && !r.shape.planned_from.is_empty()
+                && r.plannable_loop()
                 && again.recompiles < self.opts.max_recompiles
             {
                 hot.push((key, slot, again, verdict));

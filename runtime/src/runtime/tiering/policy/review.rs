@@ -245,6 +245,11 @@ impl Installed {
         self.watch.recent_side_exits
     }
 
+    /// Whether `grow` may plan it again: a loop planned from candidates.
+    pub(crate) fn plannable_loop(&self) -> bool {
+        self.shape.loops && !self.shape.planned_from.is_empty()
+    }
+
     /// Trips through its head (entries plus loop trips) in the last
     /// reviewed interval.
     pub(crate) fn recent_trips(&self) -> u64 {
