@@ -95,7 +95,8 @@ pub use error::{Error, Result};
 pub use exit::{Exit, ExitKind, ExitReport, ExitSite};
 pub use jit::stack;
 pub use jit::{
-    Called, CodeCache, CompiledRegion, DEFAULT_MAX_DEPTH, Fuel, HostCalls, Interpreter, RegionFn,
+    Called, CodeCache, CompiledRegion, DEFAULT_MAX_DEPTH, Fuel, HostCalls, Interpreter,
+    NativesCompiled, RegionFn,
 };
 pub use native::{Native, NativeTrap, closed_functions, native_functions};
 pub use plan::{Analysis, PlanConfig, Profile, hot_functions, plan_regions, plan_regions_at};

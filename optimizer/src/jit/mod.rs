@@ -57,7 +57,7 @@ pub mod stack;
 use frames::{estimated_frame_bytes, frame_bytes};
 use natives::Natives;
 
-pub use compiled::{CompiledRegion, Fuel};
+pub use compiled::{CompiledRegion, Fuel, NativesCompiled};
 pub use host::{Called, HostCalls, Interpreter};
 
 use inline::{SmallCallees, inlinable};
@@ -154,6 +154,9 @@ pub struct CodeCache {
     natives: Option<Natives>,
     /// Native sets compiled so far (names native functions uniquely).
     generation: u32,
+    /// Native functions compiled since the last region or function was
+    /// compiled: that one's (see [`CompiledRegion::natives_compiled`]).
+    natives_pending: NativesCompiled,
     ctx: Context,
     fctx: FunctionBuilderContext,
     compiled: u64,
@@ -195,6 +198,7 @@ impl CodeCache {
             isa,
             natives: None,
             generation: 0,
+            natives_pending: NativesCompiled::default(),
             ctx: module.make_context(),
             memory: CodeMemory::new(module),
             fctx: FunctionBuilderContext::new(),
@@ -584,6 +588,7 @@ impl CodeCache {
             inlined,
             reduced,
             compile_time: start.elapsed(),
+            natives: std::mem::take(&mut self.natives_pending),
             clif,
             _memory: CodeMemory::new(module),
             _natives: Arc::clone(&self.memory),

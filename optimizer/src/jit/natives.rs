@@ -20,13 +20,14 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use cranelift_codegen::ir;
 use cranelift_module::{FuncId, Linkage, Module};
 use toyvm_vm::isa::Instr;
 use toyvm_vm::{Function, Program};
 
-use super::{CodeCache, SmallCallees, declarer, dump, inlinable, trampolines};
+use super::{CodeCache, NativesCompiled, SmallCallees, declarer, dump, inlinable, trampolines};
 use super::{estimated_frame_bytes, frame_bytes};
 use crate::codegen::{func as fcodegen, strength};
 use crate::native::{self, Native};
@@ -165,9 +166,12 @@ impl CodeCache {
     /// Compiles every closed, bailing and open function of `program` (see
     /// [`crate::native::native_functions`]) to native code: what
     /// [`compile_natives_for`](Self::compile_natives_for) compiles as
-    /// needed, all at once.
+    /// needed, all at once (up front: no region's
+    /// [`natives_compiled`](crate::CompiledRegion::natives_compiled)).
     pub fn compile_natives(&mut self, program: &Program) -> Result<()> {
-        self.compile_natives_for(program, 0..program.functions.len() as u32)
+        let done = self.compile_natives_for(program, 0..program.functions.len() as u32);
+        self.natives_pending = NativesCompiled::default();
+        done
     }
 
     /// Compiles the native functions `roots` reach (see the module docs)
@@ -245,6 +249,7 @@ impl CodeCache {
         }
         let number = self.generation;
         self.generation += 1;
+        let start = Instant::now();
         let mut module = self.memory.lock();
         let failed = |f: usize, e: &dyn fmt::Display| Error::Codegen {
             head: format!("native function f{f}"),
@@ -334,6 +339,9 @@ impl CodeCache {
             natives.small[f] = small;
         }
         natives.symbols = Arc::new(symbols);
+        let instructions = batch.iter().map(|&f| program.functions[f].code.len());
+        self.natives_pending
+            .add(batch.len(), instructions.sum(), start.elapsed());
         Ok(())
     }
 }

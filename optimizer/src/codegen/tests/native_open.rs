@@ -151,3 +151,47 @@ fn natives_compiled_later_are_found_by_code_compiled_before() {
     assert_eq!(run_open(&c, 5, &mut fake), 10);
     assert_eq!(fake.0, 1);
 }
+
+#[test]
+fn a_region_reports_the_natives_compiled_for_it() {
+    // `pick` (open) is compiled natively for its own entry; `twice`
+    // (pure, which its `calli` finds by value) only when asked for, and
+    // that batch is the next compile's; `log` never runs natively.
+    let p = assemble(
+        "
+        .memory 4
+        .func log(x)
+            putn x
+            ret x
+        .end
+        .func twice(x)
+            add x, x, x
+            ret x
+        .end
+        .func pick(x)
+            li r1, 1
+            st r1, 0, x
+            calli x, r1, x, 1
+            ret x
+        .end
+        .entry pick",
+    )
+    .unwrap();
+    let mut cache = CodeCache::new().unwrap();
+    let c = cache.compile_function(&p, 2).unwrap();
+    let n = c.natives_compiled();
+    assert_eq!((n.functions, n.instructions), (1, 4));
+    assert!(n.time > std::time::Duration::ZERO);
+    // Compiled again (its natives exist): nothing new.
+    let again = cache.compile_function(&p, 2).unwrap();
+    assert_eq!(again.natives_compiled(), crate::NativesCompiled::default());
+    // A batch asked for outright is the next compile's.
+    cache.compile_natives_for(&p, [1]).unwrap();
+    let n = cache.compile_function(&p, 2).unwrap().natives_compiled();
+    assert_eq!((n.functions, n.instructions), (1, 2));
+    // Natives compiled up front are no region's.
+    let mut eager = CodeCache::new().unwrap();
+    eager.compile_natives(&p).unwrap();
+    let c = eager.compile_function(&p, 2).unwrap();
+    assert_eq!(c.natives_compiled(), crate::NativesCompiled::default());
+}

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use toyvm_optimizer::NativesCompiled;
+
 use super::super::compiler::CompileError;
 use super::{AfterDrop, Stale, Verdict};
 
@@ -53,6 +55,8 @@ pub(crate) struct Installation {
     pub(crate) bytes: usize,
     /// Native calls inlined.
     pub(crate) inlined: usize,
+    /// The native functions compiled for it first.
+    pub(crate) natives: NativesCompiled,
     /// Products strength-reduced.
     pub(crate) reduced: usize,
 }
@@ -87,6 +91,17 @@ impl fmt::Display for At<'_> {
                     i.compile_time.as_secs_f64() * 1e3,
                     i.bytes,
                 )?;
+                let n = i.natives;
+                if n.functions > 0 {
+                    write!(
+                        f,
+                        ", after {} native function{} ({} instructions) in {:.3} ms",
+                        n.functions,
+                        if n.functions == 1 { "" } else { "s" },
+                        n.instructions,
+                        n.time.as_secs_f64() * 1e3,
+                    )?;
+                }
                 match i.inlined {
                     0 => {}
                     1 => f.write_str(", 1 native call inlined")?,
@@ -158,6 +173,7 @@ mod tests {
             bytes: 412,
             inlined: 0,
             reduced: 0,
+            natives: NativesCompiled::default(),
         };
         assert_eq!(
             line(&Decision::Install(Installation { ..i.clone() })),
@@ -173,9 +189,23 @@ mod tests {
         i.inlined = 4;
         i.reduced = 1;
         assert!(
-            line(&Decision::Install(i))
+            line(&Decision::Install(i.clone()))
                 .ends_with(", 4 native calls inlined, 1 product strength-reduced")
         );
+        i.inlined = 0;
+        i.reduced = 0;
+        i.natives = NativesCompiled {
+            functions: 17,
+            instructions: 1450,
+            time: Duration::from_micros(17_633),
+        };
+        assert!(
+            line(&Decision::Install(i.clone())).ends_with(
+                ", 412 bytes, after 17 native functions (1450 instructions) in 17.633 ms"
+            )
+        );
+        i.natives.functions = 1;
+        assert!(line(&Decision::Install(i)).contains(", after 1 native function (1450"));
     }
 
     #[test]
