@@ -18,6 +18,13 @@
 //!   Cranelift variable at entry; every exit stores back each register the
 //!   region writes anywhere (a static superset of what the path wrote, whose
 //!   variables hold the entry value where the path did not write them).
+//!   Except the cold ones: a register that only blocks running under
+//!   1/[`COLD`] as often as the head name (an outer loop's path through a
+//!   tree grown out of its inner loop) stays in `regs`, read and written
+//!   there where a step names it, so the loop does not carry it (as a
+//!   block parameter the register allocator keeps in a register or spills,
+//!   and spilled the memory's base and length instead: matmul's inner loop
+//!   reloaded both from the stack at every access) and no exit stores it.
 //! - Each exit returns [`Exit::encode`] and first increments its counter:
 //!   exit site `i` (in [`Lowered::exits`] order) owns `counters[i]`.
 //! - Memory's current length (`mem_len`, in bytes) is a variable: the
@@ -294,10 +301,17 @@ fn loc(n: usize) -> SourceLoc {
     SourceLoc::new(n as u32)
 }
 
+/// A block that runs under 1/`COLD` as often as the region's head (by the
+/// weights the region was planned with) keeps the registers only such
+/// blocks name in memory (see the module docs).
+const COLD: u64 = 8;
+
 struct Lower<'r, 'b> {
     region: &'r Region,
     b: FunctionBuilder<'b>,
     vars: Vec<Option<Variable>>,
+    /// Registers kept in `regs` rather than in variables (see [`COLD`]).
+    cold: [bool; 256],
     /// Registers whose value is a known constant at the current point.
     /// Invariant: a fact here holds on every path that reaches the current
     /// point, so it is only carried into a block that the block it was
@@ -425,6 +439,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             region,
             b,
             vars: vec![None; 256],
+            cold: [false; 256],
             known: [None; 256],
             at_head: None,
             written: [false; 256],
@@ -465,7 +480,18 @@ impl<'r, 'b> Lower<'r, 'b> {
         let region = self.region;
         let steps = &region.steps;
         let mut used = [false; 256];
+        // Registers a hot block names (see `COLD`); the steps before the
+        // head (entry guards) run once per entry and make none hot.
+        let mut hot = [false; 256];
+        let head_weight = steps.iter().find_map(|s| match s {
+            Step::Block { weight, .. } => Some(*weight),
+            _ => None,
+        });
+        let mut in_hot = false;
         for s in steps {
+            if let (Step::Block { weight, .. }, Some(head)) = (s, head_weight) {
+                in_hot = weight.saturating_mul(COLD) >= head;
+            }
             let regs: Vec<Reg> = match s {
                 Step::Op {
                     instr: Instr::Hcall { d, a, n, .. },
@@ -505,9 +531,17 @@ impl<'r, 'b> Lower<'r, 'b> {
             };
             for r in regs {
                 used[r as usize] = true;
+                hot[r as usize] |= in_hot;
             }
         }
-        for (r, _) in used.iter().enumerate().filter(|(_, u)| **u) {
+        for r in 0..256 {
+            self.cold[r] = used[r] && !hot[r];
+        }
+        for (r, _) in used
+            .iter()
+            .enumerate()
+            .filter(|&(r, u)| *u && !self.cold[r])
+        {
             let v = self.b.declare_var(types::I64);
             let flags = MemFlagsData::trusted();
             let x = self
@@ -607,13 +641,25 @@ impl<'r, 'b> Lower<'r, 'b> {
     }
 
     fn get(&mut self, r: Reg) -> Value {
+        if self.cold[r as usize] {
+            let flags = MemFlagsData::trusted();
+            return self
+                .b
+                .ins()
+                .load(types::I64, flags, self.regs, 8 * r as i32);
+        }
         let v = self.var(r);
         self.b.use_var(v)
     }
 
     fn set(&mut self, r: Reg, v: Value, known: Option<i64>) {
-        let var = self.var(r);
-        self.b.def_var(var, v);
+        if self.cold[r as usize] {
+            let flags = MemFlagsData::trusted();
+            self.b.ins().store(flags, v, self.regs, 8 * r as i32);
+        } else {
+            let var = self.var(r);
+            self.b.def_var(var, v);
+        }
         self.known[r as usize] = known;
     }
 

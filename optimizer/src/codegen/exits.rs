@@ -100,7 +100,8 @@ impl Lower<'_, '_> {
                 ExitKind::Trap => None,
             };
             for r in 0..256 {
-                if self.written[r] && live.is_none_or(|l| l.contains(r as u8)) {
+                // A cold register is in `regs` already.
+                if self.written[r] && !self.cold[r] && live.is_none_or(|l| l.contains(r as u8)) {
                     let v = self.get(r as Reg);
                     self.b.ins().store(flags, v, self.regs, 8 * r as i32);
                 }

@@ -545,3 +545,77 @@ region f0:0
     assert_eq!((e.kind, e.resume), (ExitKind::Side, 9), "{r}");
     assert_eq!(regs[2], 0);
 }
+
+/// An inner loop whose tree runs on through its outer loop: `c` and `i`
+/// (r4, r1) are named only on the outer path, under 1/8 as hot as the
+/// head, so they stay in the register file (see `COLD`): read and written
+/// there, not carried around the inner loop, and not stored by exits.
+const NESTED: &str = "
+    .memory 8
+    .func main(n)
+        .reg i, j, s, c, t
+        li i, 0
+        li s, 0
+        li c, 0
+    outer:
+        li j, 0
+    inner:
+        add s, s, j
+        addi j, j, 1
+        blt j, n, inner
+        addi c, c, 7
+        ld t, i, 0
+        add c, c, t
+        addi i, i, 1
+        blt i, n, outer
+        add s, s, c
+        ret s
+    .end";
+
+#[test]
+fn registers_only_the_outer_path_names_stay_in_memory_and_agree() {
+    let p = assemble(NESTED).unwrap();
+    for (outer, inner) in [(10, 1000), (1000, 1000)] {
+        let text = format!(
+            "\
+region f0:4
+  block 4 weight={inner}
+    4: add r3, r3, r2
+    5: addi r2, r2, 1
+    6: blt r2, r0, L4 -> head | next
+  block 7 weight={outer}
+    7: addi r4, r4, 7
+    8: ld r5, r1, 0
+    9: add r4, r4, r5
+    10: addi r1, r1, 1
+    11: blt r1, r0, L3 -> block 3 | exit 12
+  block 3 weight={outer}
+    3: li r2, 0
+    goto head
+"
+        );
+        let region = Region::parse(&text).unwrap();
+        let mem = Memory::from((1..=8).collect::<Vec<i64>>());
+        // n = 5 runs the nest to its end; n = 10 loads past memory's end
+        // at i = 8, leaving for the interpreter to trap there.
+        // c adds 7 and mem[i] = i + 1 per outer trip (the 7 already added
+        // when the load leaves).
+        for (n, resume, i, c) in [(5, 12, 5, 35 + 15), (10, 8, 8, 8 * 7 + 36 + 7)] {
+            let mut regs = [0i64; 256];
+            regs[0] = n;
+            let e = check_against_reference(&p, &region, regs, mem.clone());
+            assert_eq!(e.resume, resume, "n = {n}, weights {outer}/{inner}");
+            let c_run = CodeCache::new().unwrap().compile_in(&p, &region).unwrap();
+            let (mut r, mut m) = (regs, mem.clone());
+            let mut counters = vec![0; c_run.counters_len()];
+            let e = c_run.run(&mut r, &mut m, &mut counters);
+            assert_eq!(e.resume, resume);
+            assert_eq!(r[4], c, "c as the interpreter leaves it");
+            // i is dead at 12: an exit leaves it alone where it is a
+            // variable; kept in memory, it was written as it ran.
+            let cold = outer * 8 < inner;
+            let i = if resume == 12 && !cold { 0 } else { i };
+            assert_eq!(r[1], i, "i, cold: {cold}");
+        }
+    }
+}
