@@ -312,6 +312,13 @@ struct Lower<'r, 'b> {
     vars: Vec<Option<Variable>>,
     /// Registers kept in `regs` rather than in variables (see [`COLD`]).
     cold: [bool; 256],
+    /// Bounds proved on every path to the current point, `(a, end)`:
+    /// `zext32(a) + end` is within the current memory length (see
+    /// [`lower::Emit::in_bounds`]). Kept across straight-line steps,
+    /// guards and a branch's fall-through, which the proving check
+    /// dominates; cleared at a join (the head, an arm), at a call (which
+    /// redefines the length) and where a step redefines the register.
+    checked: Vec<(Reg, i64)>,
     /// Registers whose value is a known constant at the current point.
     /// Invariant: a fact here holds on every path that reaches the current
     /// point, so it is only carried into a block that the block it was
@@ -394,6 +401,7 @@ impl<'b> lower::Emit<'b> for Lower<'_, 'b> {
         self.b.ins().load(types::I64, ro, ctx, ctx_offset::MEM_CAP)
     }
     fn set_memory_len(&mut self, len: Value) {
+        self.checked.clear();
         self.b.def_var(self.mem_len, len);
         let ctx = self.ctx;
         let flags = MemFlagsData::trusted();
@@ -401,6 +409,12 @@ impl<'b> lower::Emit<'b> for Lower<'_, 'b> {
     }
     fn check(&mut self, ok: Value, pc: u32, _: lower::Fault) {
         Lower::check(self, ok, ExitKind::Interpret, pc)
+    }
+    fn in_bounds(&self, a: Reg, end: i64) -> bool {
+        self.checked.iter().any(|&(r, e)| r == a && e >= end)
+    }
+    fn bounds_checked(&mut self, a: Reg, end: i64) {
+        self.checked.push((a, end));
     }
     fn fail(&mut self, pc: u32, _: lower::Fault) {
         self.leave(ExitKind::Interpret, pc)
@@ -440,6 +454,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             b,
             vars: vec![None; 256],
             cold: [false; 256],
+            checked: Vec::new(),
             known: [None; 256],
             at_head: None,
             written: [false; 256],
@@ -573,6 +588,7 @@ impl<'r, 'b> Lower<'r, 'b> {
                 // branch): emit them into a block nothing jumps to.
                 let dead = self.b.create_block();
                 self.b.switch_to_block(dead);
+                self.checked.clear();
                 self.done = false;
             }
             self.b.set_srcloc(loc(i + 1));
@@ -611,6 +627,7 @@ impl<'r, 'b> Lower<'r, 'b> {
         if !self.done {
             self.b.ins().jump(blk, &[]);
         }
+        self.checked.clear();
         self.b.switch_to_block(blk);
         self.done = false;
         if blk == self.head {
@@ -653,6 +670,7 @@ impl<'r, 'b> Lower<'r, 'b> {
     }
 
     fn set(&mut self, r: Reg, v: Value, known: Option<i64>) {
+        self.checked.retain(|&(a, _)| a != r);
         if self.cold[r as usize] {
             let flags = MemFlagsData::trusted();
             self.b.ins().store(flags, v, self.regs, 8 * r as i32);
@@ -707,6 +725,19 @@ impl<'r, 'b> Lower<'r, 'b> {
     }
 
     fn step(&mut self, s: &Step) -> Result<()> {
+        // Calls (and host calls) reload the memory length.
+        if matches!(
+            s,
+            Step::Call { .. }
+                | Step::Dispatch { .. }
+                | Step::Interpreted { .. }
+                | Step::Op {
+                    instr: Instr::Hcall { .. },
+                    ..
+                }
+        ) {
+            self.checked.clear();
+        }
         match s {
             Step::Block { offset, end, .. } => self.charge(*offset, *end)?,
             Step::Op { pc, instr } => self.op(*pc, instr)?,

@@ -330,6 +330,11 @@ struct FuncLower<'p, 'b> {
     block_start: u32,
     /// Instructions of the calls' paths at the stack limit (see `limit`).
     limit_insts: usize,
+    /// Bounds proved so far in the bytecode block being lowered (see
+    /// [`lower::Emit::in_bounds`]): cleared at its start, at a call (which
+    /// redefines the memory length) and where an instruction redefines
+    /// the register.
+    checked: Vec<(u8, i64)>,
 }
 
 /// Native functions track no constants; a failed check records the trap
@@ -347,6 +352,12 @@ impl<'b> lower::Emit<'b> for FuncLower<'_, 'b> {
     fn set(&mut self, r: u8, v: Value, _: Option<i64>) {
         FuncLower::set(self, r, v)
     }
+    fn in_bounds(&self, a: u8, end: i64) -> bool {
+        self.checked.iter().any(|&(r, e)| r == a && e >= end)
+    }
+    fn bounds_checked(&mut self, a: u8, end: i64) {
+        self.checked.push((a, end));
+    }
     fn memory(&mut self) -> (Value, Value) {
         let (base, len) = self
             .mem
@@ -362,6 +373,7 @@ impl<'b> lower::Emit<'b> for FuncLower<'_, 'b> {
         let (_, var) = self
             .mem
             .expect("loaded at entry when the function uses memory");
+        self.checked.clear();
         self.b.def_var(var, len);
         let ctx = self.ctx;
         let flags = MemFlagsData::trusted();
@@ -475,6 +487,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             tramps,
             block_start: 0,
             limit_insts: 0,
+            checked: Vec::new(),
         }
     }
 
@@ -487,6 +500,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
     }
 
     fn set(&mut self, r: u8, v: Value) {
+        self.checked.retain(|&(a, _)| a != r);
         self.b.def_var(self.vars[r as usize], v);
     }
 
@@ -525,7 +539,11 @@ impl<'p, 'b> FuncLower<'p, 'b> {
                 }
                 self.b.switch_to_block(blk);
                 self.block_start = pc;
+                self.checked.clear();
                 self.charge(pc);
+            }
+            if matches!(instr, Instr::Call { .. } | Instr::Calli { .. }) {
+                self.checked.clear();
             }
             open = self.instr(pc, instr);
         }

@@ -60,6 +60,19 @@ pub(crate) trait Emit<'b> {
     /// The instruction at `pc` always fails (a constant zero divisor):
     /// nothing after it in this block runs.
     fn fail(&mut self, pc: u32, fault: Fault);
+    /// Whether a bounds check that dominates this point, against the
+    /// memory length current here, proved `zext32(a) + end <= len` with
+    /// `a` unchanged since (see [`Emit::bounds_checked`]). A generator
+    /// that tracks no such facts says no.
+    fn in_bounds(&self, a: Reg, end: i64) -> bool {
+        let _ = (a, end);
+        false
+    }
+    /// Records that `zext32(a) + end <= len` holds from here on (until `a`
+    /// or the length is redefined, or a join).
+    fn bounds_checked(&mut self, a: Reg, end: i64) {
+        let _ = (a, end);
+    }
 }
 
 /// Defines `r` as the constant `k`.
@@ -256,6 +269,15 @@ fn byte_address<'b>(e: &mut impl Emit<'b>, pc: u32, a: Reg, imm: i32, size: u8) 
         }
     };
     let (mem, len) = e.memory();
+    // A dominating check of the same register reaching as far proved this
+    // one (the base is the same 32 bits, the offset not negative); the
+    // access after it (a load, then a store back to the same place) goes
+    // unchecked.
+    let reach = imm as i64 + size as i64;
+    let unknown = e.known(a).is_none();
+    if unknown && imm >= 0 && e.in_bounds(a, reach) {
+        return Some(e.builder().ins().iadd(mem, ea));
+    }
     let b = e.builder();
     // `ea + size` cannot wrap (`ea < 2^33`); `ea >= 0` is known when the
     // offset is not negative (the base is 32 bits, unsigned).
@@ -274,6 +296,9 @@ fn byte_address<'b>(e: &mut impl Emit<'b>, pc: u32, a: Reg, imm: i32, size: u8) 
             bytes: size,
         },
     );
+    if unknown && imm >= 0 {
+        e.bounds_checked(a, reach);
+    }
     Some(e.builder().ins().iadd(mem, ea))
 }
 

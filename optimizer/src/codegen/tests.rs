@@ -619,3 +619,42 @@ region f0:4
         }
     }
 }
+
+/// A store back to the place a load just checked goes unchecked; one
+/// through a register redefined since, one wider than the check, or one
+/// after a join (the loop head) is checked again.
+#[test]
+fn a_dominating_bounds_check_covers_the_same_place_until_its_register_changes() {
+    let text = "\
+region f0:0
+  block 0 weight=100
+    0: ld32s r1, r0, 4
+    1: addiw r1, r1, 1
+    2: st32 r0, 4, r1
+    3: st16 r0, 6, r1
+    4: st64 r0, 4, r1
+    5: addiw r0, r0, 8
+    6: st32 r0, 4, r1
+    7: blti r1, 100, L0 -> head | exit 8
+";
+    let r = Region::parse(text).unwrap();
+    let c = CodeCache::new().unwrap().compile(&r).unwrap();
+    let checked: Vec<u32> = c
+        .exits()
+        .iter()
+        .filter(|e| e.kind == ExitKind::Interpret)
+        .map(|e| e.resume)
+        .collect();
+    // 2 and 3 fall within 0's check; 4 reaches past it; 6 follows a new r0.
+    assert_eq!(checked, [0, 4, 6]);
+    // 32 bytes of memory: the trip at r0 = 24 loads bytes 28..32, stores
+    // 2 and 4 bytes within them, and the 8-byte store at 28..36 leaves for
+    // the interpreter to trap (r1 written back, memory as stored so far).
+    let mut mem = Memory::from(vec![0i64; 4]);
+    let mut regs = [0i64; 256];
+    let mut counters = vec![0; c.counters_len()];
+    let e = c.run(&mut regs, &mut mem, &mut counters);
+    assert_eq!((e.kind, e.resume, regs[0]), (ExitKind::Interpret, 4, 24));
+    assert_eq!(regs[1], 4);
+    assert_eq!(mem.bytes()[28..32], [4, 0, 4, 0]);
+}
