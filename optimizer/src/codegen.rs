@@ -312,13 +312,11 @@ struct Lower<'r, 'b> {
     vars: Vec<Option<Variable>>,
     /// Registers kept in `regs` rather than in variables (see [`COLD`]).
     cold: [bool; 256],
-    /// Bounds proved on every path to the current point, `(a, end)`:
-    /// `zext32(a) + end` is within the current memory length (see
-    /// [`lower::Emit::in_bounds`]). Kept across straight-line steps,
-    /// guards and a branch's fall-through, which the proving check
-    /// dominates; cleared at a join (the head, an arm), at a call (which
-    /// redefines the length) and where a step redefines the register.
-    checked: Vec<(Reg, i64)>,
+    /// Bounds proved on every path to the current point: kept across
+    /// straight-line steps, guards and a branch's fall-through, which the
+    /// proving check dominates; cleared at a join (the head, an arm) and
+    /// at a call (which redefines the length).
+    checked: lower::Proved,
     /// Registers whose value is a known constant at the current point.
     /// Invariant: a fact here holds on every path that reaches the current
     /// point, so it is only carried into a block that the block it was
@@ -410,11 +408,8 @@ impl<'b> lower::Emit<'b> for Lower<'_, 'b> {
     fn check(&mut self, ok: Value, pc: u32, _: lower::Fault) {
         Lower::check(self, ok, ExitKind::Interpret, pc)
     }
-    fn in_bounds(&self, a: Reg, end: i64) -> bool {
-        self.checked.iter().any(|&(r, e)| r == a && e >= end)
-    }
-    fn bounds_checked(&mut self, a: Reg, end: i64) {
-        self.checked.push((a, end));
+    fn proved(&mut self) -> Option<&mut lower::Proved> {
+        Some(&mut self.checked)
     }
     fn fail(&mut self, pc: u32, _: lower::Fault) {
         self.leave(ExitKind::Interpret, pc)
@@ -454,7 +449,7 @@ impl<'r, 'b> Lower<'r, 'b> {
             b,
             vars: vec![None; 256],
             cold: [false; 256],
-            checked: Vec::new(),
+            checked: lower::Proved::default(),
             known: [None; 256],
             at_head: None,
             written: [false; 256],
@@ -670,7 +665,7 @@ impl<'r, 'b> Lower<'r, 'b> {
     }
 
     fn set(&mut self, r: Reg, v: Value, known: Option<i64>) {
-        self.checked.retain(|&(a, _)| a != r);
+        self.checked.forget(r);
         if self.cold[r as usize] {
             let flags = MemFlagsData::trusted();
             self.b.ins().store(flags, v, self.regs, 8 * r as i32);

@@ -331,10 +331,9 @@ struct FuncLower<'p, 'b> {
     /// Instructions of the calls' paths at the stack limit (see `limit`).
     limit_insts: usize,
     /// Bounds proved so far in the bytecode block being lowered (see
-    /// [`lower::Emit::in_bounds`]): cleared at its start, at a call (which
-    /// redefines the memory length) and where an instruction redefines
-    /// the register.
-    checked: Vec<(u8, i64)>,
+    /// [`lower::Proved`]): cleared at its start and at a call (which
+    /// redefines the memory length).
+    checked: lower::Proved,
 }
 
 /// Native functions track no constants; a failed check records the trap
@@ -352,11 +351,8 @@ impl<'b> lower::Emit<'b> for FuncLower<'_, 'b> {
     fn set(&mut self, r: u8, v: Value, _: Option<i64>) {
         FuncLower::set(self, r, v)
     }
-    fn in_bounds(&self, a: u8, end: i64) -> bool {
-        self.checked.iter().any(|&(r, e)| r == a && e >= end)
-    }
-    fn bounds_checked(&mut self, a: u8, end: i64) {
-        self.checked.push((a, end));
+    fn proved(&mut self) -> Option<&mut lower::Proved> {
+        Some(&mut self.checked)
     }
     fn memory(&mut self) -> (Value, Value) {
         let (base, len) = self
@@ -487,7 +483,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             tramps,
             block_start: 0,
             limit_insts: 0,
-            checked: Vec::new(),
+            checked: lower::Proved::default(),
         }
     }
 
@@ -500,7 +496,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
     }
 
     fn set(&mut self, r: u8, v: Value) {
-        self.checked.retain(|&(a, _)| a != r);
+        self.checked.forget(r);
         self.b.def_var(self.vars[r as usize], v);
     }
 

@@ -60,18 +60,70 @@ pub(crate) trait Emit<'b> {
     /// The instruction at `pc` always fails (a constant zero divisor):
     /// nothing after it in this block runs.
     fn fail(&mut self, pc: u32, fault: Fault);
-    /// Whether a bounds check that dominates this point, against the
-    /// memory length current here, proved `zext32(a) + end <= len` with
-    /// `a` unchanged since (see [`Emit::bounds_checked`]). A generator
-    /// that tracks no such facts says no.
-    fn in_bounds(&self, a: Reg, end: i64) -> bool {
-        let _ = (a, end);
-        false
+    /// The bounds checks that dominate this point, where the generator
+    /// tracks them (see [`Proved`]).
+    fn proved(&mut self) -> Option<&mut Proved> {
+        None
     }
-    /// Records that `zext32(a) + end <= len` holds from here on (until `a`
-    /// or the length is redefined, or a join).
-    fn bounds_checked(&mut self, a: Reg, end: i64) {
-        let _ = (a, end);
+}
+
+/// A place a bounds check proved within memory's current length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// `zext32(a) + end <= len` in bytes: what a sized access at byte
+    /// offset `imm >= 0` of `size` bytes with `imm + size <= end` needs.
+    Bytes(i64),
+    /// Word `a + imm` is below `len / 8`: what a word access at the same
+    /// `imm` needs.
+    Word(i32),
+}
+
+/// Bounds proved by checks that dominate the point being lowered, against
+/// the memory length current there, of registers unchanged since: an
+/// access they cover needs no check of its own (a store back to the place
+/// just loaded, a second field within the first's reach). The generator
+/// forgets a register's facts where it is redefined and clears them all
+/// where the length is (an `mgrow`, a call) and at a join, where a path
+/// the check is not on comes in.
+#[derive(Debug, Default)]
+pub(crate) struct Proved(Vec<(Reg, Bound)>);
+
+impl Proved {
+    fn covers(&self, a: Reg, need: Bound) -> bool {
+        self.0.iter().any(|&(r, b)| {
+            r == a
+                && match (b, need) {
+                    (Bound::Bytes(have), Bound::Bytes(end)) => have >= end,
+                    (Bound::Word(have), Bound::Word(imm)) => have == imm,
+                    _ => false,
+                }
+        })
+    }
+    fn add(&mut self, a: Reg, b: Bound) {
+        self.0.push((a, b));
+    }
+    /// `r` was redefined.
+    pub(crate) fn forget(&mut self, r: Reg) {
+        self.0.retain(|&(a, _)| a != r);
+    }
+    /// The length was redefined, or a join.
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// Whether a dominating check already proved `need` of `a`.
+fn covered<'b>(e: &mut impl Emit<'b>, a: Reg, need: Bound) -> bool {
+    e.known(a).is_none() && e.proved().is_some_and(|p| p.covers(a, need))
+}
+
+/// Records that a check proved `b` of `a` (a register whose value is not
+/// a known constant).
+fn prove<'b>(e: &mut impl Emit<'b>, a: Reg, b: Bound) {
+    if e.known(a).is_none()
+        && let Some(p) = e.proved()
+    {
+        p.add(a, b);
     }
 }
 
@@ -273,9 +325,8 @@ fn byte_address<'b>(e: &mut impl Emit<'b>, pc: u32, a: Reg, imm: i32, size: u8) 
     // one (the base is the same 32 bits, the offset not negative); the
     // access after it (a load, then a store back to the same place) goes
     // unchecked.
-    let reach = imm as i64 + size as i64;
-    let unknown = e.known(a).is_none();
-    if unknown && imm >= 0 && e.in_bounds(a, reach) {
+    let reach = Bound::Bytes(imm as i64 + size as i64);
+    if imm >= 0 && covered(e, a, reach) {
         return Some(e.builder().ins().iadd(mem, ea));
     }
     let b = e.builder();
@@ -296,8 +347,8 @@ fn byte_address<'b>(e: &mut impl Emit<'b>, pc: u32, a: Reg, imm: i32, size: u8) 
             bytes: size,
         },
     );
-    if unknown && imm >= 0 {
-        e.bounds_checked(a, reach);
+    if imm >= 0 {
+        prove(e, a, reach);
     }
     Some(e.builder().ins().iadd(mem, ea))
 }
@@ -317,9 +368,12 @@ fn address<'b>(e: &mut impl Emit<'b>, pc: u32, a: Reg, imm: i32) -> Value {
         }
     };
     let (mem, len) = e.memory();
-    let words = e.builder().ins().ushr_imm_u(len, 3);
-    let ok = e.builder().ins().icmp(IntCC::UnsignedLessThan, addr, words);
-    e.check(ok, pc, Fault::OutOfBounds { addr });
+    if !covered(e, a, Bound::Word(imm)) {
+        let words = e.builder().ins().ushr_imm_u(len, 3);
+        let ok = e.builder().ins().icmp(IntCC::UnsignedLessThan, addr, words);
+        e.check(ok, pc, Fault::OutOfBounds { addr });
+        prove(e, a, Bound::Word(imm));
+    }
     let b = e.builder();
     let off = b.ins().ishl_imm_u(addr, 3);
     b.ins().iadd(mem, off)

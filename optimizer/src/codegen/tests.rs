@@ -657,4 +657,32 @@ region f0:0
     assert_eq!((e.kind, e.resume, regs[0]), (ExitKind::Interpret, 4, 24));
     assert_eq!(regs[1], 4);
     assert_eq!(mem.bytes()[28..32], [4, 0, 4, 0]);
+    // Words: the same word again is covered, another word is not.
+    let text = "\
+region f0:0
+  block 0 weight=100
+    0: ld r1, r0, 2
+    1: addi r1, r1, 1
+    2: st r0, 2, r1
+    3: st r0, 3, r1
+    4: addi r0, r0, 2
+    5: blti r1, 100, L0 -> head | exit 6
+";
+    let c = CodeCache::new()
+        .unwrap()
+        .compile(&Region::parse(text).unwrap())
+        .unwrap();
+    let checked: Vec<u32> = c
+        .exits()
+        .iter()
+        .filter(|e| e.kind == ExitKind::Interpret)
+        .map(|e| e.resume)
+        .collect();
+    assert_eq!(checked, [0, 3]);
+    // Six words: the trip at r0 = 4 loads word 6, past the end.
+    let mut mem = Memory::from(vec![0i64; 6]);
+    let mut regs = [0i64; 256];
+    let e = c.run(&mut regs, &mut mem, &mut vec![0; c.counters_len()]);
+    assert_eq!((e.kind, e.resume, regs[0]), (ExitKind::Interpret, 0, 4));
+    assert_eq!(mem[2..6], [1, 1, 1, 1]);
 }
