@@ -269,6 +269,44 @@ impl Gen<'_> {
                 let off = 8 * c + self.range(0, 4);
                 let _ = writeln!(out, "  {op} r{d}, r{ZERO}, {off}");
             }
+            1 if self.chance(40) => {
+                // A read-modify-write through one base: what a dominating
+                // bounds check proves for the accesses after it (the same
+                // place, a narrower or nearer one), or does not (a wider
+                // or farther one, which may be out of bounds), in bytes or
+                // in words.
+                if self.chance(50) {
+                    let (ld, st, ld2) = (self.pick(&LOADS), self.pick(&STORES), self.pick(&LOADS));
+                    let off = if ctx.traps && self.chance(15) {
+                        self.pick(&[-9, -1, 455, 460, 505, 1020])
+                    } else {
+                        self.range(0, 200)
+                    };
+                    let off2 = off + self.pick(&[0, 0, 1, -1, 4, 7]);
+                    let off3 = off + self.pick(&[0, 2, 8, -2, 64]);
+                    let _ = writeln!(
+                        out,
+                        "  andi r{T1}, r{a}, 255
+  {ld} r{d}, r{T1}, {off}
+  {st} r{T1}, {off2}, r{b}
+  {ld2} r{d}, r{T1}, {off3}"
+                    );
+                } else {
+                    let off = if ctx.traps && self.chance(15) {
+                        self.pick(&[40, 63, -1])
+                    } else {
+                        self.range(0, 16)
+                    };
+                    let off2 = off + self.pick(&[0, 0, 1]);
+                    let _ = writeln!(
+                        out,
+                        "  andi r{T1}, r{a}, 31
+  ld r{d}, r{T1}, {off}
+  st r{T1}, {off}, r{b}
+  ld r{d}, r{T1}, {off2}"
+                    );
+                }
+            }
             1 => {
                 // Bytes 0..464: inside the first length.
                 let op = self.pick(&LOADS);
