@@ -112,30 +112,29 @@ fn run_open(c: &CompiledRegion, x: i64, fake: &mut Fake) -> i64 {
     regs[0]
 }
 
+/// `pick`'s `calli` may reach `log` (output): open; `twice` is pure.
+const PICK: &str = "
+    .memory 4
+    .func log(x)
+        putn x
+        ret x
+    .end
+    .func twice(x)
+        add x, x, x
+        ret x
+    .end
+    .func pick(x)
+        li r1, 1
+        st r1, 0, x
+        calli x, r1, x, 1
+        ret x
+    .end
+    .entry pick";
+
 #[test]
 fn natives_compiled_later_are_found_by_code_compiled_before() {
-    // `pick`'s `calli` may reach `log` (output): open, compiled alone
-    // first; `twice` is pure, compiled in a later batch.
-    let p = assemble(
-        "
-        .memory 4
-        .func log(x)
-            putn x
-            ret x
-        .end
-        .func twice(x)
-            add x, x, x
-            ret x
-        .end
-        .func pick(x)
-            li r1, 1
-            st r1, 0, x
-            calli x, r1, x, 1
-            ret x
-        .end
-        .entry pick",
-    )
-    .unwrap();
+    // `pick` is compiled alone first; `twice` in a later batch.
+    let p = assemble(PICK).unwrap();
     assert_eq!(
         crate::native_functions(&p),
         [Native::No, Native::Pure, Native::Open]
@@ -157,26 +156,7 @@ fn a_region_reports_the_natives_compiled_for_it() {
     // `pick` (open) is compiled natively for its own entry; `twice`
     // (pure, which its `calli` finds by value) only when asked for, and
     // that batch is the next compile's; `log` never runs natively.
-    let p = assemble(
-        "
-        .memory 4
-        .func log(x)
-            putn x
-            ret x
-        .end
-        .func twice(x)
-            add x, x, x
-            ret x
-        .end
-        .func pick(x)
-            li r1, 1
-            st r1, 0, x
-            calli x, r1, x, 1
-            ret x
-        .end
-        .entry pick",
-    )
-    .unwrap();
+    let p = assemble(PICK).unwrap();
     let mut cache = CodeCache::new().unwrap();
     let c = cache.compile_function(&p, 2).unwrap();
     let n = c.natives_compiled();
