@@ -199,9 +199,12 @@ impl Builder<'_, '_> {
             let rb = self.reg_of(vb, k + 1)?;
             let start = self.code_len();
             let d = self.home(k)?;
-            self.emit(Instr::Neg { d, a: rb })?;
-            if !wide {
-                self.emit(emit::sext(Width::W32, d, d))?;
+            if wide {
+                self.emit(Instr::Neg { d, a: rb })?;
+            } else {
+                // The low 32 bits times -1, sign-extended: one instruction
+                // where `neg` and `sext32` were two.
+                self.emit(Instr::Muliw { d, a: rb, imm: -1 })?;
             }
             return self.push_computed(start, None);
         }
@@ -434,6 +437,7 @@ impl Builder<'_, '_> {
         }
         let ra = self.reg_of(va, k)?;
         let rb = self.reg_of(vb, k + 1)?;
+        let start = self.code_len();
         let zero = self.cold_trap(trap_code::DIVIDE_BY_ZERO)?;
         self.emit(Instr::Jz {
             a: rb,
@@ -490,6 +494,9 @@ impl Builder<'_, '_> {
                 })?;
                 if !wide {
                     self.emit(emit::sext(Width::W32, d, d))?;
+                    // Its `sext32` can go where only the low 32 bits are
+                    // read (a narrow store, an address, `addw`..).
+                    return self.push_computed(start, None);
                 }
             }
         }

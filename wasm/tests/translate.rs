@@ -207,12 +207,17 @@ fn i32_arithmetic_is_one_instruction_without_extensions() {
         f("(i32.shr_s (local.get 0) (local.get 1))"),
         ["shrw r2, r0, r1", "ret r2"]
     );
+    // `0 - x` is one instruction too: the low 32 bits times -1.
+    assert_eq!(
+        f("(i32.sub (i32.const 0) (local.get 0))"),
+        ["muliw r2, r0, -1", "ret r2"]
+    );
 }
 
 /// A store narrower than 64 bits keeps no `sext32` of the value it stores
-/// (it writes the low bytes), nor of an address computed last (`0 - x`
-/// is `neg` and `sext32`; i32 add, sub, mul and shifts need none, see
-/// above).
+/// (it writes the low bytes), nor of an address computed last
+/// (`i32.div_u` ends with one; i32 add, sub, mul, negation and shifts
+/// need none, see above).
 #[test]
 fn stores_do_not_extend_what_they_read_in_its_low_bits() {
     let sexts = |body: &str| {
@@ -222,32 +227,34 @@ fn stores_do_not_extend_what_they_read_in_its_low_bits() {
     };
     // The value's extension goes, for every width below 64 bits.
     assert_eq!(
-        sexts("(i32.store (local.get 0) (i32.sub (i32.const 0) (local.get 1)))"),
+        sexts("(i32.store (local.get 0) (i32.div_u (local.get 1) (local.get 0)))"),
         0
     );
     assert_eq!(
-        sexts("(i32.store8 (local.get 0) (i32.sub (i32.const 0) (local.get 1)))"),
+        sexts("(i32.store8 (local.get 0) (i32.div_u (local.get 1) (local.get 0)))"),
         0
     );
     assert_eq!(
         sexts(
-            "(i64.store32 (local.get 0) (i64.extend_i32_s (i32.sub (i32.const 0) (local.get 1))))"
+            "(i64.store32 (local.get 0) (i64.extend_i32_s (i32.div_u (local.get 1) (local.get 0))))"
         ),
         0
     );
     assert_eq!(
-        sexts("(i64.store (local.get 0) (i64.extend_i32_s (i32.sub (i32.const 0) (local.get 1))))"),
+        sexts(
+            "(i64.store (local.get 0) (i64.extend_i32_s (i32.div_u (local.get 1) (local.get 0))))"
+        ),
         1
     );
     // The address's, when it is computed last.
     assert_eq!(
-        sexts("(i32.store (i32.sub (i32.const 0) (local.get 1)) (local.get 1))"),
+        sexts("(i32.store (i32.div_u (local.get 1) (local.get 0)) (local.get 1))"),
         0
     );
     // An address computed before the value keeps it.
     assert_eq!(
         sexts(
-            "(i64.store (i32.sub (i32.const 0) (local.get 1)) (i64.extend_i32_s (i32.sub (i32.const 0) (local.get 1))))"
+            "(i64.store (i32.div_u (local.get 1) (local.get 0)) (i64.extend_i32_s (i32.div_u (local.get 1) (local.get 0))))"
         ),
         2
     );
