@@ -90,6 +90,16 @@ impl Gen<'_> {
         xs[self.below(xs.len() as u64) as usize]
     }
 
+    /// An access's offset: with traps, 15% of the time one of `bad` (out
+    /// of bounds, or near the end); otherwise one of `lo..=hi`.
+    fn offset(&mut self, ctx: &Ctx<'_>, bad: &[i64], lo: i64, hi: i64) -> i64 {
+        if ctx.traps && self.chance(15) {
+            self.pick(bad)
+        } else {
+            self.range(lo, hi)
+        }
+    }
+
     fn label(&mut self) -> String {
         self.label += 1;
         format!("L{}", self.label)
@@ -277,11 +287,7 @@ impl Gen<'_> {
                 // in words.
                 if self.chance(50) {
                     let (ld, st, ld2) = (self.pick(&LOADS), self.pick(&STORES), self.pick(&LOADS));
-                    let off = if ctx.traps && self.chance(15) {
-                        self.pick(&[-9, -1, 455, 460, 505, 1020])
-                    } else {
-                        self.range(0, 200)
-                    };
+                    let off = self.offset(ctx, &[-9, -1, 455, 460, 505, 1020], 0, 200);
                     let off2 = off + self.pick(&[0, 0, 1, -1, 4, 7]);
                     let off3 = off + self.pick(&[0, 2, 8, -2, 64]);
                     let _ = writeln!(
@@ -292,11 +298,7 @@ impl Gen<'_> {
   {ld2} r{d}, r{T1}, {off3}"
                     );
                 } else {
-                    let off = if ctx.traps && self.chance(15) {
-                        self.pick(&[40, 63, -1])
-                    } else {
-                        self.range(0, 16)
-                    };
+                    let off = self.offset(ctx, &[40, 63, -1], 0, 16);
                     let off2 = off + self.pick(&[0, 0, 1]);
                     let _ = writeln!(
                         out,
@@ -310,11 +312,7 @@ impl Gen<'_> {
             1 => {
                 // Bytes 0..464: inside the first length.
                 let op = self.pick(&LOADS);
-                let off = if ctx.traps && self.chance(15) {
-                    self.pick(&[-9, -1, 505, 600, 1020, 4000])
-                } else {
-                    self.range(0, 200)
-                };
+                let off = self.offset(ctx, &[-9, -1, 505, 600, 1020, 4000], 0, 200);
                 let _ = writeln!(
                     out,
                     "  andi r{T1}, r{a}, 255
@@ -324,11 +322,7 @@ impl Gen<'_> {
             2 | 3 => {
                 // Bytes 0..384: the data cells, but with traps.
                 let op = self.pick(&STORES);
-                let off = if ctx.traps && self.chance(15) {
-                    self.pick(&[-4, -1, 509, 700, 1017])
-                } else {
-                    self.range(0, 120)
-                };
+                let off = self.offset(ctx, &[-4, -1, 509, 700, 1017], 0, 120);
                 let _ = writeln!(
                     out,
                     "  andi r{T1}, r{a}, 255
@@ -414,11 +408,7 @@ impl Gen<'_> {
     }
 
     fn store(&mut self, ctx: &Ctx<'_>, out: &mut String, a: u8, b: u8) {
-        let off = if ctx.traps && self.chance(15) {
-            self.pick(&[40, 63, -3])
-        } else {
-            self.range(0, 16)
-        };
+        let off = self.offset(ctx, &[40, 63, -3], 0, 16);
         let _ = writeln!(out, "  andi r{T1}, r{a}, 31\n  st r{T1}, {off}, r{b}");
     }
 
