@@ -70,7 +70,7 @@ use cranelift_codegen::ir::{
     self, AbiParam, Block, InstBuilder, MemFlagsData, Signature, SourceLoc, Value, types,
 };
 use cranelift_codegen::isa::TargetIsa;
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use toyvm_vm::Pc;
 use toyvm_vm::dataflow::RegSet;
 use toyvm_vm::isa::{Instr, Reg};
@@ -899,16 +899,13 @@ impl<'r, 'b> Lower<'r, 'b> {
         let mut block_of = |l: &mut Self, t: Target, next: &mut Option<Block>| {
             *blocks.entry(t).or_insert_with(|| l.target(t, next))
         };
-        let mut sw = Switch::new();
-        for (i, &t) in cases.iter().enumerate() {
-            let blk = block_of(self, t, &mut next);
-            sw.set_entry(i as u128, blk);
-        }
+        let targets: Vec<Block> = cases
+            .iter()
+            .map(|&t| block_of(self, t, &mut next))
+            .collect();
         let otherwise = block_of(self, default, &mut next);
         let x = self.get(a);
-        // The switch compares unsigned: a negative index takes `otherwise`,
-        // as the interpreter's out-of-range fall-through does.
-        sw.emit(&mut self.b, x, otherwise);
+        lower::jump_table(&mut self.b, x, &targets, otherwise);
         self.continue_in(next);
     }
 }

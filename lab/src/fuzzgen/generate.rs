@@ -440,12 +440,22 @@ impl Gen<'_> {
         let _ = writeln!(out, "{end}:");
     }
 
-    /// A `jtab` whose index is sometimes out of range (falls through).
+    /// A `jtab` whose index is sometimes out of range (falls through):
+    /// masked from a register, or loaded narrow (a sized load, as compiled
+    /// WebAssembly's `br_table` indexes are: code generators index such a
+    /// table by its low 32 bits; sign-extended, it may be negative).
     fn jtab(&mut self, ctx: &Ctx<'_>, out: &mut String) {
-        let arms = self.range(2, 4) as usize;
-        let a = self.src(ctx);
-        let mask = self.pick(&[1, 3, 7]);
-        let _ = writeln!(out, "  andi r{T0}, r{a}, {mask}");
+        let arms = self.range(2, 5) as usize;
+        if self.chance(30) {
+            let op = self.pick(&["ld8s", "ld8u", "ld16s", "ld32s", "ld32u"]);
+            let c = self.range(SLOW_CELLS, FN_CELLS - 1);
+            let off = 8 * c + self.range(0, 4);
+            let _ = writeln!(out, "  {op} r{T0}, r{ZERO}, {off}");
+        } else {
+            let a = self.src(ctx);
+            let mask = self.pick(&[1, 3, 7]);
+            let _ = writeln!(out, "  andi r{T0}, r{a}, {mask}");
+        }
         if self.chance(25) {
             let _ = writeln!(out, "  subi r{T0}, r{T0}, 1");
         }

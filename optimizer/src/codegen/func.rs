@@ -27,7 +27,7 @@ use cranelift_codegen::ir::{
     self, AbiParam, Block, FuncRef, InstBuilder, MemFlagsData, Signature, Value, types,
 };
 use cranelift_codegen::isa::TargetIsa;
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use toyvm_vm::Program;
 use toyvm_vm::interp::TrapCode;
 use toyvm_vm::isa::Instr;
@@ -732,14 +732,13 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             }
             Instr::Jtab { a, t } => {
                 let f = &self.program.functions[self.fidx as usize];
-                let mut sw = Switch::new();
-                for (i, &to) in f.tables[t as usize].iter().enumerate() {
-                    sw.set_entry(i as u128, self.block(to));
-                }
+                let targets: Vec<_> = f.tables[t as usize]
+                    .iter()
+                    .map(|&to| self.block(to))
+                    .collect();
                 let x = self.get(a);
-                // Unsigned: a negative index falls through, as interpreted.
                 let otherwise = self.block(pc + 1);
-                sw.emit(&mut self.b, x, otherwise);
+                lower::jump_table(&mut self.b, x, &targets, otherwise);
                 return false;
             }
             Instr::Call { d, f, a, n } if !self.refs.contains_key(&f) => {

@@ -553,3 +553,55 @@ pub(crate) fn cond_cc(cond: Cond) -> IntCC {
         Cond::Geu => IntCC::UnsignedGreaterThanOrEqual,
     }
 }
+
+/// A `jtab` on `x`: entry `i` of `targets` when `x == i`, `otherwise` for
+/// any other value, negative ones included (the interpreter's
+/// fall-through). Cranelift's `br_table` takes a 32-bit index, so
+/// `cranelift_frontend::Switch` first tests a 64-bit index against
+/// `u32::MAX`; an index loaded or extended from 32 bits or fewer
+/// (wasm's `br_table` operand always is) needs no such test: its low 32
+/// bits, read unsigned, are in the table exactly when it is (a
+/// sign-extended negative one reads as at least 2^31, past any table).
+/// Short tables stay with `Switch`, which compares them in branches.
+pub(crate) fn jump_table(
+    b: &mut FunctionBuilder<'_>,
+    x: Value,
+    targets: &[cranelift_codegen::ir::Block],
+    otherwise: cranelift_codegen::ir::Block,
+) {
+    use cranelift_codegen::ir::{JumpTableData, Opcode, ValueDef};
+    let narrow = match b.func.dfg.value_def(x) {
+        ValueDef::Result(inst, _) => match b.func.dfg.insts[inst].opcode() {
+            Opcode::Sload32
+            | Opcode::Uload32
+            | Opcode::Sload16
+            | Opcode::Uload16
+            | Opcode::Sload8
+            | Opcode::Uload8 => true,
+            Opcode::Sextend | Opcode::Uextend => {
+                let arg = b.func.dfg.inst_args(inst)[0];
+                b.func.dfg.value_type(arg).bits() <= 32
+            }
+            _ => false,
+        },
+        _ => false,
+    };
+    if !narrow || targets.len() < 4 || u32::try_from(targets.len()).is_err() {
+        let mut sw = cranelift_frontend::Switch::new();
+        for (i, &t) in targets.iter().enumerate() {
+            sw.set_entry(i as u128, t);
+        }
+        sw.emit(b, x, otherwise);
+        return;
+    }
+    let calls: Vec<_> = targets
+        .iter()
+        .map(|&t| b.func.dfg.block_call(t, &[]))
+        .collect();
+    let default = b.func.dfg.block_call(otherwise, &[]);
+    let jt = b
+        .func
+        .create_jump_table(JumpTableData::new(default, &calls));
+    let index = b.ins().ireduce(types::I32, x);
+    b.ins().br_table(index, jt);
+}
