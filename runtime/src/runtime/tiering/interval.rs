@@ -24,7 +24,7 @@ use super::policy::{
 const EXIT_WEIGHT: f64 = 4.0;
 
 /// What planning needs of a program that never changes while it runs,
-/// built once.
+/// built once, and the values it no longer guards.
 #[derive(Debug)]
 pub(super) struct Planning {
     /// The program's CFGs and closed functions.
@@ -32,6 +32,11 @@ pub(super) struct Planning {
     /// Per function, the offsets control can transfer to: its entry and
     /// every branch or jump-table target.
     entry_points: Vec<BTreeSet<u32>>,
+    /// Loads (and arguments) whose value guards a review found too costly
+    /// in a loop (see `policy::review::COSTLY_GUARD`): their Value
+    /// candidates are left out of every later plan, so no region guards
+    /// them again in this run.
+    unguarded: HashSet<Pc>,
 }
 
 impl Planning {
@@ -48,7 +53,18 @@ impl Planning {
                     s
                 })
                 .collect(),
+            unguarded: HashSet::new(),
         }
+    }
+
+    /// The profile planning reads from `candidates`: all of them but the
+    /// values no longer guarded.
+    fn profile<'a>(&self, candidates: impl IntoIterator<Item = &'a Candidate>) -> Profile {
+        let mut profile = Profile::from_candidates(candidates);
+        if !self.unguarded.is_empty() {
+            profile.values.retain(|c| !self.unguarded.contains(&c.pc));
+        }
+        profile
     }
 
     /// Whether control can transfer to `func`'s offset `offset`.
@@ -104,7 +120,7 @@ impl Jit {
             return;
         }
         let planned = self.budget.pending.take();
-        let profile = Profile::from_candidates(planned.iter());
+        let profile = self.planning.profile(planned.iter());
         // Hot closed functions run whole and native from their entry, so
         // recursion (fib) stays in machine code.
         for (f, calls) in toyvm_optimizer::plan::hot_functions(&self.planning.analysis, &profile, 1)
@@ -297,7 +313,7 @@ impl Jit {
                 return;
             }
             let merged = merged.take();
-            let profile = Profile::from_candidates(merged.iter());
+            let profile = self.planning.profile(merged.iter());
             let planning = &self.planning;
             let head = |f: u32, o: u32| (f, o) == key && planning.is_entry(f, o);
             let Some(region) = plan_regions_at(
@@ -542,9 +558,15 @@ impl Jit {
         for (key, slot, again) in self.heads.compiled() {
             let r = self.table.get_mut(slot).expect("installed");
             let verdict = r.review(&self.opts, self.clock.batches, called.contains(&key.0));
+            if !r.costly_guards.is_empty() {
+                let costly = std::mem::take(&mut r.costly_guards);
+                self.unguard(index, key, slot, again, costly);
+                continue;
+            }
             if verdict == Verdict::Keep {
                 continue;
             }
+
             if matches!(verdict, Verdict::HotExit { .. })
                 && r.plannable_loop()
                 && again.recompiles < self.opts.max_recompiles
@@ -555,6 +577,49 @@ impl Jit {
             self.drop_region(index, key, slot, again, verdict);
         }
         hot
+    }
+
+    /// Plans the loop at `key` again without the value guards a review
+    /// found too costly (`costly`: each guarded value's offset and its
+    /// failures in the interval), from the candidates it was planned from,
+    /// and recompiles it in place: the same tree with those values
+    /// generic. The values stay unguarded for the rest of the run (see
+    /// `Planning::unguarded`). The region stays installed until its
+    /// replacement is; if planning cannot be paid for now, it is tried
+    /// again at the next review that finds the guards costly.
+    fn unguard(&mut self, index: u64, key: Head, slot: u32, again: Again, costly: Vec<(u32, u64)>) {
+        self.planning
+            .unguarded
+            .extend(costly.iter().map(|&(pc, _)| Pc::new(key.0, pc)));
+        if self.in_flight(key) || again.recompiles >= self.opts.max_recompiles {
+            return;
+        }
+        let r = self.table.get(slot).expect("installed");
+        let (from, trips) = (Arc::clone(&r.shape.planned_from), r.recent_trips());
+        if from.is_empty() || !self.budget.pay_plan() {
+            return;
+        }
+        let profile = self.planning.profile(from.iter());
+        let planning = &self.planning;
+        let head = |f: u32, o: u32| (f, o) == key && planning.is_entry(f, o);
+        let Some(region) = plan_regions_at(
+            &self.program,
+            &self.planning.analysis,
+            &profile,
+            &self.opts.plan,
+            &head,
+        )
+        .into_iter()
+        .find(|r| (r.func, r.head) == key) else {
+            return;
+        };
+        let values = costly.iter().map(|&(pc, n)| (Pc::new(key.0, pc), n));
+        let decision = Decision::Unguard {
+            values: values.collect(),
+            trips,
+        };
+        self.decided(index, key, &decision);
+        self.install(region, again.grown(), from);
     }
 
     /// Uninstalls the region at `key` for `verdict`; its head's state

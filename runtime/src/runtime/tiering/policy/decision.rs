@@ -26,6 +26,16 @@ pub(crate) enum Decision {
         /// Callees of its native calls and dispatches, before and after.
         callees: (usize, usize),
     },
+    /// The installed loop's value guards failed too often for their
+    /// constants to pay (`values`: each guarded value's pc and its failures in an interval of `trips` trips through the
+    /// head): planned again without them and recompiled in place.
+    Unguard {
+        /// Each value no longer guarded: its load's pc (or argument's
+        /// pseudo-pc), and its failures.
+        values: Vec<(toyvm_vm::Pc, u64)>,
+        /// Trips through the head in the interval.
+        trips: u64,
+    },
     /// The review dropped the installed region.
     Drop {
         /// Why.
@@ -122,6 +132,18 @@ impl fmt::Display for At<'_> {
                 "grow {what}: {exits} exits in the interval; its tree grows from {} to {} instructions, {} to {} native callees",
                 instrs.0, instrs.1, callees.0, callees.1
             ),
+            Decision::Unguard { values, trips } => {
+                write!(f, "unguard {what}: ")?;
+                for (i, (pc, n)) in values.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    write!(f, "{sep}the value at {pc} failed its guard {n} times")?;
+                }
+                write!(
+                    f,
+                    " in {trips} trips through its head; planned again without guarding {}",
+                    if values.len() == 1 { "it" } else { "them" }
+                )
+            }
             Decision::Drop {
                 verdict,
                 after: AfterDrop::Counting { not_before },
@@ -219,6 +241,18 @@ mod tests {
             line(&grow),
             "grow `main`+2 (f0:2): 40 exits in the interval; its tree grows from 12 to 30 instructions, 1 to 3 native callees"
         );
+        let unguard = |values: Vec<(toyvm_vm::Pc, u64)>| Decision::Unguard {
+            values,
+            trips: 47_148,
+        };
+        assert_eq!(
+            line(&unguard(vec![(toyvm_vm::Pc::new(1, 407), 1075)])),
+            "unguard `main`+2 (f0:2): the value at f1:407 failed its guard 1075 times in 47148 trips through its head; planned again without guarding it"
+        );
+        let two = vec![(toyvm_vm::Pc::new(0, 5), 3), (toyvm_vm::Pc::arg(0, 1), 400)];
+        assert!(line(&unguard(two)).contains(
+            "the value at f0:5 failed its guard 3 times, the value at f0:arg1 failed its guard 400 times in 47148 trips through its head; planned again without guarding them"
+        ));
         let verdict = Verdict::Idle {
             intervals: 3,
             used: true,

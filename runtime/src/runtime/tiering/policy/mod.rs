@@ -11,8 +11,9 @@
 //!                                                           v
 //!  Counting { again, not_before } ---- compiled ----> Compiled { slot, again }
 //!     ^   (planned only from interval `not_before`)     |  |  |
-//!     |                                                 |  |  | grown: again.recompiles += 1,
-//!     |   dropped, within the limits:                   |  |  | recompiled in place
+//!     |                                                 |  |  | grown or unguarded:
+//!     |   dropped, within the limits:                   |  |  | again.recompiles += 1,
+//!     |                                                 |  |  | recompiled in place
 //!     +------- idle after use: revivals += 1, ----------+  |  +--+
 //!     |        back-off 2^(revivals/4) - 1 intervals       |     |
 //!     +------- hot exits, failing guards, early leaves, ---+  <--+
@@ -60,7 +61,10 @@
 //! (none for `idle_intervals` intervals: the program's phase moved on, so
 //! the region is dropped), its guard failures (a guarded value stopped
 //! being constant) and its side exits that resume inside its own code (a
-//! branch inside the trace changed direction); see [`review`]. Dropped
+//! branch inside the trace changed direction); see [`review`]. A loop
+//! kept alive by its other trips whose value guards fail on one trip in
+//! 200 or more is planned again without guarding those values, which no
+//! later plan guards (`review::COSTLY_GUARD`). Dropped
 //! code is interpreted, and so profiled, again, and the next intervals'
 //! candidates decide anew.
 //!

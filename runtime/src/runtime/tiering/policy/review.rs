@@ -19,6 +19,7 @@
 //! at once, the first few times. The others back off exponentially and
 //! count toward their own limit (see the policy's state machine).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use toyvm_optimizer::{CompiledRegion, ExitKind, ExitReport, Region, Step};
@@ -152,7 +153,28 @@ pub(crate) struct Installed {
     pub(crate) entries: u64,
     /// What the last review saw.
     watch: Watch,
+    /// The value guards the last review found too costly to keep in a
+    /// region it otherwise kept (see [`COSTLY_GUARD`]): the offset of each
+    /// guarded load (or argument pseudo-offset), and its failures in the
+    /// interval (summed over the tree's sites that guard it).
+    pub(crate) costly_guards: Vec<(u32, u64)>,
 }
+
+/// A loop whose value guards fail, together, on at least one trip in this
+/// many through its head is planned again without guarding the values that
+/// failed, for the rest of the run. A failing guard leaves compiled code:
+/// the exit, the few instructions interpreted back to the head and the
+/// entry cost about 20 trips of a tight loop (bytecode.wasm's dispatch
+/// loop: 128,621 failures, under 0.5% of its 25.8M trips, made the run 7%
+/// slower than compiling it with no value guard at all), so at one trip in
+/// 200 the failures cost about a tenth of the loop's time, more than most
+/// constants save; a constant that saves more keeps its guards below that
+/// (valuelocality.tasm's divisor, 8 on 99.9% of its trips, turns a
+/// division into a shift: its guards fail on 0.3% of the trips and stay).
+/// The share rule of the review (`guard_failure_share`, a tenth of the
+/// trips) drops a region whose guards fail on many trips; this one
+/// judges a loop the other rules keep.
+pub(crate) const COSTLY_GUARD: u64 = 200;
 
 /// What the review saw of an installed region, to tell what it counted
 /// since.
@@ -191,6 +213,7 @@ impl Installed {
             busy: 0,
             counters: vec![0; n],
             entries: 0,
+            costly_guards: Vec::new(),
             watch: Watch {
                 seen: vec![0; n],
                 entries_seen: 0,
@@ -289,6 +312,8 @@ impl Installed {
         let mut work: u64 = 0;
         // Side exits back into its own code, in site order.
         let mut back_in = Vec::new();
+        // Value guards' failures, by the offset of the value guarded.
+        let mut failed = Vec::new();
         for (i, site) in self.code.exits().iter().enumerate() {
             let d = self.counters[i] - w.seen[i];
             w.seen[i] = self.counters[i];
@@ -299,7 +324,12 @@ impl Installed {
                 side_exits += d;
             }
             match site.kind {
-                ExitKind::Guard => guard_failures += d,
+                ExitKind::Guard => {
+                    guard_failures += d;
+                    if let Some(ExitReport::Value { pc, .. }) = site.report {
+                        failed.push((pc, d));
+                    }
+                }
                 ExitKind::Side if shape.covers.contains(&site.resume) => {
                     back_in.push((site.resume, d));
                 }
@@ -335,6 +365,22 @@ impl Installed {
         let verdict;
         (w.idle, verdict) = rule(opts).review(w.idle, &counted);
         w.left_hot = matches!(verdict, Verdict::HotExit { .. });
+        // A kept loop's guards that fail too often for their constants to
+        // pay (see `COSTLY_GUARD`); the same value may be guarded at
+        // several sites (a tree's arms): their failures are summed.
+        self.costly_guards.clear();
+        if verdict == Verdict::Keep && shape.loops && trips >= opts.min_entries {
+            let mut by_value: BTreeMap<u32, u64> = BTreeMap::new();
+            for (pc, d) in failed {
+                *by_value.entry(pc).or_default() += d;
+            }
+            let failing = by_value.into_iter().filter(|&(_, n)| n >= opts.min_entries);
+            self.costly_guards.extend(failing);
+            let all: u64 = self.costly_guards.iter().map(|&(_, n)| n).sum();
+            if all.saturating_mul(COSTLY_GUARD) < trips {
+                self.costly_guards.clear();
+            }
+        }
         verdict
     }
 }
