@@ -288,13 +288,41 @@ fn sized<'b>(e: &mut impl Emit<'b>, pc: u32, instr: &Instr, size: u8, signed: bo
         e.set(d_or_b, v, None);
     } else {
         let v = e.get(d_or_b);
-        let ins = e.builder().ins();
+        let b = e.builder();
+        let v = narrow_source(b, v, size);
+        let whole = b.func.dfg.value_type(v).bytes() == u32::from(size);
+        let ins = b.ins();
         match size {
+            _ if whole => ins.store(flags, v, p, 0),
             1 => ins.istore8(flags, v, p, 0),
             2 => ins.istore16(flags, v, p, 0),
             4 => ins.istore32(flags, v, p, 0),
             _ => ins.store(flags, v, p, 0),
         };
+    }
+}
+
+/// What a store of `size` bytes of `v` may store instead: the narrower
+/// value `v` was extended from, when it has at least those bytes (a 32-bit
+/// result is kept sign-extended in its register, and a narrow store reads
+/// only its low bytes), so that the extension, used by nothing else, is
+/// not computed (matmul.wasm's inner loop extended each sum it stored).
+fn narrow_source(b: &mut FunctionBuilder<'_>, v: Value, size: u8) -> Value {
+    use cranelift_codegen::ir::{Opcode, ValueDef};
+    let ValueDef::Result(inst, _) = b.func.dfg.value_def(v) else {
+        return v;
+    };
+    if !matches!(
+        b.func.dfg.insts[inst].opcode(),
+        Opcode::Sextend | Opcode::Uextend
+    ) {
+        return v;
+    }
+    let x = b.func.dfg.inst_args(inst)[0];
+    if b.func.dfg.value_type(x).bytes() >= u32::from(size) {
+        x
+    } else {
+        v
     }
 }
 
