@@ -1,7 +1,7 @@
 //! From one interval's candidates to the regions worth compiling: the entry
 //! point the runtime calls at each interval end.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use toyvm_vm::isa::Instr;
@@ -292,6 +292,71 @@ pub fn plan_regions_at(
     regions
 }
 
+/// The call targets function `func`'s native code is specialized for
+/// when it runs whole ([`crate::CodeCache::compile_function_for`]): each
+/// of its `calli` sites where one callee takes at least `cfg.call_share` of
+/// the calls the profile counts there, by offset; and where every such
+/// site of an arity names the same callee, the sites of that arity the
+/// profile does not count too (a function that calls one callback from
+/// several sites, as a sort calls its comparator from its partition loops
+/// and from its insertion sort, whose calls are each under the model's
+/// threshold). A guess either way (a site's other callees may be under the
+/// threshold and so uncounted), which costs a compare where it misses.
+pub fn call_targets(
+    program: &Program,
+    profile: &Profile,
+    cfg: &SpecializeConfig,
+    func: u32,
+) -> BTreeMap<u32, u32> {
+    let Some(f) = program.functions.get(func as usize) else {
+        return BTreeMap::new();
+    };
+    let calls: Vec<CallCandidate> = profile
+        .calls
+        .iter()
+        .filter(|c| {
+            c.site.func() == func
+                && matches!(
+                    f.code.get(c.site.offset() as usize),
+                    Some(Instr::Calli { .. })
+                )
+        })
+        .copied()
+        .collect();
+    if calls.is_empty() {
+        return BTreeMap::new();
+    }
+    let spec = Specializations::decide(&[], &calls, &profile.totals, cfg);
+    let mut targets: BTreeMap<u32, u32> = spec
+        .calls
+        .iter()
+        .filter_map(|(site, decision)| match *decision {
+            CallSite::Monomorphic { callee } => Some((site.offset(), callee)),
+            CallSite::Megamorphic { .. } => None,
+        })
+        .collect();
+    // Per arity: the one callee every decided site names, if they agree.
+    let mut by_arity: HashMap<u8, Option<u32>> = HashMap::new();
+    for (&pc, &g) in &targets {
+        if let Some(&Instr::Calli { n, .. }) = f.code.get(pc as usize) {
+            let one = by_arity.entry(n).or_insert(Some(g));
+            if *one != Some(g) {
+                *one = None;
+            }
+        }
+    }
+    for (pc, i) in f.code.iter().enumerate() {
+        let site = Pc::new(func, pc as u32);
+        if let &Instr::Calli { n, .. } = i
+            && !spec.calls.contains_key(&site)
+            && let Some(&Some(g)) = by_arity.get(&n)
+        {
+            targets.insert(pc as u32, g);
+        }
+    }
+    targets
+}
+
 /// Closed and bailing functions worth compiling whole ([`crate::CodeCache::compile_function`]):
 /// those the profile's Call candidates show called at least `min_calls`
 /// times (all call sites summed), most called first. For a recursive
@@ -396,5 +461,42 @@ region f0:5
             [(0, 1973)]
         );
         assert_eq!(hot_functions(&Analysis::new(&p), &profile, 2000), []);
+    }
+
+    #[test]
+    fn call_targets_are_the_dominant_callees_and_where_they_agree_the_uncounted_sites_too() {
+        // `sort`'s `calli`s at offsets 1, 2 and 3 (arity 1), 4 (arity 2,
+        // on `x` and `y`).
+        let p = assemble(
+            ".func one(x)\n ret x\n.end\n.func two(x)\n ret x\n.end\n\
+             .func pair(x, y)\n ret x\n.end\n\
+             .func sort(f, g, x)\n .reg y\n li y, 0\n calli x, f, x, 1\n calli x, f, x, 1\n calli x, f, x, 1\n\
+             calli x, g, x, 2\n ret x\n.end\n.entry sort",
+        )
+        .unwrap();
+        let call = |pc: u32, callee: u64, count: u64| Candidate {
+            tuple: Tuple::call(Pc::new(3, pc).0, callee),
+            count,
+        };
+        let cfg = SpecializeConfig::default();
+        let targets = |cands: &[Candidate]| {
+            call_targets(&p, &Profile::from_candidates(cands), &cfg, 3)
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        // Site 1 counted, one callee: it, and the uncounted 2 and 3 of its
+        // arity; not 4 (another arity, uncounted).
+        assert_eq!(targets(&[call(1, 0, 500)]), [(1, 0), (2, 0), (3, 0)]);
+        // Sites that disagree: each its own, the uncounted one none.
+        assert_eq!(
+            targets(&[call(1, 0, 500), call(2, 1, 500)]),
+            [(1, 0), (2, 1)]
+        );
+        // A site split between two callees: none there, and none spread.
+        assert_eq!(targets(&[call(1, 0, 300), call(1, 1, 300)]), []);
+        assert_eq!(targets(&[call(4, 2, 40)]), [(4, 2)]);
+        // Not a `calli`: no target.
+        assert_eq!(targets(&[call(0, 0, 40)]), []);
+        assert_eq!(targets(&[]), []);
     }
 }

@@ -713,6 +713,54 @@ fn helpers(g: &mut Gen<'_>, text: &mut String, funcs: &mut Funcs, traps: bool, h
         let _ = writeln!(text, "  ret r{r}\n.end");
         funcs.all.push(f);
     }
+    if !funcs.cells.is_empty() && g.chance(60) {
+        dispatcher(g, text, funcs, traps, host);
+    }
+}
+
+/// `dispatch(x)`: a loop that calls the function in a cell (which `main`
+/// changes at its phase changes) and stores what it returns, so its native
+/// code, compiled whole when `main` calls it often, is open where the
+/// cell's arity has a function with output, and specialized for the
+/// cell's callee of the moment (see `CodeCache::compile_function_for`).
+fn dispatcher(g: &mut Gen<'_>, text: &mut String, funcs: &mut Funcs, traps: bool, host: bool) {
+    let f = Func {
+        name: "dispatch".into(),
+        arity: 1,
+    };
+    let locals: Vec<u8> = (0..10).collect();
+    let _ = writeln!(text, ".func dispatch(r0)\n  .regs 32");
+    for r in 1..10 {
+        let _ = writeln!(text, "  li r{r}, {}", g.range(-5, 9));
+    }
+    let (c, l) = COUNTERS[0];
+    let trip = g.range(2, 6);
+    let _ = writeln!(
+        text,
+        "  li r{ZERO}, 0\n  li r{c}, 0\n  li r{l}, {trip}\nLdispatch:"
+    );
+    let ctx = Ctx {
+        data: &locals,
+        slow: &[],
+        phase: None,
+        slots: &[],
+        callees: &[],
+        cells: &funcs.cells,
+        loops: 0,
+        max_trip: 1,
+        traps,
+        host,
+    };
+    let d = g.pick(&locals);
+    g.calli(&ctx, text, d);
+    let n = g.range(0, 2) as u64;
+    g.body(&ctx, text, n);
+    let cell = g.range(0, SLOW_CELLS - 1);
+    let _ = writeln!(
+        text,
+        "  st r{ZERO}, {cell}, r{d}\n  addi r{c}, r{c}, 1\n  blt r{c}, r{l}, Ldispatch\n  ret r{d}\n.end"
+    );
+    funcs.all.push(f);
 }
 
 /// Main: a hot loop of `n` iterations with phase changes, then a checksum

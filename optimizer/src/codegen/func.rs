@@ -20,7 +20,7 @@
 //!   unwinds to the region that entered it. No instruction is re-executed,
 //!   so the side effects before the trap are exactly the interpreter's.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -82,6 +82,7 @@ pub(crate) fn lower_function(
     program: &Program,
     fidx: u32,
     natives: &[Native],
+    targets: &BTreeMap<u32, u32>,
     isa: &dyn TargetIsa,
     fctx: &mut FunctionBuilderContext,
     declare: &mut DeclareCallee<'_>,
@@ -128,6 +129,26 @@ pub(crate) fn lower_function(
             _ => {}
         }
     }
+    // An open function's `calli` sites with a call target the profile
+    // found dominant call it directly when the value is that function (see
+    // `calli_open`): those that have native code, of the call's arity.
+    let mut direct = HashMap::new();
+    if open {
+        for (&pc, &g) in targets {
+            let fits = match (f.code.get(pc as usize), program.functions.get(g as usize)) {
+                (Some(Instr::Calli { n, .. }), Some(callee)) => callee.params == *n,
+                _ => false,
+            };
+            if fits
+                && natives
+                    .get(g as usize)
+                    .is_some_and(|k| k.callable_from_open())
+            {
+                refs.entry(g).or_insert_with(|| declare(g, &mut func));
+                direct.insert(pc, g);
+            }
+        }
+    }
     // Closed functions call the interpreter at the stack limit, open ones
     // for every callee without native code too.
     let interp_sig = (open || !bailing && !refs.is_empty())
@@ -139,6 +160,7 @@ pub(crate) fn lower_function(
         l.open = open.then_some(natives);
         l.sigs = sigs;
         l.interp_sig = interp_sig;
+        l.direct = direct;
         l.body();
         l.b.finalize(isa.frontend_config());
         l.limit_insts
@@ -321,6 +343,9 @@ struct FuncLower<'p, 'b> {
     open: Option<&'p [Native]>,
     /// A bailing or open function's `calli` signatures, by arity.
     sigs: HashMap<u8, ir::SigRef>,
+    /// An open function's `calli` sites that call one function directly
+    /// when the value names it (its call target in the profile), by offset.
+    direct: HashMap<u32, u32>,
     /// A closed function with calls: the interpreter trampoline's
     /// signature, for its calls at the stack limit (see `limit`).
     interp_sig: Option<ir::SigRef>,
@@ -479,6 +504,7 @@ impl<'p, 'b> FuncLower<'p, 'b> {
             bailing: false,
             open: None,
             sigs: HashMap::new(),
+            direct: HashMap::new(),
             interp_sig: None,
             tramps,
             block_start: 0,

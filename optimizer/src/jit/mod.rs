@@ -26,7 +26,7 @@
 //! calls a native function through an import resolved to the native's
 //! finalized address (`Natives::symbols`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -342,6 +342,26 @@ impl CodeCache {
     /// sites: `[Interpret at the ret, Trap, Interpret at 0]`. Errors if the
     /// function cannot run natively or has no `ret`.
     pub fn compile_function(&mut self, program: &Program, func: u32) -> Result<CompiledRegion> {
+        self.compile_function_for(program, func, &BTreeMap::new())
+    }
+
+    /// [`compile_function`](Self::compile_function) with call-target
+    /// specialization: `targets` maps offsets of the function's `calli`s to
+    /// the callee the profile found dominant there (see
+    /// [`crate::plan::call_targets`]). An open function's native code then
+    /// calls that callee directly when the value names it, inlining it
+    /// where it is small, and takes the natives' table otherwise; a native
+    /// function compiled for other targets is compiled again for these and
+    /// replaces the old one in the natives' table, so a program whose
+    /// callbacks change by phase (a sort's comparator) gets each phase's
+    /// direct calls. Empty `targets` keep whatever native code the function
+    /// has.
+    pub fn compile_function_for(
+        &mut self,
+        program: &Program,
+        func: u32,
+        targets: &BTreeMap<u32, u32>,
+    ) -> Result<CompiledRegion> {
         let f = program
             .functions
             .get(func as usize)
@@ -349,7 +369,7 @@ impl CodeCache {
                 func,
                 count: program.functions.len(),
             })?;
-        self.compile_natives_for(program, [func])?;
+        self.compile_native_for_targets(program, func, targets)?;
         let invalid = |msg: &str| Error::InvalidRegion {
             head: Pc::new(func, 0).to_string(),
             msg: msg.into(),

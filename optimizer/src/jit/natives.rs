@@ -16,7 +16,7 @@
 //! functions (`printf`'s machinery) that most runs never call natively:
 //! compiling all of them on the first need cost 80 ms of a 0.4 s run.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,6 +67,10 @@ pub(super) struct Natives {
     pub(super) symbols: Arc<HashMap<String, usize>>,
     /// What `NativeCtx::table` points at (see [`Table`]).
     pub(super) table: Arc<Table>,
+    /// Per function: the call targets its native function was compiled
+    /// for (`calli` offset -> callee; see `codegen::func::lower_function`),
+    /// empty for none.
+    pub(super) targets: Vec<Arc<BTreeMap<u32, u32>>>,
 }
 
 /// Per function, `[address, parameters]` of its native code: the
@@ -105,6 +109,7 @@ impl Natives {
                     .collect(),
             ),
             kinds,
+            targets: vec![Arc::default(); n],
         }
     }
 
@@ -214,6 +219,47 @@ impl CodeCache {
         self.compile_reached(program, roots, &by_value)
     }
 
+    /// Compiles function `func`'s native function again, for the call
+    /// targets `targets` (`calli` offset -> callee): its `calli`s there
+    /// call that callee directly, and inline it where it is small (see
+    /// `codegen::func::lower_function`), when the value names it. The new
+    /// code replaces the old in the natives' table and for what is compiled
+    /// from now on; code compiled before keeps calling the old, which stays
+    /// valid (natives are never freed). Nothing is compiled when the
+    /// function's native already has these targets, or when `targets` is
+    /// empty and it has native code (a profile without call targets keeps
+    /// what was specialized). The callees get native code first.
+    pub(super) fn compile_native_for_targets(
+        &mut self,
+        program: &Program,
+        func: u32,
+        targets: &BTreeMap<u32, u32>,
+    ) -> Result<()> {
+        let f = func as usize;
+        let have = self
+            .natives
+            .as_ref()
+            .filter(|n| n.functions == program.functions)
+            .map(|n| (n.ids[f].is_some(), Arc::clone(&n.targets[f])));
+        if let Some((true, had)) = &have
+            && (targets.is_empty() || *had.as_ref() == *targets)
+        {
+            return Ok(());
+        }
+        if !targets.is_empty() {
+            self.compile_natives_for(program, targets.values().copied())?;
+        }
+        if let Some(n) = self
+            .natives
+            .as_mut()
+            .filter(|n| n.functions == program.functions)
+        {
+            n.targets[f] = Arc::new(targets.clone());
+            n.ids[f] = None;
+        }
+        self.compile_natives_for(program, [func])
+    }
+
     fn compile_reached(
         &mut self,
         program: &Program,
@@ -282,6 +328,7 @@ impl CodeCache {
                 program,
                 f as u32,
                 &kinds,
+                &natives.targets[f],
                 &*self.isa,
                 &mut self.fctx,
                 &mut declare,

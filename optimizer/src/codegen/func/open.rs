@@ -23,14 +23,33 @@ impl FuncLower<'_, '_> {
     /// table, called natively when it has an address and the call's arity
     /// (whatever the function's kind: see [`native::table_params`]); any
     /// other value goes to the interpreter, which calls it or traps.
+    ///
+    /// A site whose call target the profile found dominant when the
+    /// function was compiled (`direct`) first compares the value with that
+    /// function and calls it directly, a call Cranelift's inliner may
+    /// inline (see `jit::inline`); any other value takes the table.
     pub(super) fn calli_open(&mut self, pc: u32, d: u8, f: u8, a: u8, n: u8) {
         let ctx = self.ctx;
         let x = self.get(f);
+        let join = self.b.create_block();
+        if let Some(&g) = self.direct.get(&pc) {
+            let hit = self.b.create_block();
+            let other = self.b.create_block();
+            let is_g = self.b.ins().icmp_imm_s(IntCC::Equal, x, i64::from(g));
+            self.b.ins().brif(is_g, hit, &[], other, &[]);
+            self.b.switch_to_block(hit);
+            let target = NativeTarget::Direct(self.refs[&g]);
+            let may_bail = self
+                .open
+                .is_some_and(|k| k[g as usize] == native::Native::Bails);
+            self.native_call(pc, d, target, Some(CallValue::Index(g)), a, n, may_bail);
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(other);
+        }
         let inside = crate::codegen::table::in_table(&mut self.b, ctx, x);
         let look = self.b.create_block();
         let call = self.b.create_block();
         let interp = self.b.create_block();
-        let join = self.b.create_block();
         self.b.ins().brif(inside, look, &[], interp, &[]);
         self.b.switch_to_block(look);
         let (addr, ok) = crate::codegen::table::table_entry(&mut self.b, ctx, x, n, true);

@@ -175,3 +175,119 @@ fn a_region_reports_the_natives_compiled_for_it() {
     let c = eager.compile_function(&p, 2).unwrap();
     assert_eq!(c.natives_compiled(), crate::NativesCompiled::default());
 }
+
+/// `apply`'s `calli` (offset 2) may reach `log` (output): open, like
+/// `apply2`; `twice` and `thrice` are pure.
+const APPLY: &str = "
+    .memory 4
+    .func log(x)
+        putn x
+        ret x
+    .end
+    .func twice(x)
+        add x, x, x
+        ret x
+    .end
+    .func thrice(x)
+        muli x, x, 3
+        ret x
+    .end
+    .func apply(v, x)
+        .reg t
+        li t, 1
+        st t, 0, x
+        calli x, v, x, 1
+        ret x
+    .end
+    .func apply2(v, x)
+        .reg t
+        li t, 2
+        st t, 0, x
+        calli x, v, x, 1
+        ret x
+    .end
+    .entry apply";
+
+/// A whole-function region of `apply` or `apply2` run once on `(v, x)` with
+/// a fake interpreter: its value.
+fn run_apply(c: &CompiledRegion, v: i64, x: i64, fake: &mut Fake) -> i64 {
+    let mut regs = [0i64; 256];
+    regs[..2].copy_from_slice(&[v, x]);
+    let mut counters = vec![0; c.counters_len()];
+    let mut mem = Memory::from(vec![0i64; 4]);
+    let mut none = toyvm_vm::interp::NoHostFunctions;
+    let mut host = crate::HostCalls::new(&mut none, &[]).with_interpreter(fake);
+    let mut fuel = crate::Fuel::UNLIMITED;
+    let (e, _) = c
+        .run_hosted(
+            &mut regs,
+            &mut mem,
+            &mut counters,
+            1,
+            DEFAULT_MAX_DEPTH,
+            &mut fuel,
+            &mut host,
+        )
+        .unwrap();
+    assert_eq!(e.kind, ExitKind::Interpret);
+    regs[1]
+}
+
+#[test]
+fn an_open_function_calls_its_profiled_call_target_directly_and_is_compiled_again_for_another() {
+    use std::collections::BTreeMap;
+    let p = assemble(APPLY).unwrap();
+    assert_eq!(
+        crate::native_functions(&p),
+        [
+            Native::No,
+            Native::Pure,
+            Native::Pure,
+            Native::Open,
+            Native::Open
+        ]
+    );
+    let mut cache = CodeCache::new().unwrap();
+    // `thrice` has native code from the start (the table finds it).
+    cache.compile_natives_for(&p, [2]).unwrap();
+    let (mut fake, mut calls) = (Fake(0), 0);
+    // Every value, whatever the targets: `twice` and `thrice` natively,
+    // `log` (no native code) and a value naming no function (the
+    // interpreter traps: the fake answers) through the interpreter.
+    let mut check = |c: &CompiledRegion, fake: &mut Fake| {
+        assert_eq!(run_apply(c, 1, 5, fake), 10);
+        assert_eq!(run_apply(c, 2, 5, fake), 15);
+        assert_eq!(run_apply(c, 0, 5, fake), 1005);
+        assert_eq!(run_apply(c, 9, 5, fake), 1905);
+        calls += 2;
+        assert_eq!(fake.0, calls);
+    };
+    let for_twice = BTreeMap::from([(2, 1)]);
+    let c = cache.compile_function_for(&p, 3, &for_twice).unwrap();
+    // `thrice`'s batch (the next compile's), its callee, then `apply`
+    // with the direct call, inlined.
+    assert_eq!(c.natives_compiled().functions, 3);
+    assert_eq!(cache.inlined_calls(), 1);
+    check(&c, &mut fake);
+    // The same targets: nothing compiled again; none asked: the same.
+    let again = cache.compile_function_for(&p, 3, &for_twice).unwrap();
+    assert_eq!(again.natives_compiled(), crate::NativesCompiled::default());
+    let none = cache.compile_function(&p, 3).unwrap();
+    assert_eq!(none.natives_compiled(), crate::NativesCompiled::default());
+    check(&none, &mut fake);
+    // Another target: `apply` compiled again, the old code still right.
+    let for_thrice = BTreeMap::from([(2, 2)]);
+    let c2 = cache.compile_function_for(&p, 3, &for_thrice).unwrap();
+    assert_eq!(c2.natives_compiled().functions, 1);
+    assert_eq!(cache.inlined_calls(), 2);
+    check(&c2, &mut fake);
+    check(&c, &mut fake);
+    // A target that does not fit (`apply`'s `li`, no `calli`; a callee
+    // without native code) is no target, and another function not compiled
+    // yet compiles with none asked.
+    let odd = BTreeMap::from([(0, 1), (2, 0)]);
+    check(&cache.compile_function_for(&p, 3, &odd).unwrap(), &mut fake);
+    let c3 = cache.compile_function(&p, 4).unwrap();
+    assert_eq!(c3.natives_compiled().functions, 1);
+    check(&c3, &mut fake);
+}

@@ -20,7 +20,7 @@
 //! 3. Dropping the compiler drops the job channel: the thread ends after
 //!    the job in hand, and is joined, so no thread outlives the run.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -36,8 +36,13 @@ use toyvm_vm::Program;
 pub(super) enum Job {
     /// A planned region (trace, tree or loop).
     Region(Region),
-    /// A whole closed function, natively, from its entry.
-    Function(u32),
+    /// A whole closed function, natively, from its entry, its `calli`s
+    /// specialized for `targets` (offset -> callee; see
+    /// `toyvm_optimizer::CodeCache::compile_function_for`).
+    Function {
+        func: u32,
+        targets: Arc<BTreeMap<u32, u32>>,
+    },
 }
 
 /// A job's outcome: the code (and whether this job compiled it, rather
@@ -147,7 +152,7 @@ impl SharedCode {
     fn compile(&self, program: &Program, job: &Job) -> Done {
         let key = match job {
             Job::Region(r) => r.to_string(),
-            Job::Function(f) => format!("fn {f}"),
+            Job::Function { func, targets } => format!("fn {func} {targets:?}"),
         };
         let mut store = self.inner.lock();
         if let Some(code) = store.compiled.get(&key) {
@@ -162,7 +167,9 @@ impl SharedCode {
         }
         let code = match job {
             Job::Region(r) => store.cache.compile_in(program, r),
-            Job::Function(f) => store.cache.compile_function(program, *f),
+            Job::Function { func, targets } => {
+                store.cache.compile_function_for(program, *func, targets)
+            }
         }?;
         let code = Arc::new(code);
         store.compiled.insert(key, Arc::clone(&code));
@@ -424,7 +431,10 @@ mod tests {
             matches!(&compiler.mode, Mode::Thread { thread: None, .. }),
             "no thread before a job"
         );
-        compiler.submit(Job::Function(0));
+        compiler.submit(Job::Function {
+            func: 0,
+            targets: Arc::default(),
+        });
         assert!(matches!(
             &compiler.mode,
             Mode::Thread {
@@ -446,7 +456,14 @@ mod tests {
             "nothing before a job"
         );
         // The whole function compiles, its natives with it.
-        code.compile(&program, &Job::Function(0)).unwrap();
+        code.compile(
+            &program,
+            &Job::Function {
+                func: 0,
+                targets: Arc::default(),
+            },
+        )
+        .unwrap();
         assert!(code.inner.lock().cache.native_frame_bytes() > 0);
     }
 }

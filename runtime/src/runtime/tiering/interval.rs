@@ -4,7 +4,7 @@
 //! the compiles to the compiler; and installs compiled code when its point
 //! comes.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use toyvm_optimizer::{CompiledRegion, NativesCompiled, Profile, Region, Step, plan_regions_at};
@@ -132,7 +132,8 @@ impl Jit {
             if self.in_flight(key) {
                 continue;
             }
-            self.install_whole(f, again, format!("{calls} calls in the interval"));
+            let targets = self.call_targets(&profile, f);
+            self.install_whole(f, again, format!("{calls} calls in the interval"), targets);
         }
         if profile.edges.is_empty() {
             return;
@@ -172,10 +173,12 @@ impl Jit {
             // while the whole is most of the run).
             if key.1 == 0 && self.planning.analysis.runs_whole(key.0) {
                 let weight = toyvm_optimizer::plan::region_weight(&region);
+                let targets = self.call_targets(&profile, key.0);
                 self.install_whole(
                     key.0,
                     again,
                     format!("a trace from its entry, weight {weight}"),
+                    targets,
                 );
                 continue;
             }
@@ -191,22 +194,39 @@ impl Jit {
                 && !self.in_flight((f, 0))
                 && let Some(again) = self.heads.may_compile((f, 0), index)
             {
-                self.install_whole(f, again, "a loop inside it".into());
+                let targets = self.call_targets(&profile, f);
+                self.install_whole(f, again, "a loop inside it".into(), targets);
             }
         }
         self.grow(index, &planned);
     }
 
+    /// The call targets `profile` finds for function `f`'s `calli`s (see
+    /// `toyvm_optimizer::plan::call_targets`; none under `--no-call-spec`,
+    /// whose share is never reached).
+    fn call_targets(&self, profile: &Profile, f: u32) -> BTreeMap<u32, u32> {
+        toyvm_optimizer::plan::call_targets(&self.program, profile, &self.opts.plan.specialize, f)
+    }
+
     /// Submits function `f` to be compiled whole and installed at its
-    /// entry (see `toyvm_optimizer::CodeCache::compile_function`); `why`
-    /// goes into the log.
-    fn install_whole(&mut self, f: u32, again: Again, why: String) {
+    /// entry (see `toyvm_optimizer::CodeCache::compile_function_for`), its
+    /// native code specialized for `targets` (a `calli`'s offset -> the
+    /// callee the profile found dominant there); `why` goes into the log.
+    fn install_whole(&mut self, f: u32, again: Again, why: String, targets: BTreeMap<u32, u32>) {
         if !self.budget.pay_compile() {
             self.stats.compiles_deferred += 1;
             return;
         }
+        let mut description = format!("whole function, native ({why})");
+        if !targets.is_empty() {
+            let each: Vec<String> = targets
+                .iter()
+                .map(|(pc, g)| format!("{pc} -> f{g}"))
+                .collect();
+            description += &format!(", calling {} directly", each.join(", "));
+        }
         let meta = Meta {
-            description: format!("whole function, native ({why})"),
+            description,
             shape: Shape {
                 covers: Vec::new(),
                 handed: Vec::new(),
@@ -220,7 +240,11 @@ impl Jit {
                 exit_sites: 0,
             },
         };
-        self.submit((f, 0), Job::Function(f), again, meta);
+        let job = Job::Function {
+            func: f,
+            targets: Arc::new(targets),
+        };
+        self.submit((f, 0), job, again, meta);
     }
 
     /// What may be installed at the end of `on_interval`: compiles due now
