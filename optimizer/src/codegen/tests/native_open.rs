@@ -90,8 +90,14 @@ impl crate::Interpreter for Fake {
 /// `tally`'s whole-function region run once with a fake interpreter:
 /// its value and the interpreter's calls.
 fn run_open(c: &CompiledRegion, x: i64, fake: &mut Fake) -> i64 {
+    run_args(c, &[x], 0, fake)
+}
+
+/// A whole-function region run once on `args` with a fake interpreter:
+/// register `result` after it.
+fn run_args(c: &CompiledRegion, args: &[i64], result: usize, fake: &mut Fake) -> i64 {
     let mut regs = [0i64; 256];
-    regs[0] = x;
+    regs[..args.len()].copy_from_slice(args);
     let mut counters = vec![0; c.counters_len()];
     let mut mem = Memory::from(vec![0i64; 4]);
     let mut none = toyvm_vm::interp::NoHostFunctions;
@@ -109,7 +115,7 @@ fn run_open(c: &CompiledRegion, x: i64, fake: &mut Fake) -> i64 {
         )
         .unwrap();
     assert_eq!(e.kind, ExitKind::Interpret);
-    regs[0]
+    regs[result]
 }
 
 /// `pick`'s `calli` may reach `log` (output): open; `twice` is pure.
@@ -209,28 +215,9 @@ const APPLY: &str = "
     .entry apply";
 
 /// A whole-function region of `apply` or `apply2` run once on `(v, x)` with
-/// a fake interpreter: its value.
+/// a fake interpreter: its value (in `r1`, where its `ret` reads it).
 fn run_apply(c: &CompiledRegion, v: i64, x: i64, fake: &mut Fake) -> i64 {
-    let mut regs = [0i64; 256];
-    regs[..2].copy_from_slice(&[v, x]);
-    let mut counters = vec![0; c.counters_len()];
-    let mut mem = Memory::from(vec![0i64; 4]);
-    let mut none = toyvm_vm::interp::NoHostFunctions;
-    let mut host = crate::HostCalls::new(&mut none, &[]).with_interpreter(fake);
-    let mut fuel = crate::Fuel::UNLIMITED;
-    let (e, _) = c
-        .run_hosted(
-            &mut regs,
-            &mut mem,
-            &mut counters,
-            1,
-            DEFAULT_MAX_DEPTH,
-            &mut fuel,
-            &mut host,
-        )
-        .unwrap();
-    assert_eq!(e.kind, ExitKind::Interpret);
-    regs[1]
+    run_args(c, &[v, x], 1, fake)
 }
 
 #[test]

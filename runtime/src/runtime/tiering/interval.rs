@@ -337,18 +337,7 @@ impl Jit {
                 return;
             }
             let merged = merged.take();
-            let profile = self.planning.profile(merged.iter());
-            let planning = &self.planning;
-            let head = |f: u32, o: u32| (f, o) == key && planning.is_entry(f, o);
-            let Some(region) = plan_regions_at(
-                &self.program,
-                &self.planning.analysis,
-                &profile,
-                &self.opts.plan,
-                &head,
-            )
-            .into_iter()
-            .find(|r| (r.func, r.head) == key) else {
+            let Some(region) = self.plan_head(key, &merged) else {
                 continue;
             };
             // Only a tree that grew, dispatches among more callees, or, as
@@ -371,6 +360,23 @@ impl Jit {
             self.decided(index, key, &grow);
             self.install(region, again.grown(), merged);
         }
+    }
+
+    /// The region `candidates` plan at `key`, the only head allowed (an
+    /// installed tree planned again: see `grow` and `unguard`).
+    fn plan_head(&self, key: Head, candidates: &[Candidate]) -> Option<Region> {
+        let profile = self.planning.profile(candidates.iter());
+        let planning = &self.planning;
+        let head = |f: u32, o: u32| (f, o) == key && planning.is_entry(f, o);
+        plan_regions_at(
+            &self.program,
+            &self.planning.analysis,
+            &profile,
+            &self.opts.plan,
+            &head,
+        )
+        .into_iter()
+        .find(|r| (r.func, r.head) == key)
     }
 
     /// Pays for compiling `region` and submits it.
@@ -623,18 +629,7 @@ impl Jit {
         if from.is_empty() || !self.budget.pay_plan() {
             return;
         }
-        let profile = self.planning.profile(from.iter());
-        let planning = &self.planning;
-        let head = |f: u32, o: u32| (f, o) == key && planning.is_entry(f, o);
-        let Some(region) = plan_regions_at(
-            &self.program,
-            &self.planning.analysis,
-            &profile,
-            &self.opts.plan,
-            &head,
-        )
-        .into_iter()
-        .find(|r| (r.func, r.head) == key) else {
+        let Some(region) = self.plan_head(key, &from) else {
             return;
         };
         let values = costly.iter().map(|&(pc, n)| (Pc::new(key.0, pc), n));
