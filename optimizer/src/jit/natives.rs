@@ -246,9 +246,10 @@ impl CodeCache {
         {
             return Ok(());
         }
-        if !targets.is_empty() {
-            self.compile_natives_for(program, targets.values().copied())?;
-        }
+        // Its callees first (not itself: a function that calls itself by
+        // value is its own target, compiled once, below).
+        let callees = targets.values().copied().filter(|&g| g != func);
+        self.compile_natives_for(program, callees)?;
         if let Some(n) = self
             .natives
             .as_mut()

@@ -183,7 +183,8 @@ fn a_region_reports_the_natives_compiled_for_it() {
 }
 
 /// `apply`'s `calli` (offset 2) may reach `log` (output): open, like
-/// `apply2`; `twice` and `thrice` are pure.
+/// `apply2`; `twice` and `thrice` are pure. `countdown` calls itself by
+/// value (its `calli`, offset 4, may reach `log2`: open).
 const APPLY: &str = "
     .memory 4
     .func log(x)
@@ -212,6 +213,20 @@ const APPLY: &str = "
         calli x, v, x, 1
         ret x
     .end
+    .func log2(a, b)
+        putn a
+        ret a
+    .end
+    .func countdown(v, x)
+        .reg t
+        li t, 3
+        st t, 0, x
+        blti x, 1, done
+        subi x, x, 1
+        calli x, v, v, 2
+    done:
+        ret x
+    .end
     .entry apply";
 
 /// A whole-function region of `apply` or `apply2` run once on `(v, x)` with
@@ -231,6 +246,8 @@ fn an_open_function_calls_its_profiled_call_target_directly_and_is_compiled_agai
             Native::Pure,
             Native::Pure,
             Native::Open,
+            Native::Open,
+            Native::No,
             Native::Open
         ]
     );
@@ -277,4 +294,10 @@ fn an_open_function_calls_its_profiled_call_target_directly_and_is_compiled_agai
     let c3 = cache.compile_function(&p, 4).unwrap();
     assert_eq!(c3.natives_compiled().functions, 1);
     check(&c3, &mut fake);
+    // A function that is its own call target is compiled once.
+    let own = BTreeMap::from([(4, 6)]);
+    let c4 = cache.compile_function_for(&p, 6, &own).unwrap();
+    assert_eq!(c4.natives_compiled().functions, 1);
+    assert_eq!(run_args(&c4, &[6, 3], 1, &mut fake), 0);
+    assert_eq!(fake.0, calls);
 }
