@@ -78,10 +78,13 @@ pub(super) struct Natives {
 /// [`native::table_params`]) from the start, the address 0 until a batch
 /// compiles it. Code compiled before a batch finds that batch's functions
 /// too (a whole function whose `calli` calls a comparator compiled after
-/// it, say). Each entry changes once, its address word from 0 to the
-/// address, by one aligned store after the code is finalized, so code
-/// reading the table on another thread sees either no native code or code
-/// that is ready, with the right parameters either way.
+/// it, say). An entry's address word changes from 0 to the address, and
+/// again when the function is compiled for other call targets (see
+/// [`CodeCache::compile_native_for_targets`]), each time by one aligned
+/// store after the code is finalized, so code reading the table on
+/// another thread sees no native code or code that is ready (the old or
+/// the new: natives are never freed), with the right parameters either
+/// way.
 pub(super) type Table = Vec<[AtomicU64; 2]>;
 
 impl Natives {
