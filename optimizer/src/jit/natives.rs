@@ -252,12 +252,9 @@ impl CodeCache {
         // Its callees first (not itself: a function that calls itself by
         // value is its own target, compiled once, below).
         let callees = targets.values().copied().filter(|&g| g != func);
+        // That compile (even of none) left the natives this program's.
         self.compile_natives_for(program, callees)?;
-        if let Some(n) = self
-            .natives
-            .as_mut()
-            .filter(|n| n.functions == program.functions)
-        {
+        if let Some(n) = self.natives.as_mut() {
             n.targets[f] = Arc::new(targets.clone());
             n.ids[f] = None;
         }
