@@ -253,6 +253,9 @@ pub(crate) fn annotate(l: &Lowered, region: &Region) -> String {
             Some(s) => format!("f{f}:{s}"),
             None => match l.exits.get(i.wrapping_sub(region.steps.len() + 1)) {
                 Some(e) => format!("exit #{} ({})", i - region.steps.len() - 1, exit_text(f, e)),
+                None if i == region.steps.len() + 1 + l.exits.len() => {
+                    "every exit: its counter, the arrivals, its code returned".into()
+                }
                 None => "entry: load registers".into(),
             },
         }
@@ -296,7 +299,8 @@ fn exit_text(f: u32, e: &ExitSite) -> String {
 }
 
 /// Source locations: step `i` is `i + 1`; exit site `k` is
-/// `steps + 1 + k`; 0 (the default) is the entry's register loads.
+/// `steps + 1 + k`, and the exits' shared tail `steps + 1 + exits`; 0
+/// (the default) is the entry's register loads.
 fn loc(n: usize) -> SourceLoc {
     SourceLoc::new(n as u32)
 }
