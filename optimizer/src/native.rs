@@ -59,7 +59,7 @@
 //! interpreter then makes the call, or traps as its `calli` would): they
 //! look the value up in the natives' table (`NativeCtx::table`), whose
 //! entries name every native function, those a bailing function may not
-//! call marked (see [`table_params`]). It calls closed, pure and open
+//! call marked (see `table_params`). It calls closed, pure and open
 //! functions natively; a bailing callee that bails is called again in the
 //! interpreter (it had no side effects). The library functions of a
 //! compiled C program (`snprintf`'s formatting, `qsort` through its

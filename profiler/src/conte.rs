@@ -40,7 +40,7 @@
 //!
 //! How the simulation is laid out (the modeled hardware, its lookups, replacements and
 //! estimates are as above; `state_bytes` counts the paper's bits, not ours):
-//! - a memo of where recently seen branches sit ([`buffer`]) finds a branch's entry with
+//! - a memo of where recently seen branches sit (the private `buffer` module) finds a branch's entry with
 //!   one multiply and one compare; the set is searched (and LRU picks a victim) only when
 //!   the memo misses;
 //! - the two-level register keeps its full bit in the same word, just above its `history`

@@ -16,7 +16,7 @@
 //!   convergence over events and the tagged compressor's overhead), Fig 10
 //!   (A_16 and messages to software), Fig 11 (simultaneous edge and call
 //!   profiles, error and overhead at 30 cycles per message): `stratified`;
-//!   Fig 7's H[P_512] and overhead curves, Fig 9 (table sizes 512-4,096):
+//!   Fig 7's H\[P_512\] and overhead curves, Fig 9 (table sizes 512-4,096):
 //!   `stratified_sizes`; Fig 8 (Fig 7's five compressors on the other
 //!   workloads: the suite's programs and the compiled C programs):
 //!   `stratified_programs`.
