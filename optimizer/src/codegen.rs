@@ -26,7 +26,9 @@
 //!   and spilled the memory's base and length instead: matmul's inner loop
 //!   reloaded both from the stack at every access) and no exit stores it.
 //! - Each exit returns [`Exit::encode`] and first increments its counter:
-//!   exit site `i` (in [`Lowered::exits`] order) owns `counters[i]`.
+//!   exit site `i` (in [`Lowered::exits`] order) owns `counters[i]`. The
+//!   counting and the return are one tail shared by every exit (see
+//!   `exits`): an exit's own block only writes its registers back.
 //! - Memory's current length (`mem_len`, in bytes) is a variable: the
 //!   argument at entry, redefined by `mgrow` (which also stores it to
 //!   `ctx`) and reloaded from `ctx` after every native call, whose callee
