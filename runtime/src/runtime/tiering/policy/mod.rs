@@ -81,7 +81,7 @@ use crate::runtime::JitOptions;
 
 pub(super) use candidates::Summed;
 pub(super) use decision::{Decision, Installation};
-pub(super) use review::{Installed, Shape, Verdict, laid_out};
+pub(super) use review::{Installed, Shape, Verdict, laid_out, short_returns};
 
 /// A region head: function and instruction offset.
 pub(super) type Head = (u32, u32);
