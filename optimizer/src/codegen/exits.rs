@@ -86,8 +86,9 @@ impl Lower<'_, '_> {
         // block only writes its registers back and jumps here with its
         // code and the arrivals so far; the site's counter is found from
         // the code (`Exit::encode_at`). One tail rather than one per exit
-        // is a sixth less IR for the compiler on a region with dozens of
-        // exits, and one epilogue in the machine code.
+        // is a fifth to a quarter less IR for the compiler on a region
+        // with dozens of exits (bytecode.wasm's dispatch loop 1,123 -> 849
+        // Cranelift instructions), and one epilogue in the machine code.
         let tail = self.b.create_block();
         self.b.set_cold_block(tail);
         let code = self.b.append_block_param(tail, types::I64);
