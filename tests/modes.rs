@@ -130,57 +130,16 @@ fn the_phase_change_program_drops_and_recompiles() {
 }
 
 #[test]
-fn a_run_shorter_than_the_warm_up_compiles_nothing() {
-    let case = common::load(&common::root().join("programs/tokenizer.tasm"));
-    let program = asm::assemble(&case.source).unwrap();
-    let Some(input) = case.input_or_skip() else {
-        return;
-    };
-    let run = |warm_up: u64| {
-        let mut out = Vec::new();
-        let report = Runtime::builder(program.clone())
-            .profile_str("multihash:interval=500")
-            .unwrap()
-            .jit(Some(JitOptions {
-                warm_up,
-                ..JitOptions::default()
-            }))
-            .build()
-            .run(
-                Input {
-                    args: &case.args,
-                    file: &input,
-                },
-                &mut out,
-            )
-            .unwrap();
-        (out, report.stats.jit.unwrap())
-    };
-    // The test size produces about 5,800 tuples.
-    let (cold_out, cold) = run(JitOptions::default().warm_up);
-    assert_eq!(cold.compiles, 0, "{cold:?}");
-    assert!(cold.plans_deferred > 0, "{cold:?}");
-    let (warm_out, warm) = run(0);
-    assert!(warm.compiles > 0, "{warm:?}");
-    assert_eq!(cold_out, warm_out);
-}
-
-#[test]
 fn compiled_code_reports_its_exits_as_tuples() {
     let case = common::load(&common::root().join("programs/tokenizer.tasm"));
     let program = asm::assemble(&case.source).unwrap();
     let Some(input) = case.input_or_skip() else {
         return;
     };
-    // At its test size the lexer produces under the default warm-up's
-    // 12,000 tuples: nothing would compile.
     let report = Runtime::builder(program)
         .profile_str("perfect:interval=2000")
         .unwrap()
-        .jit(Some(JitOptions {
-            warm_up: 0,
-            ..JitOptions::default()
-        }))
+        .jit(Some(JitOptions::default()))
         .build()
         .run(
             Input {

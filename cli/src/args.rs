@@ -205,11 +205,6 @@ pub(crate) struct RunArgs {
     /// planned it). Deterministic, unlike --async.
     #[arg(long, value_name = "TUPLES")]
     pub(crate) install_lag: Option<u64>,
-    /// Tuples the run produces before the JIT plans anything (default
-    /// 12,000: a run shorter than about one compile's worth of
-    /// interpreting ends before a compile could pay).
-    #[arg(long, value_name = "TUPLES")]
-    pub(crate) warm_up: Option<u64>,
     /// Print what the JIT compiles, from which candidates, and every
     /// invalidation with its reason.
     #[arg(long)]

@@ -38,7 +38,6 @@ pub(crate) fn run(a: RunArgs) -> Result<u8, Failure> {
         lag: a.lag.is_some(),
         threads: a.threads.is_some(),
         install_lag: a.install_lag.is_some(),
-        warm_up: a.warm_up.is_some(),
     })
     .map_err(|e| Failure::usage(e.to_string()))?;
     // Every output is checked before the run.
@@ -290,9 +289,6 @@ fn profiled(
             install_lag: a.install_lag.unwrap_or(0),
             ..Default::default()
         };
-        if let Some(w) = a.warm_up {
-            o.warm_up = w;
-        }
         // A share above 1 is never reached: nothing specializes.
         if a.no_value_spec {
             o.plan.specialize.value_share = 2.0;

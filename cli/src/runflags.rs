@@ -31,8 +31,6 @@ pub struct RunFlags<'a> {
     pub threads: bool,
     /// `--install-lag` was given (needs a model and the JIT).
     pub install_lag: bool,
-    /// `--warm-up` was given (needs a model and the JIT).
-    pub warm_up: bool,
     /// `--record FILE` was given.
     pub record: bool,
 }
@@ -110,7 +108,6 @@ pub fn check(f: &RunFlags<'_>) -> Result<(), FlagError> {
             "--install-lag",
             "delays installing compiled code",
         ),
-        (f.warm_up, "--warm-up", "delays the JIT's first plan"),
     ];
     let model_flags = [
         (
@@ -235,13 +232,6 @@ mod tests {
                     ..none
                 },
                 "--install-lag needs --profile",
-            ),
-            (
-                RunFlags {
-                    warm_up: true,
-                    ..none
-                },
-                "--warm-up needs --profile",
             ),
             (
                 RunFlags {

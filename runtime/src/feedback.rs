@@ -88,8 +88,7 @@
 //! Where this differs from toyvm's own JIT: the graph's arc weights are the
 //! profile's alone (toyvm also recovers unprofiled arcs by flow
 //! conservation, which needs its instruction set), and there is no credit
-//! budget or warm-up (the host decides what it can afford to compile, and
-//! when).
+//! budget (the host decides what it can afford to compile).
 
 use std::collections::{BTreeMap, HashMap};
 

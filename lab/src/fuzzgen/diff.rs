@@ -35,17 +35,12 @@ impl fmt::Display for DiffConfig {
 
 /// Every model at short intervals (100 to 3,000 tuples, so the programs'
 /// few thousand iterations see several interval ends), plus runs without
-/// call or value specialization and one that compiles short regions. No
-/// warm-up (`JitOptions::warm_up`): the generated programs run a few
-/// thousand tuples, which the default would leave to the interpreter.
+/// call or value specialization and one that compiles short regions.
 pub fn configs() -> Vec<DiffConfig> {
     let plain = |spec: &str| DiffConfig {
         spec: spec.to_owned(),
-        flags: "--warm-up 0",
-        jit: JitOptions {
-            warm_up: 0,
-            ..JitOptions::default()
-        },
+        flags: "",
+        jit: JitOptions::default(),
     };
     let mut v: Vec<DiffConfig> = [
         "perfect:interval=100",
@@ -63,23 +58,23 @@ pub fn configs() -> Vec<DiffConfig> {
     .map(plain)
     .collect();
     let mut no_call = plain("perfect:interval=500");
-    no_call.flags = "--warm-up 0 --no-call-spec";
+    no_call.flags = "--no-call-spec";
     no_call.jit.plan.specialize.call_share = 2.0;
     no_call.jit.plan.max_dispatch = 0;
     let mut no_value = plain("perfect:interval=500");
-    no_value.flags = "--warm-up 0 --no-value-spec";
+    no_value.flags = "--no-value-spec";
     no_value.jit.plan.specialize.value_share = 2.0;
     let mut short = plain("multihash:interval=250");
-    short.flags = "--warm-up 0 (JitOptions::min_straight_instrs = 2)";
+    short.flags = "(JitOptions::min_straight_instrs = 2)";
     short.jit.min_straight_instrs = 2;
     // Compiled code installed later than planned, and as soon as the
     // compiler thread has it (whenever that is: not repeatable, but the
     // output must still be the interpreter's).
     let mut late = plain("rap:interval=300");
-    late.flags = "--warm-up 0 --install-lag 2000";
+    late.flags = "--install-lag 2000";
     late.jit.install_lag = 2000;
     let mut eager = plain("multihash:interval=600");
-    eager.flags = "--warm-up 0 --async";
+    eager.flags = "--async";
     eager.jit.async_install = true;
     v.extend([no_call, no_value, short, late, eager]);
     v

@@ -35,13 +35,12 @@ pub struct JitConfig {
 /// Every model, at intervals short enough for the generated modules' short
 /// runs (most are tens to hundreds of instructions) to end several, a
 /// sampler that samples them (stratified's default samples every 256th
-/// tuple), regions of any length compiled and no warm-up, so that runs
-/// enter compiled code (the campaign counts how many do, by model).
+/// tuple), and regions of any length compiled, so that runs enter compiled
+/// code (the campaign counts how many do, by model).
 pub fn configs() -> Vec<JitConfig> {
     let jit = JitOptions {
         min_straight_instrs: 2,
         min_entries: 2,
-        warm_up: 0,
         ..JitOptions::default()
     };
     [

@@ -15,7 +15,7 @@ use super::Jit;
 use super::compiler::{CompileError, Done, Job};
 use super::policy::{
     AfterDrop, Again, Decision, Head, Installation, Installed, Limits, Shape, Summed, Verdict,
-    laid_out, short_returns,
+    laid_out,
 };
 
 /// How many compiled trips through a loop's head an exit costs, with the
@@ -234,7 +234,6 @@ impl Jit {
                 callees: 0,
                 calls: Vec::new(),
                 whole: true,
-                short_returns: short_returns(&self.program.functions[f as usize]),
                 loops: false,
                 planned_from: Arc::from([]),
                 head_weight: 0,
@@ -432,7 +431,6 @@ impl Jit {
                 callees: native_callees(&region),
                 calls,
                 whole: false,
-                short_returns: Vec::new(),
                 loops: region.loops(),
                 planned_from,
                 head_weight,

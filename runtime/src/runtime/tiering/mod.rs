@@ -58,10 +58,6 @@ pub struct JitOptions {
     pub compile_cost: u64,
     /// Credit at the start: the first compiles of a short run.
     pub initial_credit: u64,
-    /// Tuples a run produces before its first plan, whatever its credit:
-    /// a run shorter than about one compile's worth of interpreting ends
-    /// before compiling could pay (see the module doc).
-    pub warm_up: u64,
     /// Where to write every decision, one line each (`--jit-log`: standard
     /// error); `None` writes nothing.
     pub log: Option<JitLog>,
@@ -125,7 +121,6 @@ impl Default for JitOptions {
             plan_cost: 2_000,
             compile_cost: 10_000,
             initial_credit: 40_000,
-            warm_up: 12_000,
             log: None,
             dump_clif: None,
             timing: false,

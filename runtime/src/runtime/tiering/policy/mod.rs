@@ -45,16 +45,8 @@
 //! with intervals shorter than a compile's cost, every plan spent what the
 //! intervals earned and no compile was ever paid for (regex at an interval
 //! of 1,000 planned 35,831 times in 71,650 intervals and compiled nothing
-//! after its first intervals, running 5x slower than the interpreter). And
-//! nothing is planned before the run has produced `warm_up` tuples (one
-//! plan's and one compile's worth), whatever the initial credit: a compile
-//! takes 0.2-1 ms, more than a run of a few thousand tuples lasts, and
-//! such a run ends before compiled code could pay it back (the storms
-//! bench's test-size crc32, nqueens and tokenizer, 2,000-16,000 tuples,
-//! were 63 of its 78 pairs whose JIT run took over twice the model
-//! alone's time). The initial credit still pays a longer run's first
-//! compiles at once. The credit is counted in tuples, not time, so
-//! decisions stay deterministic.
+//! after its first intervals, running 5x slower than the interpreter). The
+//! credit is counted in tuples, not time, so decisions stay deterministic.
 //!
 //! Idleness is judged on what ran. The interpreter hands tuples over in
 //! batches of [`toyvm_vm::BATCH`]; with a short interval one batch ends
@@ -89,7 +81,7 @@ use crate::runtime::JitOptions;
 
 pub(super) use candidates::Summed;
 pub(super) use decision::{Decision, Installation};
-pub(super) use review::{Installed, Shape, Verdict, laid_out, short_returns};
+pub(super) use review::{Installed, Shape, Verdict, laid_out};
 
 /// A region head: function and instruction offset.
 pub(super) type Head = (u32, u32);
@@ -271,9 +263,6 @@ pub(super) struct Budget {
     cap: u64,
     plan_cost: u64,
     compile_cost: u64,
-    /// Tuples produced so far, and how many must be before the first plan.
-    produced: u64,
-    warm_up: u64,
     /// Candidates of interval ends not planned from yet, summed.
     pub(super) pending: Summed,
 }
@@ -288,8 +277,6 @@ impl Budget {
                 .saturating_add(opts.compile_cost.saturating_mul(16)),
             plan_cost: opts.plan_cost,
             compile_cost: opts.compile_cost,
-            produced: 0,
-            warm_up: opts.warm_up,
             pending: Summed::default(),
         }
     }
@@ -298,15 +285,11 @@ impl Budget {
     /// to the cap.
     pub(super) fn earn(&mut self, tuples: u64) {
         self.credit = self.credit.saturating_add(tuples).min(self.cap);
-        self.produced = self.produced.saturating_add(tuples);
     }
 
-    /// Pays for a plan if the run is past its warm-up and the credit
-    /// covers the plan and a compile after it.
+    /// Pays for a plan if the credit covers it and a compile after it.
     pub(super) fn pay_plan(&mut self) -> bool {
-        self.produced >= self.warm_up
-            && self.credit >= self.plan_cost.saturating_add(self.compile_cost)
-            && self.pay(self.plan_cost)
+        self.credit >= self.plan_cost.saturating_add(self.compile_cost) && self.pay(self.plan_cost)
     }
 
     /// Pays for a compile if the credit covers it.

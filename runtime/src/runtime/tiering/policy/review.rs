@@ -24,9 +24,6 @@ use std::sync::Arc;
 
 use toyvm_optimizer::{CompiledRegion, ExitKind, ExitReport, Region, Step};
 use toyvm_profiler::Candidate;
-use toyvm_vm::Function;
-use toyvm_vm::dataflow::successors;
-use toyvm_vm::isa::Instr;
 
 use crate::feedback::review::{Counted, ReviewRule, hottest};
 use crate::runtime::JitOptions;
@@ -37,8 +34,7 @@ pub(crate) use crate::feedback::review::Verdict;
 /// region's own code an entry runs before leaving there, estimated from
 /// the region's layout (`covers`, its instructions' offsets in layout
 /// order); for a whole native function, its `ret` exit ran the function
-/// (counted as `WHOLE_CALL`, or as the bound [`short_returns`] gives) and
-/// its bail ran nothing that stays.
+/// (counted as `WHOLE_CALL`) and its bail ran nothing that stays.
 pub(crate) fn exit_reach(code: &CompiledRegion, shape: &Shape) -> Vec<u32> {
     let (covers, whole) = (&shape.covers, shape.whole);
     let at = |pc: u32| covers.iter().position(|&c| c == pc).map(|i| i as u32);
@@ -58,11 +54,7 @@ pub(crate) fn exit_reach(code: &CompiledRegion, shape: &Shape) -> Vec<u32> {
             if whole {
                 // Sites: the `ret` (the native body ran), a trap, a bail.
                 return match site.kind {
-                    ExitKind::Interpret if site.resume != 0 => shape
-                        .short_returns
-                        .iter()
-                        .find(|&&(ret, _)| ret == site.resume)
-                        .map_or(WHOLE_CALL, |&(_, most)| most),
+                    ExitKind::Interpret if site.resume != 0 => WHOLE_CALL,
                     _ => 0,
                 };
             }
@@ -103,39 +95,8 @@ pub(crate) fn laid_out(region: &Region) -> (Vec<u32>, Vec<(u32, u32)>) {
 
 /// What one call of a whole native function counts as in the work
 /// estimate: a call that returned ran its body, at least one instruction
-/// and nearly always more than a region needs to pay for its entry
-/// (but see [`short_returns`]).
+/// and nearly always more than a region needs to pay for its entry.
 const WHOLE_CALL: u32 = 1_000;
-
-/// For a whole native function, the `ret`s a call reaches through no
-/// loop, call or host call, each with the most instructions a call that
-/// returns there runs: its offset and one, as every branch of a function
-/// without a backward branch goes forward, so a path to offset `k` runs
-/// only instructions before it. Empty for a function with a backward
-/// branch (a loop). A call that returns at one of these ran a handful of
-/// instructions natively, which entering compiled code from the
-/// interpreter costs more than: `stackvm`'s `arith` (3 instructions to
-/// its first `ret`), whose whole-function region the interpreter entered
-/// 890,690 times under a sampled profile that left the dispatch loop
-/// calling it interpreted, was kept as if each call ran `WHOLE_CALL`
-/// instructions.
-pub(crate) fn short_returns(f: &Function) -> Vec<(u32, u32)> {
-    let mut next = Vec::new();
-    let mut short = Vec::new();
-    let mut called = false;
-    for (pc, ins) in f.code.iter().enumerate() {
-        successors(f, pc, &mut next);
-        if next.iter().any(|&s| s <= pc) {
-            return Vec::new();
-        }
-        match ins {
-            Instr::Ret { .. } if !called => short.push((pc as u32, pc as u32 + 1)),
-            Instr::Call { .. } | Instr::Calli { .. } | Instr::Hcall { .. } => called = true,
-            _ => {}
-        }
-    }
-    short
-}
 
 /// What the review and the growing of trees need to know of a region
 /// beyond its code.
@@ -159,8 +120,6 @@ pub(crate) struct Shape {
     pub(crate) calls: Vec<u32>,
     /// A whole native function rather than a planned region.
     pub(crate) whole: bool,
-    /// A whole native function's short returns ([`short_returns`]).
-    pub(crate) short_returns: Vec<(u32, u32)>,
     /// Whether the region jumps back to its own head.
     pub(crate) loops: bool,
     /// The candidates it was planned from, shared with every region of
@@ -463,7 +422,6 @@ region f0:2
             callees: 0,
             calls: Vec::new(),
             whole,
-            short_returns: Vec::new(),
             loops: true,
             planned_from: Arc::from([]),
             head_weight: 0,
@@ -571,83 +529,12 @@ region f0:2
             callees: 0,
             calls: Vec::new(),
             whole: false,
-            short_returns: Vec::new(),
             loops: false,
             planned_from: Arc::from([]),
             head_weight: 0,
             exit_sites: 0,
         };
         Installed::new(code, shape, 0)
-    }
-
-    #[test]
-    fn a_whole_function_s_short_returns_are_those_no_loop_or_call_reaches() {
-        let program = toyvm_vm::asm::assemble(
-            ".func f(op, a, b)
-    .reg t
-    jz op, other
-    add a, a, b
-    ret a
-other:
-    call t, g, a, 1
-    ret t
-.end
-.func g(x)
-    ret x
-.end
-.func lp(n)
-    .reg i
-    li i, 0
-top:
-    addi i, i, 1
-    blt i, n, top
-    ret i
-.end
-.func main()
-    .reg r
-    li r, 0
-    ret r
-.end
-",
-        )
-        .unwrap();
-        let short = |f: usize| short_returns(&program.functions[f]);
-        // The `ret` at 2 runs at most 3 instructions; the one at 4 follows
-        // a call, which may run any number.
-        assert_eq!(short(0), [(2, 3)]);
-        assert_eq!(short(1), [(0, 1)]);
-        // A loop: any `ret` may follow any number of trips.
-        assert_eq!(short(2), []);
-    }
-
-    #[test]
-    fn a_whole_function_entered_for_a_few_instructions_leaves_at_once() {
-        let opts = JitOptions::default();
-        // A region whose entries all leave by handing its `ret` (offset
-        // 18) over, judged as a whole function's.
-        let judged = |short_returns: Vec<(u32, u32)>| {
-            let mut r = straight_to_ret();
-            r.shape.whole = true;
-            r.shape.short_returns = short_returns;
-            r.reach = exit_reach(&r.code, &r.shape);
-            let ret = r
-                .code
-                .exits()
-                .iter()
-                .position(|e| e.kind == ExitKind::Interpret && e.resume == 18)
-                .expect("the `ret` is handed over");
-            r.entries = 100;
-            r.counters[ret] = 100;
-            r.review(&opts, 1, false)
-        };
-        // A call's worth of work each: kept.
-        assert_eq!(judged(Vec::new()), Verdict::Keep);
-        // At most 4 instructions each: it costs more to enter than it saves.
-        assert!(
-            matches!(judged(vec![(18, 4)]), Verdict::LeavesAtOnce { .. }),
-            "{:?}",
-            judged(vec![(18, 4)])
-        );
     }
 
     #[test]
