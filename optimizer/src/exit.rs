@@ -56,6 +56,9 @@ pub struct Exit {
 }
 
 impl Exit {
+    /// Where the site (plus one) starts in the ABI value.
+    pub(crate) const SITE_SHIFT: u32 = 34;
+
     /// The ABI value without a site: `(kind << 32) | resume`.
     pub const fn encode(self) -> u64 {
         ((self.kind as u64) << 32) | self.resume as u64
@@ -63,12 +66,12 @@ impl Exit {
 
     /// The ABI value of exit site `site` (below 2^24).
     pub const fn encode_at(self, site: usize) -> u64 {
-        (((site as u64) + 1) << 34) | self.encode()
+        (((site as u64) + 1) << Self::SITE_SHIFT) | self.encode()
     }
 
     /// The exit site a raw value names, if any.
     pub const fn site(raw: u64) -> Option<usize> {
-        match raw >> 34 {
+        match raw >> Self::SITE_SHIFT {
             0 => None,
             n => Some(n as usize - 1),
         }

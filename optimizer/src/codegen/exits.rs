@@ -130,9 +130,9 @@ impl Lower<'_, '_> {
         }
         self.b.switch_to_block(tail);
         self.b.set_srcloc(loc(base + self.exits.len()));
-        // Site i's counter is at 8 * i: the site number is `code >> 34`
-        // less one.
-        let site = self.b.ins().ushr_imm_u(code, 34);
+        // Site i's counter is at 8 * i: the site number is the code's
+        // site field less one (`Exit::site`).
+        let site = self.b.ins().ushr_imm_u(code, i64::from(Exit::SITE_SHIFT));
         let at = self.b.ins().ishl_imm_u(site, 3);
         let at = self.b.ins().iadd(self.counters, at);
         let n = self.b.ins().load(types::I64, flags, at, -8);
