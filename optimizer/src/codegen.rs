@@ -18,9 +18,11 @@
 //!   Cranelift variable at entry; every exit stores back each register the
 //!   region writes anywhere (a static superset of what the path wrote, whose
 //!   variables hold the entry value where the path did not write them).
-//!   Except the cold ones: a register that only blocks running under
-//!   1/[`COLD`] as often as the head name (an outer loop's path through a
-//!   tree grown out of its inner loop) stays in `regs`, read and written
+//!   Except the cold ones: a register named only by blocks that together
+//!   run under 1/[`COLD`] as often as the head (an outer loop's path
+//!   through a tree grown out of its inner loop; not the arms of a
+//!   dispatch loop's switch, each rare but together as hot as the head,
+//!   which C interpreters' loops are) stays in `regs`, read and written
 //!   there where a step names it, so the loop does not carry it (as a
 //!   block parameter the register allocator keeps in a register or spills,
 //!   and spilled the memory's base and length instead: matmul's inner loop
@@ -307,9 +309,9 @@ fn loc(n: usize) -> SourceLoc {
     SourceLoc::new(n as u32)
 }
 
-/// A block that runs under 1/`COLD` as often as the region's head (by the
-/// weights the region was planned with) keeps the registers only such
-/// blocks name in memory (see the module docs).
+/// Registers named only by blocks whose weights (those the region was
+/// planned with) sum to under 1/`COLD` of the head's stay in memory (see
+/// the module docs).
 const COLD: u64 = 8;
 
 struct Lower<'r, 'b> {
@@ -496,17 +498,22 @@ impl<'r, 'b> Lower<'r, 'b> {
         let region = self.region;
         let steps = &region.steps;
         let mut used = [false; 256];
-        // Registers a hot block names (see `COLD`); the steps before the
-        // head (entry guards) run once per entry and make none hot.
-        let mut hot = [false; 256];
-        let head_weight = steps.iter().find_map(|s| match s {
-            Step::Block { weight, .. } => Some(*weight),
-            _ => None,
-        });
-        let mut in_hot = false;
-        for s in steps {
-            if let (Step::Block { weight, .. }, Some(head)) = (s, head_weight) {
-                in_hot = weight.saturating_mul(COLD) >= head;
+        // Per register, the summed weight of the blocks naming it (see
+        // `COLD`); the steps before the head (entry guards) run once per
+        // entry and weigh nothing.
+        let mut named = [0u64; 256];
+        let mut named_in = [usize::MAX; 256];
+        let head_weight = steps
+            .iter()
+            .find_map(|s| match s {
+                Step::Block { weight, .. } => Some(*weight),
+                _ => None,
+            })
+            .unwrap_or(u64::MAX);
+        let mut block = (usize::MAX, 0u64);
+        for (i, s) in steps.iter().enumerate() {
+            if let Step::Block { weight, .. } = s {
+                block = (i, *weight);
             }
             let regs: Vec<Reg> = match s {
                 Step::Op {
@@ -546,12 +553,16 @@ impl<'r, 'b> Lower<'r, 'b> {
                 _ => vec![],
             };
             for r in regs {
-                used[r as usize] = true;
-                hot[r as usize] |= in_hot;
+                let r = r as usize;
+                used[r] = true;
+                if named_in[r] != block.0 {
+                    named_in[r] = block.0;
+                    named[r] = named[r].saturating_add(block.1);
+                }
             }
         }
         for r in 0..256 {
-            self.cold[r] = used[r] && !hot[r];
+            self.cold[r] = used[r] && named[r].saturating_mul(COLD) < head_weight;
         }
         for (r, _) in used
             .iter()

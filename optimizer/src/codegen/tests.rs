@@ -620,6 +620,81 @@ region f0:4
     }
 }
 
+/// The outer path in two blocks that both name `i` (r1): each runs under
+/// 1/8 as often as the head, but together they name it 2 x outer times,
+/// so `i` is cold only when that sum is under 1/8 of the head's weight.
+const NESTED_SPLIT: &str = "
+    .memory 8
+    .func main(n)
+        .reg i, j, s, c, t
+        li i, 0
+        li s, 0
+        li c, 0
+    outer:
+        ld t, i, 0
+        li j, 0
+    inner:
+        add s, s, j
+        addi j, j, 1
+        blt j, n, inner
+        addi c, c, 7
+        add c, c, t
+        addi i, i, 1
+        blt i, n, outer
+        add s, s, c
+        ret s
+    .end";
+
+#[test]
+fn a_register_is_cold_by_the_summed_weight_of_the_blocks_naming_it() {
+    let p = assemble(NESTED_SPLIT).unwrap();
+    for (outer, inner) in [(10, 1000), (70, 1000), (1000, 1000)] {
+        let text = format!(
+            "\
+region f0:5
+  block 5 weight={inner}
+    5: add r3, r3, r2
+    6: addi r2, r2, 1
+    7: blt r2, r0, L5 -> head | next
+  block 8 weight={outer}
+    8: addi r4, r4, 7
+    9: add r4, r4, r5
+    10: addi r1, r1, 1
+    11: blt r1, r0, L3 -> block 3 | exit 12
+  block 3 weight={outer}
+    3: ld r5, r1, 0
+    4: li r2, 0
+    goto head
+"
+        );
+        let region = Region::parse(&text).unwrap();
+        let mem = Memory::from((1..=8).collect::<Vec<i64>>());
+        // n = 5 runs the nest to its end; n = 10 loads past memory's end
+        // at i = 8, leaving at 3 for the interpreter to trap there; c adds
+        // 7 and t per outer trip: t = 0 on the first (the region starts at
+        // the head), then mem[i] = i + 1 loaded for trip i + 1.
+        for (n, resume, i, c) in [(5, 12, 5, 35 + 14), (10, 3, 8, 8 * 7 + 35)] {
+            let mut regs = [0i64; 256];
+            regs[0] = n;
+            let e = check_against_reference(&p, &region, regs, mem.clone());
+            assert_eq!(e.resume, resume, "n = {n}, weights {outer}/{inner}");
+            let c_run = CodeCache::new().unwrap().compile_in(&p, &region).unwrap();
+            let (mut r, mut m) = (regs, mem.clone());
+            let mut counters = vec![0; c_run.counters_len()];
+            let e = c_run.run(&mut r, &mut m, &mut counters);
+            assert_eq!(e.resume, resume);
+            assert_eq!(r[4], c, "c as the interpreter leaves it");
+            // i is dead at 12: left alone as a variable, written as it ran
+            // in memory. At 70/1000 each block alone is under 1/8 of the
+            // head (70 x 8 < 1000), the two together are not.
+            let cold = 2 * outer * 8 < inner;
+            assert_eq!(cold, outer == 10);
+            let i = if resume == 12 && !cold { 0 } else { i };
+            assert_eq!(r[1], i, "i, cold: {cold}, weights {outer}/{inner}");
+        }
+    }
+}
+
 /// A store back to the place a load just checked goes unchecked; one
 /// through a register redefined since, one wider than the check, or one
 /// after a join (the loop head) is checked again.
