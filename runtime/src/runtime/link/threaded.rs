@@ -187,7 +187,10 @@ fn model_thread<M: ModelSide>(
     back: &Sender<Back>,
     want_ends: bool,
 ) -> M::Summary {
-    while let Ok(buf) = batches.recv() {
+    // A run that wants the interval ends has a JIT, whose compiler thread
+    // needs the core a polling model would hold.
+    let poll = if want_ends { Duration::ZERO } else { POLL };
+    while let Some(buf) = next_buffer(batches, poll) {
         through += buf.len() as u64;
         // A failed send means the interpreter stopped (a trap): observe
         // what is queued anyway, then finish when the channel closes.
@@ -203,4 +206,64 @@ fn model_thread<M: ModelSide>(
         let _ = back.send(Back::Done(buf, through));
     }
     model.finish()
+}
+
+/// How long the model thread of a run without a JIT polls for the next
+/// buffer before it blocks. A blocked model thread must be woken by the
+/// interpreter's send, a system call (`futex`) that took 4-6% of the
+/// interpreter thread's samples in fib's run under multihash (`perf`);
+/// the interpreter fills a buffer every 10-50 us, so a model that keeps
+/// up mostly finds the next one within this. A JIT run does not poll:
+/// its compiler thread needs the core (polling there made stackvm.tasm
+/// 25000 under multihash 1.14x slower, hashtable.wasm 1.05x).
+const POLL: Duration = Duration::from_micros(200);
+
+/// The next buffer from the interpreter, polled for up to `poll` and
+/// then waited for; `None` once the interpreter is done.
+fn next_buffer(batches: &Receiver<Vec<Tuple>>, poll: Duration) -> Option<Vec<Tuple>> {
+    let mut start = None;
+    loop {
+        match batches.try_recv() {
+            Ok(buf) => return Some(buf),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => {}
+        }
+        let since = *start.get_or_insert_with(Instant::now);
+        if since.elapsed() >= poll {
+            return batches.recv().ok();
+        }
+        for _ in 0..64 {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Polling or blocking, the model takes every buffer in order and
+    /// ends when the interpreter's side closes, whether the buffer comes
+    /// while it polls or after it blocked.
+    #[test]
+    fn the_next_buffer_arrives_in_order_polled_or_waited_for() {
+        for poll in [Duration::ZERO, POLL, Duration::from_secs(5)] {
+            let (tx, rx) = crossbeam_channel::bounded::<Vec<Tuple>>(QUEUE_BUFFERS);
+            let sender = std::thread::spawn(move || {
+                for i in 0..20u64 {
+                    if i % 5 == 0 {
+                        // Longer than POLL: the model blocks in between.
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    tx.send(vec![Tuple::value(i, i)]).unwrap();
+                }
+            });
+            let mut seen = Vec::new();
+            while let Some(buf) = next_buffer(&rx, poll) {
+                seen.extend(buf.iter().map(|t| t.a));
+            }
+            sender.join().unwrap();
+            assert_eq!(seen, (0..20).collect::<Vec<_>>(), "poll {poll:?}");
+        }
+    }
 }
