@@ -600,24 +600,31 @@ region f0:4
         // at i = 8, leaving for the interpreter to trap there.
         // c adds 7 and mem[i] = i + 1 per outer trip (the 7 already added
         // when the load leaves).
-        for (n, resume, i, c) in [(5, 12, 5, 35 + 15), (10, 8, 8, 8 * 7 + 36 + 7)] {
-            let mut regs = [0i64; 256];
-            regs[0] = n;
-            let e = check_against_reference(&p, &region, regs, mem.clone());
-            assert_eq!(e.resume, resume, "n = {n}, weights {outer}/{inner}");
-            let c_run = CodeCache::new().unwrap().compile_in(&p, &region).unwrap();
-            let (mut r, mut m) = (regs, mem.clone());
-            let mut counters = vec![0; c_run.counters_len()];
-            let e = c_run.run(&mut r, &mut m, &mut counters);
-            assert_eq!(e.resume, resume);
-            assert_eq!(r[4], c, "c as the interpreter leaves it");
-            // i is dead at 12: an exit leaves it alone where it is a
-            // variable; kept in memory, it was written as it ran.
-            let cold = outer * 8 < inner;
-            let i = if resume == 12 && !cold { 0 } else { i };
-            assert_eq!(r[1], i, "i, cold: {cold}");
+        for case in [(5, 12, 5, 35 + 15), (10, 8, 8, 8 * 7 + 36 + 7)] {
+            run_nest(&p, &region, &mem, outer * 8 < inner, case);
         }
     }
+}
+
+/// Runs a nest's region (`NESTED`'s registers: n in r0, i in r1, c in r4)
+/// from its head against the interpreter and compiled: it leaves at
+/// `resume` with c and i as the interpreter leaves them, except that i,
+/// dead at 12, is left alone there where it is a variable (not `cold`);
+/// kept in memory, it was written as it ran.
+fn run_nest(p: &Program, region: &Region, mem: &Memory, cold: bool, case: (i64, u32, i64, i64)) {
+    let (n, resume, i, c) = case;
+    let mut regs = [0i64; 256];
+    regs[0] = n;
+    let e = check_against_reference(p, region, regs, mem.clone());
+    assert_eq!(e.resume, resume, "n = {n}, cold: {cold}");
+    let c_run = CodeCache::new().unwrap().compile_in(p, region).unwrap();
+    let (mut r, mut m) = (regs, mem.clone());
+    let mut counters = vec![0; c_run.counters_len()];
+    let e = c_run.run(&mut r, &mut m, &mut counters);
+    assert_eq!(e.resume, resume);
+    assert_eq!(r[4], c, "c as the interpreter leaves it");
+    let i = if resume == 12 && !cold { 0 } else { i };
+    assert_eq!(r[1], i, "i, n = {n}, cold: {cold}");
 }
 
 /// The outer path in two blocks that both name `i` (r1): each runs under
@@ -673,24 +680,12 @@ region f0:5
         // at i = 8, leaving at 3 for the interpreter to trap there; c adds
         // 7 and t per outer trip: t = 0 on the first (the region starts at
         // the head), then mem[i] = i + 1 loaded for trip i + 1.
-        for (n, resume, i, c) in [(5, 12, 5, 35 + 14), (10, 3, 8, 8 * 7 + 35)] {
-            let mut regs = [0i64; 256];
-            regs[0] = n;
-            let e = check_against_reference(&p, &region, regs, mem.clone());
-            assert_eq!(e.resume, resume, "n = {n}, weights {outer}/{inner}");
-            let c_run = CodeCache::new().unwrap().compile_in(&p, &region).unwrap();
-            let (mut r, mut m) = (regs, mem.clone());
-            let mut counters = vec![0; c_run.counters_len()];
-            let e = c_run.run(&mut r, &mut m, &mut counters);
-            assert_eq!(e.resume, resume);
-            assert_eq!(r[4], c, "c as the interpreter leaves it");
-            // i is dead at 12: left alone as a variable, written as it ran
-            // in memory. At 70/1000 each block alone is under 1/8 of the
-            // head (70 x 8 < 1000), the two together are not.
-            let cold = 2 * outer * 8 < inner;
-            assert_eq!(cold, outer == 10);
-            let i = if resume == 12 && !cold { 0 } else { i };
-            assert_eq!(r[1], i, "i, cold: {cold}, weights {outer}/{inner}");
+        // At 70/1000 each block alone is under 1/8 of the head (70 x 8 <
+        // 1000), the two together are not.
+        let cold = 2 * outer * 8 < inner;
+        assert_eq!(cold, outer == 10);
+        for case in [(5, 12, 5, 35 + 14), (10, 3, 8, 8 * 7 + 35)] {
+            run_nest(&p, &region, &mem, cold, case);
         }
     }
 }
